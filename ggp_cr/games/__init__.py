@@ -1,0 +1,3 @@
+"""ggp_cr's games; importing this package registers each of them with pyspiel."""
+
+from ggp_cr.games import rps

@@ -1,0 +1,26 @@
+"""Installs ggp_cr, an OpenSpiel plugin for general game playing research."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="ggp_cr",
+    version="0.1.0",
+    description=(
+        "OpenSpiel plugin: general games, CFR variants, continual resolving and "
+        "best responses for two-player zero-sum imperfect-information games."
+    ),
+    packages=find_packages(include=["ggp_cr", "ggp_cr.*"]),
+    python_requires=">=3.11",
+    install_requires=[
+        "open_spiel>=2.0",
+        "numpy",
+        "numba",
+        "absl-py",
+        "pandas",
+        "matplotlib",
+    ],
+    extras_require={
+        "test": ["pytest"],
+        "ray": ["ray"],
+    },
+)
