@@ -80,7 +80,8 @@ def test_openspiel_solvers_run(game_string):
 
 @pytest.mark.parametrize("game_string", PLAYOUT_GAMES)
 def test_rl_environment_episode(game_string):
-  env = rl_environment.Environment(game_string, seed=3)
+  env = rl_environment.Environment(
+      game_string, chance_event_sampler=rl_environment.ChanceEventSampler(seed=3))
   spec = env.observation_spec()
   time_step = env.reset()
   rng = np.random.default_rng(3)
