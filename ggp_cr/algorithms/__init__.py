@@ -1,0 +1,3 @@
+"""ggp_cr's algorithms: they take any pyspiel game and return OpenSpiel policies and bots."""
+
+from ggp_cr.algorithms.game_size import game_size
