@@ -1,0 +1,1 @@
+"""Example scripts with absl flags: python -m ggp_cr.examples.<name>."""

@@ -1,0 +1,58 @@
+r"""Prints the size of any pyspiel game, as in [S] Tables 5.1 and 5.4.
+
+  python -m ggp_cr.examples.game_info --game="python_leduc(max_raises=4)"
+
+Prints |H| (all histories: root, chance, decision and terminal nodes), |I| per player
+(information sets where that player acts), Δu (max - min utility of player 0), max |A|,
+the maximum depth and how long the count took. Works for stock OpenSpiel games too;
+simultaneous-move games are converted with `load_game_as_turn_based` (--turn_based).
+"""
+
+from absl import app
+from absl import flags
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import game_size
+
+_GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=4)",
+                            "Game string, e.g. python_leduc(max_raises=4).")
+_TURN_BASED = flags.DEFINE_bool(
+    "turn_based", False,
+    "Load with pyspiel.load_game_as_turn_based (for simultaneous-move games).")
+_PROGRESS_EVERY = flags.DEFINE_integer(
+    "progress_every", 1_000_000, "Print progress every this many histories (0: never).")
+
+
+def load(game_string, turn_based):
+  """Loads a game, turning pyspiel's errors into a one-line message."""
+  try:
+    if turn_based:
+      return pyspiel.load_game_as_turn_based(game_string)
+    return pyspiel.load_game(game_string)
+  except (pyspiel.SpielError, ValueError) as error:
+    raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from error
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  game = load(_GAME.value, _TURN_BASED.value)
+  try:
+    size = game_size(game, progress_every=_PROGRESS_EVERY.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from error
+  print(f"game:      {game}")
+  print(f"|H|:       {size.histories:,}")
+  for player, count in enumerate(size.infosets):
+    print(f"|I| p{player}:    {count:,}")
+  print(f"|I| total: {sum(size.infosets):,}")
+  print(f"Δu:        {size.utility_range:g}")
+  print(f"max |A|:   {size.max_actions}")
+  print(f"max depth: {size.max_depth}")
+  print(f"time:      {size.seconds:.2f} s")
+
+
+if __name__ == "__main__":
+  app.run(main)
