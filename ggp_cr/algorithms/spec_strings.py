@@ -1,0 +1,117 @@
+"""Parser for configuration strings such as ``cfr(rm=drm(1,1),updates=alternating)``.
+
+Solvers, regret matchers and players are chosen on the command line by a name with an
+optional parenthesised argument list, as in the thesis's CFRPlayground configuration
+strings ([S] App. A, which wrote ``CFR{rm=RM+,cse=1}``; curly braces are accepted too).
+Arguments are positional or ``key=value`` and may themselves be such calls.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+  """A parsed ``name(arg, ..., key=value, ...)``; argument values are raw strings."""
+  name: str
+  args: tuple
+  kwargs: dict
+
+  def __str__(self):
+    parts = list(self.args) + [f"{k}={v}" for k, v in self.kwargs.items()]
+    return f"{self.name}({','.join(parts)})" if parts else self.name
+
+
+_OPEN = {"(": ")", "{": "}"}
+
+
+def _split_top_level(text, full_text):
+  """Splits `text` at commas not nested in brackets."""
+  parts, depth, start = [], 0, 0
+  for i, char in enumerate(text):
+    if char in "({":
+      depth += 1
+    elif char in ")}":
+      depth -= 1
+      if depth < 0:
+        raise ValueError(f"Unbalanced brackets in {full_text!r}.")
+    elif char == "," and depth == 0:
+      parts.append(text[start:i].strip())
+      start = i + 1
+  if depth != 0:
+    raise ValueError(f"Unbalanced brackets in {full_text!r}.")
+  parts.append(text[start:].strip())
+  return parts
+
+
+def parse_call(text):
+  """Parses ``name`` or ``name(args)`` into a Call; the name is lower-cased.
+
+  Raises ValueError on unbalanced brackets, empty arguments, repeated keys, or a
+  positional argument after a keyword argument.
+  """
+  if not isinstance(text, str) or not text.strip():
+    raise ValueError(f"Expected a name such as 'cfr' or 'dcfr(1.5,0,2)', got {text!r}.")
+  stripped = text.strip()
+  bracket = min((stripped.find(b) for b in _OPEN if b in stripped), default=-1)
+  if bracket < 0:
+    if any(c in stripped for c in ")},="):
+      raise ValueError(f"Malformed specification {text!r}.")
+    return Call(stripped.lower(), (), {})
+  name = stripped[:bracket].strip().lower()
+  closing = _OPEN[stripped[bracket]]
+  if not name or stripped[-1] != closing:
+    raise ValueError(
+        f"Malformed specification {text!r}: expected name(arguments).")
+  parts = _split_top_level(stripped[bracket + 1:-1], text)
+  if parts == [""]:
+    return Call(name, (), {})
+  args, kwargs = [], {}
+  for part in parts:
+    if not part:
+      raise ValueError(f"Empty argument in {text!r}.")
+    key, eq, value = part.partition("=")
+    if eq and "(" not in key and "{" not in key:
+      key = key.strip().lower()
+      if not key or not value.strip():
+        raise ValueError(f"Malformed argument {part!r} in {text!r}.")
+      if key in kwargs:
+        raise ValueError(f"Argument {key!r} given twice in {text!r}.")
+      kwargs[key] = value.strip()
+    else:
+      if kwargs:
+        raise ValueError(
+            f"Positional argument {part!r} after keyword arguments in {text!r}.")
+      args.append(part)
+  return Call(name, tuple(args), kwargs)
+
+
+def parse_float(text, what):
+  """Parses a float (``inf`` and ``-inf`` allowed, NaN refused) or raises ValueError."""
+  try:
+    value = float(text)
+  except (TypeError, ValueError):
+    raise ValueError(f"{what} must be a number, got {text!r}.") from None
+  if value != value:
+    raise ValueError(f"{what} must be a number, got {text!r}.")
+  return value
+
+
+def parse_int(text, what, minimum=None):
+  """Parses an integer >= `minimum` or raises ValueError naming `what`."""
+  try:
+    value = int(text)
+  except (TypeError, ValueError):
+    raise ValueError(f"{what} must be an integer, got {text!r}.") from None
+  if minimum is not None and value < minimum:
+    raise ValueError(f"{what} must be >= {minimum}, got {value}.")
+  return value
+
+
+def parse_bool(text, what):
+  """Parses true/false/1/0/yes/no or raises ValueError naming `what`."""
+  lowered = str(text).strip().lower()
+  if lowered in ("true", "1", "yes"):
+    return True
+  if lowered in ("false", "0", "no"):
+    return False
+  raise ValueError(f"{what} must be true or false, got {text!r}.")
