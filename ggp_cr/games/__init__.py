@@ -1,3 +1,4 @@
 """ggp_cr's games; importing this package registers each of them with pyspiel."""
 
 from ggp_cr.games import rps
+from ggp_cr.games import leduc
