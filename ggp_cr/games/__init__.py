@@ -2,3 +2,4 @@
 
 from ggp_cr.games import rps
 from ggp_cr.games import leduc
+from ggp_cr.games import ii_goofspiel

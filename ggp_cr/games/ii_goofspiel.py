@@ -1,0 +1,342 @@
+"""Incomplete-information Goofspiel, II-Goofspiel of [S] §3.2.2.
+
+Each player holds cards 1..N and the prize deck holds 1..N. A turn: the prize is shown
+(ascending: 1, 2, ..., N; descending: N, ..., 1; random: a chance node reveals one of the
+prizes left), player 0 bids a card, then player 1 bids a card without seeing player 0's.
+The higher bid wins the prize, equal bids win nothing, and both bid cards are discarded.
+Each player then learns only whether the turn was a win, a loss or a draw for them. The
+last, forced turn is played explicitly. `win_loss` pays +1 / -1 / 0 by comparing the sums
+of prizes won, `point_difference` pays the difference of the sums.
+
+Action k of a player bids card k + 1; chance action k reveals prize k + 1.
+"""
+
+import pyspiel
+
+from ggp_cr.games import common
+
+_DEFAULT_PARAMS = {
+    "num_cards": 5,
+    "points_order": "ascending",
+    "returns_type": "win_loss",
+}
+POINTS_ORDERS = ("ascending", "descending", "random")
+RETURNS_TYPES = ("win_loss", "point_difference")
+
+_GAME_TYPE = common.game_type(
+    short_name="python_ii_goofspiel",
+    long_name="Python incomplete-information Goofspiel",
+    parameter_specification=_DEFAULT_PARAMS,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC)
+
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+# Result of a turn for the player who bid `own` against `other`.
+WON, DRAW, LOST = "won", "draw", "lost"
+RESULTS = (WON, DRAW, LOST)
+
+# The actions of every set of cards, keyed by its bitmask (bit k: card k + 1).
+_ACTIONS_OF_MASK = {}
+
+
+def _actions_of(mask):
+  """The sorted actions whose bits are set in `mask`, as a list shared by all callers."""
+  actions = _ACTIONS_OF_MASK.get(mask)
+  if actions is None:
+    actions = [a for a in range(mask.bit_length()) if mask >> a & 1]
+    _ACTIONS_OF_MASK[mask] = actions
+  return actions
+
+
+def result(own, other):
+  """WON, DRAW or LOST for the player who bid card `own` against card `other`."""
+  if own > other:
+    return WON
+  return DRAW if own == other else LOST
+
+
+class IIGoofspielGame(pyspiel.Game):
+  """python_ii_goofspiel(num_cards, points_order, returns_type)."""
+
+  def __init__(self, params=None):
+    params = {**_DEFAULT_PARAMS, **(params or {})}
+    self.num_cards = common.int_parameter(params, "num_cards", 1)
+    self.points_order = common.choice_parameter(params, "points_order", POINTS_ORDERS)
+    self.returns_type = common.choice_parameter(params, "returns_type", RETURNS_TYPES)
+    n = self.num_cards
+    if self.points_order == "ascending":
+      self.prize_order = tuple(range(1, n + 1))
+    elif self.points_order == "descending":
+      self.prize_order = tuple(range(n, 0, -1))
+    else:
+      self.prize_order = None
+    self.is_random_order = self.prize_order is None
+    self.max_points = n * (n + 1) // 2
+    max_utility = 1 if self.returns_type == "win_loss" else self.max_points
+    super().__init__(
+        _GAME_TYPE,
+        pyspiel.GameInfo(
+            num_distinct_actions=n,
+            max_chance_outcomes=n if self.is_random_order else 0,
+            num_players=2,
+            min_utility=-float(max_utility),
+            max_utility=float(max_utility),
+            utility_sum=0.0,
+            max_game_length=2 * n),
+        params)
+
+  def new_initial_state(self):
+    return IIGoofspielState(self)
+
+  def max_chance_nodes_in_history(self):
+    return self.num_cards if self.is_random_order else 0
+
+  def make_py_observer(self, iig_obs_type=None, params=None):
+    return IIGoofspielObserver(self, iig_obs_type, params)
+
+
+class IIGoofspielState(pyspiel.State):
+  """State as a few ints: bitmasks of the cards and prizes left, the running score.
+
+  `_next` is the player to move (0, 1, chance or terminal), `_hand0`/`_hand1` the cards
+  each player still holds, `_bid0` player 0's card while player 1 bids, `_prize` the
+  prize of the current turn, `_prizes_left` the prizes not yet revealed and `_score`
+  player 0's points minus player 1's. Bid sequences are read back from `history()` only
+  when a string or tensor is asked for.
+
+  `legal_actions` and `is_chance_node` are answered in Python as well, so that Python
+  callers skip a round trip through C++; C++ callers get the same answers through
+  `_legal_actions` and `current_player`.
+  """
+
+  def __init__(self, game):
+    super().__init__(game)
+    n = game.num_cards
+    all_cards = (1 << n) - 1
+    self._hand0 = all_cards
+    self._hand1 = all_cards
+    self._bid0 = 0
+    self._score = 0
+    if game.is_random_order:
+      self._next = _CHANCE
+      self._prize = 0
+      self._prizes_left = all_cards
+    else:
+      self._next = 0
+      self._prize = game.prize_order[0]
+      self._prizes_left = all_cards & ~(1 << (self._prize - 1))
+
+  def current_player(self):
+    return self._next
+
+  def is_terminal(self):
+    return self._next == _TERMINAL
+
+  def is_chance_node(self):
+    return self._next == _CHANCE
+
+  def legal_actions(self, player=None):
+    """The legal actions of `player` (default: the player to move), as pyspiel's."""
+    next_player = self._next
+    if player is not None and player != next_player:
+      if player < 0:
+        raise ValueError(f"No legal actions for pseudo-player {player}.")
+      return []
+    if next_player == _TERMINAL:
+      return []
+    if next_player == _CHANCE:
+      return list(_actions_of(self._prizes_left))
+    return list(_actions_of(self._hand1 if next_player else self._hand0))
+
+  def _legal_actions(self, player):
+    return _actions_of(self._hand1 if player else self._hand0)
+
+  def chance_outcomes(self):
+    actions = _actions_of(self._prizes_left)
+    probability = 1.0 / len(actions)
+    return [(a, probability) for a in actions]
+
+  def _apply_action(self, action):
+    next_player = self._next
+    if next_player == 0:
+      if action < 0 or not self._hand0 >> action & 1:
+        self._raise_illegal(action)
+      self._hand0 ^= 1 << action
+      self._bid0 = action
+      self._next = 1
+    elif next_player == 1:
+      hand1 = self._hand1
+      if action < 0 or not hand1 >> action & 1:
+        self._raise_illegal(action)
+      hand1 ^= 1 << action
+      self._hand1 = hand1
+      if self._bid0 > action:
+        self._score += self._prize
+      elif self._bid0 < action:
+        self._score -= self._prize
+      if not hand1:
+        self._next = _TERMINAL
+      else:
+        prizes_left = self._prizes_left
+        prize_order = self.get_game().prize_order
+        if prize_order is None:
+          self._next = _CHANCE
+        else:
+          prize = prize_order[len(prize_order) - hand1.bit_count()]
+          self._prize = prize
+          self._prizes_left = prizes_left & ~(1 << (prize - 1))
+          self._next = 0
+    elif next_player == _CHANCE:
+      if action < 0 or not self._prizes_left >> action & 1:
+        self._raise_illegal(action)
+      self._prize = action + 1
+      self._prizes_left ^= 1 << action
+      self._next = 0
+    else:
+      raise ValueError(f"Cannot apply action {action}: the game is over.\n{self}")
+
+  def _raise_illegal(self, action):
+    raise ValueError(
+        f"Illegal action {action} for player {self._next} in state:\n{self}\n"
+        f"legal actions: {self.legal_actions()}")
+
+  def _action_to_string(self, player, action):
+    if player == _CHANCE:
+      return f"Prize({action + 1})"
+    return f"Bet({action + 1})"
+
+  def returns(self):
+    if self._next != _TERMINAL:
+      return [0.0, 0.0]
+    score = self._score
+    if self.get_game().returns_type == "win_loss":
+      score = (score > 0) - (score < 0)
+    return [float(score), float(-score)]
+
+  def turns(self):
+    """(prize, card of player 0, card of player 1) of every turn whose prize is shown.
+
+    A card not bid yet is 0; the current turn is included once its prize is known.
+    """
+    game = self.get_game()
+    history = self.history()
+    if game.is_random_order:
+      starts = range(0, len(history), 3)
+      chunks = [[a + 1 for a in history[s:s + 3]] for s in starts]
+    else:
+      num_turns = min(len(history) // 2 + 1, game.num_cards)
+      chunks = [[game.prize_order[t]] + [a + 1 for a in history[2 * t:2 * t + 2]]
+                for t in range(num_turns)]
+    return tuple(tuple(chunk + [0] * (3 - len(chunk))) for chunk in chunks)
+
+  def hand(self, player):
+    """The cards `player` still holds, ascending."""
+    return tuple(a + 1 for a in _actions_of(self._hand1 if player else self._hand0))
+
+  def prizes_left(self):
+    """The prizes not shown yet, ascending."""
+    return tuple(a + 1 for a in _actions_of(self._prizes_left))
+
+  def points(self):
+    """The sums of prizes won by player 0 and player 1 so far."""
+    won = [0, 0]
+    for prize, card0, card1 in self.turns():
+      if card1 and card0 != card1:
+        won[0 if card0 > card1 else 1] += prize
+    return won
+
+  def __str__(self):
+    parts = []
+    for prize, card0, card1 in self.turns():
+      bids = " ".join(f"p{p}:{c}" for p, c in enumerate((card0, card1)) if c)
+      parts.append(f"Prize({prize}) {bids}".rstrip())
+    return " | ".join(parts)
+
+
+class IIGoofspielObserver(common.GameObserver):
+  """Views of II-Goofspiel.
+
+  Information state: the player's bid and turn result of every turn with its prize.
+  Observation: the current prize, the prizes not yet shown, the player's hand and both
+  players' points. Public: the current prize, the prizes not yet shown, whose bid is
+  due and every turn's result (which player won it, or a draw).
+  """
+
+  def tensor_layout(self, kind):
+    n = self.game.num_cards
+    if kind == common.ObservationKind.INFO_STATE:
+      return [("player", (2,)), ("prizes", (n, n)), ("bids", (n, n)),
+              ("results", (n, 3))]
+    if kind == common.ObservationKind.OBSERVATION:
+      return [("player", (2,)), ("prize", (n,)), ("prizes_left", (n,)),
+              ("hand", (n,)), ("points", (2, self.game.max_points + 1))]
+    return [("to_bid", (2,)), ("prize", (n,)), ("prizes_left", (n,)),
+            ("results", (n, 3))]
+
+  def fill_tensor(self, state, player):
+    turns = state.turns()
+    if self.kind == common.ObservationKind.INFO_STATE:
+      self.dict["player"][player] = 1
+      for t, (prize, card0, card1) in enumerate(turns):
+        self.dict["prizes"][t, prize - 1] = 1
+        own, other = (card0, card1) if player == 0 else (card1, card0)
+        if own:
+          self.dict["bids"][t, own - 1] = 1
+        if card1:
+          self.dict["results"][t, RESULTS.index(result(own, other))] = 1
+      return
+    self._fill_prizes(state, turns)
+    if self.kind == common.ObservationKind.OBSERVATION:
+      self.dict["player"][player] = 1
+      for card in state.hand(player):
+        self.dict["hand"][card - 1] = 1
+      points = state.points()
+      self.dict["points"][0, points[player]] = 1
+      self.dict["points"][1, points[1 - player]] = 1
+      return
+    if state.current_player() in (0, 1):
+      self.dict["to_bid"][state.current_player()] = 1
+    for t, (_, card0, card1) in enumerate(turns):
+      if card1:
+        self.dict["results"][t, RESULTS.index(result(card0, card1))] = 1
+
+  def _fill_prizes(self, state, turns):
+    """The current prize and the prizes not yet shown."""
+    if turns and not state.is_terminal():
+      self.dict["prize"][turns[-1][0] - 1] = 1
+    for prize in state.prizes_left():
+      self.dict["prizes_left"][prize - 1] = 1
+
+  def observation_string(self, state, player):
+    turns = state.turns()
+    if self.kind == common.ObservationKind.INFO_STATE:
+      parts = []
+      for prize, card0, card1 in turns:
+        own, other = (card0, card1) if player == 0 else (card1, card0)
+        part = f"Prize({prize})"
+        if own:
+          part += f" Bet({own})"
+        if card1:
+          part += " " + result(own, other)
+        parts.append(part)
+      return f"p{player}: {', '.join(parts)}".rstrip()
+    prizes_left = " ".join(map(str, state.prizes_left()))
+    prize = turns[-1][0] if turns and not state.is_terminal() else "-"
+    if self.kind == common.ObservationKind.OBSERVATION:
+      hand = " ".join(map(str, state.hand(player)))
+      points = state.points()
+      return (f"p{player} prize:{prize} prizes left:{prizes_left} hand:{hand} "
+              f"points:{points[player]} vs {points[1 - player]}")
+    results = []
+    for _, card0, card1 in turns:
+      if card1:
+        outcome = result(card0, card1)
+        results.append("draw" if outcome == DRAW else f"p{0 if outcome == WON else 1}")
+    to_bid = state.current_player()
+    due = f"p{to_bid} to bid" if to_bid in (0, 1) else "no bid due"
+    return (f"prize:{prize} prizes left:{prizes_left} {due} "
+            f"results:{','.join(results)}")
+
+
+pyspiel.register_game(_GAME_TYPE, IIGoofspielGame)
