@@ -1,3 +1,4 @@
 """ggp_cr's algorithms: they take any pyspiel game and return OpenSpiel policies and bots."""
 
 from ggp_cr.algorithms.game_size import game_size
+from ggp_cr.algorithms.best_response import exploitability, nash_conv
