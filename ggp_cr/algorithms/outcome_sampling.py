@@ -1,0 +1,465 @@
+"""Outcome-sampling MCCFR on live pyspiel states ([S] §1.3.3–1.3.4, §1.4.1, §3.3.3).
+
+The thesis's MC-CFR solver, following its Algorithm 2 (online outcome sampling, Lisý et
+al. 2015) as CFRPlayground implements it:
+
+* Alternating updates: `iteration()` samples one terminal history for each player i in
+  turn. Player i samples from xi = e / |A| + (1 - e) * sigma (exploration e), the
+  opponent from sigma, chance from its distribution.
+* Regrets of i's information sets are updated with the sampled counterfactual values;
+  the opponent's cumulative strategy with stochastically weighted averaging
+  (Algorithm 2, line 33): s(I) += pi_-i(h) sigma(I) / q(h). Before adding, it is
+  multiplied by (t_last / t)^cse, the product of the per-iteration discounts
+  (t / (t + 1))^cse since the last update (cumulative-strategy exponent cse, §3.3.3).
+* The regret matcher is any of regret_matching.py; DRM's t counts the updates of that
+  information set's regrets, as CFRPlayground's per-information-set counter does.
+* VR-MCCFR baselines ([S] §1.3.4, Schmid et al. 2019): ``expavg(alpha)`` keeps, per
+  information set, action and updated player, an exponentially decaying average of the
+  sampled child values; unsampled actions are valued by their baseline. ``none`` (the
+  default) is plain MC-CFR. Chance nodes have no baseline.
+* Incremental tree building (§1.4.1): an information set met for the first time is
+  added to the table (uniform strategy) and the rest of that sample is a uniform random
+  playout that stores nothing; the playout's payoff is the new node's child value.
+* Targeting (§1.4.1): given a target, each episode is targeted with probability delta
+  and then samples only histories consistent with it. The sampler tracks the targeted
+  (s1) and untargeted (s2) probabilities of the sampled prefix and divides by
+  q(h) = delta * s1 + (1 - delta) * s2. Information-set targeting (IST) keeps histories
+  whose action-observation sequence of the target's player agrees with the target's;
+  public-subgame targeting (PST) those whose public observations agree. Below the
+  target every action is allowed. Playouts ignore the target, as in the references.
+
+The conditional probability of a sampled action a at h is q(ha) / q(h), which makes the
+baseline-corrected values unbiased under targeting as well.
+
+A compiled-tree fast path of the same algorithm, for games that fit in memory, is
+`compiled_outcome_sampling.CompiledOutcomeSamplingSolver`.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+from open_spiel.python import observation as observation_lib
+from open_spiel.python import policy as policy_lib
+import pyspiel
+
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import regret_matching
+from ggp_cr.algorithms import spec_strings
+
+IST = "ist"
+PST = "pst"
+TARGETING_SCHEMES = (IST, PST)
+
+
+def check_probability(name, value, allow_zero=True):
+  """Returns `value` as a float, raising ValueError unless it lies in [0, 1]."""
+  try:
+    value = float(value)
+  except (TypeError, ValueError):
+    raise ValueError(f"{name} must be a number in [0, 1], got {value!r}.") from None
+  low_ok = value >= 0.0 if allow_zero else value > 0.0
+  if not (low_ok and value <= 1.0):
+    allowed = "[0, 1]" if allow_zero else "(0, 1]"
+    raise ValueError(f"{name} must be in {allowed}, got {value}.")
+  return value
+
+
+def check_cumulative_strategy_exponent(value):
+  """Returns the cumulative-strategy exponent as a float; it must be finite and >= 0."""
+  try:
+    value = float(value)
+  except (TypeError, ValueError):
+    raise ValueError(
+        f"The cumulative-strategy exponent (cse) must be a number >= 0, got {value!r}."
+    ) from None
+  if not (math.isfinite(value) and value >= 0.0):
+    raise ValueError(
+        f"The cumulative-strategy exponent (cse) must be finite and >= 0, got {value}.")
+  return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpAvgBaseline:
+  """VR-MCCFR baseline: b <- (1 - alpha) * b + alpha * sampled child value."""
+  alpha: float
+
+  def __post_init__(self):
+    check_probability("The baseline decay alpha of expavg(alpha)", self.alpha)
+
+  def __str__(self):
+    return f"expavg({self.alpha:g})"
+
+
+BASELINES_ACCEPTED = "none, expavg(alpha) with alpha in [0, 1]"
+
+
+def parse_baseline(spec):
+  """None / ExpAvgBaseline / 'none' / 'expavg(alpha)' -> None or ExpAvgBaseline."""
+  if spec is None or isinstance(spec, ExpAvgBaseline):
+    return spec
+  try:
+    call = spec_strings.parse_call(spec)
+  except ValueError as error:
+    raise ValueError(f"{error} Accepted baselines: {BASELINES_ACCEPTED}.") from None
+  if call.name == "none" and not call.args and not call.kwargs:
+    return None
+  if call.name == "expavg" and len(call.args) == 1 and not call.kwargs:
+    return ExpAvgBaseline(spec_strings.parse_float(call.args[0], "expavg alpha"))
+  raise ValueError(f"Bad baseline {spec!r}. Accepted baselines: {BASELINES_ACCEPTED}.")
+
+
+def check_sampling_game(game):
+  """Raises ValueError unless the sampling solvers can run on `game`."""
+  compiled_tree.check_game(game)
+
+
+def sample_index(probabilities, r):
+  """The index drawn by uniform r in [0, 1) from `probabilities` (a list)."""
+  total = 0.0
+  last = len(probabilities) - 1
+  for index in range(last):
+    total += probabilities[index]
+    if r < total:
+      return index
+  return last
+
+
+def public_observer(game):
+  """The game's public observer (PST): string_from(state, player) of public info."""
+  iig = pyspiel.IIGObservationType(
+      public_info=True, perfect_recall=False,
+      private_info=pyspiel.PrivateInfoType.NONE)
+  try:
+    observer = observation_lib.make_observation(game, iig)
+  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
+    observer = None
+    reason = str(error)
+  else:
+    reason = "it returned no observer"
+  if observer is None:
+    raise ValueError(
+        f"Public subgame targeting needs public observations, and {game} provides none "
+        f"({reason}); use information-set targeting ('ist').")
+  return observer
+
+
+class Target:
+  """The histories a targeted sample may follow ([S] §1.4.1; Lisý et al. 2015).
+
+  Built from the state the player is in. IST: player `player`'s action-observation
+  sequence (own actions and `observation_string` after every step) must agree with
+  the target's; PST: the public observation after every step must agree. Which
+  actions keep a history consistent is computed once per history and remembered.
+  """
+
+  def __init__(self, game, state, player, scheme=IST):
+    if scheme not in TARGETING_SCHEMES:
+      raise ValueError(f"Targeting scheme must be one of {', '.join(TARGETING_SCHEMES)}; "
+                       f"got {scheme!r}.")
+    if state.is_terminal():
+      raise ValueError("Cannot target a terminal state.")
+    if player not in (0, 1):
+      raise ValueError(f"The targeting player must be 0 or 1, got {player!r}.")
+    self.scheme = scheme
+    self.player = player
+    self._observer = public_observer(game) if scheme == PST else None
+    replay = game.new_initial_state()
+    self._records = []
+    for action in state.history():
+      actor = replay.current_player()
+      replay.apply_action(action)
+      self._records.append(self._record(actor, action, replay))
+    self.length = len(self._records)
+    self._allowed = {}
+
+  def _record(self, actor, action, child):
+    """What the targeting observer sees of the step `action` leading to `child`."""
+    if child.is_terminal():
+      return None
+    if self._observer is not None:
+      return self._observer.string_from(child, 0)
+    own_action = action if actor == self.player else None
+    return own_action, child.observation_string(self.player)
+
+  def allowed(self, state, actions):
+    """For a target-consistent `state`: a list of booleans over `actions`, or None if
+    every action is allowed (the state is at or below the target)."""
+    history = tuple(state.history())
+    depth = len(history)
+    if depth >= self.length:
+      return None
+    allowed = self._allowed.get(history)
+    if allowed is None:
+      actor = state.current_player()
+      wanted = self._records[depth]
+      allowed = [self._record(actor, a, state.child(a)) == wanted for a in actions]
+      self._allowed[history] = allowed
+    return allowed
+
+
+def targeted_distribution(untargeted, allowed):
+  """The untargeted distribution restricted to allowed actions and renormalised; the
+  untargeted one if nothing allowed has positive probability (as OpenSpiel's OOS)."""
+  if allowed is None:
+    return untargeted
+  total = sum(p for p, ok in zip(untargeted, allowed) if ok)
+  if total <= 0.0:
+    return untargeted
+  return [p / total if ok else 0.0 for p, ok in zip(untargeted, allowed)]
+
+
+class InfosetData:
+  """Per-information-set tables of the sampling solvers (small numpy arrays)."""
+  __slots__ = ("actions", "regrets", "strategy", "cumulative", "baselines",
+               "regret_updates", "last_average_iteration", "visits")
+
+  def __init__(self, actions, with_baselines):
+    n = len(actions)
+    self.actions = list(actions)
+    self.regrets = np.zeros(n)
+    self.strategy = np.full(n, 1.0 / n)
+    self.cumulative = np.zeros(n)
+    self.baselines = np.zeros((2, n)) if with_baselines else None
+    self.regret_updates = 0
+    self.last_average_iteration = 0
+    self.visits = 0
+
+  def average(self):
+    """The normalised cumulative strategy (uniform if nothing was accumulated)."""
+    total = self.cumulative.sum()
+    if total > 0.0:
+      return self.cumulative / total
+    return np.full(len(self.actions), 1.0 / len(self.actions))
+
+
+class TablePolicy(policy_lib.Policy):
+  """A policy read from a sampling solver's table; uniform at unseen information sets.
+
+  Reflects the table live. `average=True` gives the average (cumulative) strategy,
+  otherwise the current regret-matched one.
+  """
+
+  def __init__(self, game, table, average=True, regret_params=None):
+    super().__init__(game, [0, 1])
+    self._table = table
+    self._average = average
+    self._regret_params = regret_params
+
+  def probabilities(self, key, legal_actions):
+    """The strategy at information state `key` as {action: probability}."""
+    data = self._table.get(key)
+    if data is None:
+      return {a: 1.0 / len(legal_actions) for a in legal_actions}
+    if self._average:
+      probs = data.average()
+    else:
+      probs = np.empty(len(data.actions))
+      regret_matching.current_strategy(data.regrets, probs, 0, len(probs),
+                                       self._regret_params)
+    return dict(zip(data.actions, probs.tolist()))
+
+  def action_probabilities(self, state, player_id=None):
+    player = state.current_player() if player_id is None else player_id
+    return self.probabilities(state.information_state_string(player),
+                              state.legal_actions(player))
+
+  def to_tabular(self):
+    """This policy as an open_spiel TabularPolicy (enumerates the game's states)."""
+    tabular = policy_lib.TabularPolicy(self.game)
+    for key, row in tabular.state_lookup.items():
+      data = self._table.get(key)
+      if data is None:
+        continue
+      probs = data.average() if self._average else np.asarray(
+          list(self.probabilities(key, data.actions).values()))
+      tabular.action_probability_array[row] = 0.0
+      tabular.action_probability_array[row, data.actions] = probs
+    return tabular
+
+
+class OutcomeSamplingSolver:
+  """Outcome-sampling MC-CFR / VR-MCCFR with incremental tree building and targeting.
+
+  Args:
+    game: a two-player zero-sum sequential pyspiel game (any size: the tables grow
+      with the information sets actually sampled).
+    regret_matcher: a regret_matching.RegretMatcher or a string ('rm', 'drm(1,1)').
+    exploration: e in [0, 1], the updated player's uniform share of its sampling
+      policy ([S] eq. 1.2).
+    cumulative_strategy_exponent: cse >= 0 (0 = plain averaging).
+    baseline: None / 'none' or 'expavg(alpha)' / ExpAvgBaseline (VR-MCCFR).
+    targeting_probability: delta in [0, 1], the share of targeted episodes once a
+      target is set with `set_target`.
+    incremental: build the tree incrementally with playouts (thesis); False adds every
+      sampled information set and keeps sampling below it (OpenSpiel's OS).
+    seed: seed of the solver's random generator; equal seeds give equal runs.
+  """
+
+  def __init__(self, game, regret_matcher="rm", exploration=0.6,
+               cumulative_strategy_exponent=0.0, baseline=None,
+               targeting_probability=0.0, incremental=True, seed=None):
+    check_sampling_game(game)
+    self.game = game
+    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    self.exploration = check_probability("Exploration e", exploration)
+    self.cumulative_strategy_exponent = check_cumulative_strategy_exponent(
+        cumulative_strategy_exponent)
+    self.baseline = parse_baseline(baseline)
+    self.targeting_probability = check_probability("Targeting probability delta",
+                                                   targeting_probability)
+    self.incremental = bool(incremental)
+    self._params = self.regret_matcher.params()
+    self._decay = self.baseline.alpha if self.baseline is not None else None
+    self._rng = np.random.default_rng(seed)
+    self._table = {}
+    self._target = None
+    self._targeted_episode = False
+    self.iteration_weight = 1.0
+    self.num_iterations = 0
+    self.nodes_touched = 0
+
+  @property
+  def table(self):
+    """Information state string -> InfosetData."""
+    return self._table
+
+  def set_target(self, state, player, scheme=IST):
+    """Targets the histories consistent with `player`'s view of `state` (IST) or with
+    its public state (PST); later iterations target them with probability delta."""
+    self._target = Target(self.game, state, player, scheme)
+    return self._target
+
+  def clear_target(self):
+    self._target = None
+
+  @property
+  def target(self):
+    return self._target
+
+  def iteration(self):
+    """One episode with each player as the updated player (alternating updates)."""
+    self.num_iterations += 1
+    targeting = self._target is not None and self.targeting_probability > 0.0
+    start = 1.0 / self.iteration_weight
+    for player in (0, 1):
+      self._targeted_episode = (
+          targeting and self._rng.random() < self.targeting_probability)
+      self._episode(self.game.new_initial_state(), player, 1.0, start, start,
+                    targeting)
+
+  def average_policy(self):
+    """The average strategy as a policy.Policy (live view of the table)."""
+    return TablePolicy(self.game, self._table, average=True)
+
+  def current_policy(self):
+    """The current regret-matched strategy as a policy.Policy (live view)."""
+    return TablePolicy(self.game, self._table, average=False,
+                       regret_params=self._params)
+
+  def _sampling_distributions(self, untargeted, state, actions, s1, targeting):
+    """(untargeted, targeted) distributions at a target-consistent or other node."""
+    if not targeting or s1 <= 0.0:
+      return untargeted, untargeted
+    return untargeted, targeted_distribution(
+        untargeted, self._target.allowed(state, actions))
+
+  def _sample(self, untargeted, targeted):
+    if self._targeted_episode:
+      return sample_index(targeted, self._rng.random())
+    return sample_index(untargeted, self._rng.random())
+
+  def _playout(self, state, player):
+    """Uniform random playout to a terminal; returns player's payoff."""
+    rng = self._rng
+    while not state.is_terminal():
+      self.nodes_touched += 1
+      if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(outcomes[sample_index(probs, rng.random())])
+      else:
+        actions = state.legal_actions()
+        state.apply_action(actions[int(rng.random() * len(actions))])
+    self.nodes_touched += 1
+    return state.player_return(player)
+
+  def _episode(self, state, player, reach_other, s1, s2, targeting):
+    """Samples below `state`; returns the (baseline-corrected) value estimate of
+    `player` at `state`. reach_other is pi_-i(h) (opponent and chance); s1 and s2 the
+    targeted and untargeted sampling probabilities of h."""
+    self.nodes_touched += 1
+    if state.is_terminal():
+      return state.player_return(player)
+    delta = self.targeting_probability if targeting else 0.0
+    q_h = delta * s1 + (1.0 - delta) * s2
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      probs = list(probs)
+      untargeted, targeted = self._sampling_distributions(probs, state, outcomes, s1,
+                                                          targeting)
+      index = self._sample(untargeted, targeted)
+      s1_child = s1 * targeted[index]
+      s2_child = s2 * untargeted[index]
+      state.apply_action(outcomes[index])
+      child_value = self._episode(state, player, reach_other * probs[index], s1_child,
+                                  s2_child, targeting)
+      q_child = delta * s1_child + (1.0 - delta) * s2_child
+      return probs[index] * child_value * q_h / q_child
+
+    acting = state.current_player()
+    key = state.information_state_string(acting)
+    data = self._table.get(key)
+    is_new = data is None
+    if is_new:
+      data = InfosetData(state.legal_actions(), self._decay is not None)
+      self._table[key] = data
+    else:
+      regret_matching.current_strategy(data.regrets, data.strategy, 0,
+                                       len(data.actions), self._params)
+    data.visits += 1
+    actions = data.actions
+    strategy = data.strategy
+    if acting == player and self.exploration > 0.0:
+      sampling = (self.exploration / len(actions) +
+                  (1.0 - self.exploration) * strategy).tolist()
+    else:
+      sampling = strategy.tolist()
+    untargeted, targeted = self._sampling_distributions(sampling, state, actions, s1,
+                                                        targeting)
+    index = self._sample(untargeted, targeted)
+    s1_child = s1 * targeted[index]
+    s2_child = s2 * untargeted[index]
+    state.apply_action(actions[index])
+    if is_new and self.incremental:
+      child_value = self._playout(state, player)
+    else:
+      child_reach = reach_other if acting == player else reach_other * strategy[index]
+      child_value = self._episode(state, player, child_reach, s1_child, s2_child,
+                                  targeting)
+    q_child = delta * s1_child + (1.0 - delta) * s2_child
+    conditional = q_child / q_h
+
+    if data.baselines is not None:
+      baseline = data.baselines[player]
+      action_values = baseline.copy()
+      action_values[index] += (child_value - baseline[index]) / conditional
+      baseline[index] += self._decay * (child_value - baseline[index])
+    else:
+      action_values = np.zeros(len(actions))
+      action_values[index] = child_value / conditional
+    value = float(strategy @ action_values)
+
+    weight = reach_other / q_h
+    if acting == player:
+      data.regret_updates += 1
+      regret_matching.accumulate_regrets(
+          data.regrets, 0, len(actions), weight * (action_values - value), self._params,
+          float(data.regret_updates))
+    else:
+      t = self.num_iterations
+      if self.cumulative_strategy_exponent > 0.0:
+        data.cumulative *= (data.last_average_iteration / t) ** (
+            self.cumulative_strategy_exponent)
+      data.cumulative += weight * strategy
+      data.last_average_iteration = t
+    return value
