@@ -1,0 +1,247 @@
+"""Latent tic-tac-toe, tic-tac-toe with delayed moves ([S] §3.2.4).
+
+Player 0 is X and moves first on a 3x3 board. A move is revealed to the opponent only
+when the opponent makes its next move; a move that turns out to conflict with what its
+opponent has already seen is lost. The exact mechanics (those of the thesis's reference
+implementation, which decide the tree):
+
+* Each player p keeps a view of the board: every cell is unknown, mine or enemy, with
+  counters `mine` and `enemy`, and `pending`, p's own last move, not yet revealed.
+* p may mark any cell that is unknown in its view and is not its pending move.
+* When p marks cell a, the opponent's pending move d is revealed to p (p observes d after
+  choosing a): d becomes enemy in p's view if it was unknown there (enemy += 1); then a
+  becomes mine (mine += 1), also when a == d, which overwrites the just-revealed enemy
+  mark and leaves both counters grown. a becomes p's pending move.
+* With n the player to move next, the game ends if either player has no legal move
+  (mine + enemy + (1 if pending) >= 9), if O has a line of its own marks in its own view,
+  or if X has one and n is X (so O gets one reply to X's line).
+* X gets +1 if only X has a line, -1 if only O has one, 0 otherwise.
+
+A player's information state is the sequence of (own move, opponent move revealed at that
+time). The revealed move is always the move just before p's in the history, so it is the
+history up to p's last move. Cell c is row c // 3, column c % 3; action c is `Mark(c)`.
+
+OpenSpiel's own C++ `latent_ttt` has different rules; this is the thesis's game.
+"""
+
+import pyspiel
+
+from ggp_cr.games import common
+
+_NUM_CELLS = 9
+_ALL_CELLS = (1 << _NUM_CELLS) - 1
+_NO_MOVE = -1
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+# A player makes at most 8 moves: before its (k + 1)-th move it has k marks of its own
+# and a pending move, and needs k + 1 < 9.
+_MAX_MOVES_PER_PLAYER = 8
+_MAX_GAME_LENGTH = 2 * _MAX_MOVES_PER_PLAYER
+
+_LINES = tuple(
+    sum(1 << cell for cell in line) for line in (
+        (0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8),
+        (0, 4, 8), (2, 4, 6)))
+
+# Indexed by a mask of a player's own marks: whether they contain a line.
+_HAS_LINE = tuple(any(mask & line == line for line in _LINES) for mask in range(1 << 9))
+
+# Indexed by a mask of known cells: the unknown cells, ascending.
+_UNKNOWN_CELLS = tuple(
+    tuple(c for c in range(_NUM_CELLS) if not mask >> c & 1) for mask in range(1 << 9))
+
+_GAME_TYPE = common.game_type(
+    short_name="python_latent_ttt",
+    long_name="Python latent tic-tac-toe",
+    parameter_specification={},
+    chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC)
+
+
+class LatentTTTGame(pyspiel.Game):
+  """python_latent_ttt: the thesis's latent tic-tac-toe; no parameters."""
+
+  def __init__(self, params=None):
+    if params:
+      raise ValueError(f"python_latent_ttt takes no parameters; got {dict(params)}.")
+    super().__init__(
+        _GAME_TYPE,
+        pyspiel.GameInfo(
+            num_distinct_actions=_NUM_CELLS,
+            max_chance_outcomes=0,
+            num_players=2,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=_MAX_GAME_LENGTH),
+        params or {})
+
+  def new_initial_state(self):
+    return LatentTTTState(self)
+
+  def make_py_observer(self, iig_obs_type=None, params=None):
+    return LatentTTTObserver(self, iig_obs_type, params)
+
+
+class LatentTTTState(pyspiel.State):
+  """State: the player to move and both players' views, as bit masks and counters.
+
+  For player p (0 = X, 1 = O): `mine{p}` and `enemy{p}` are masks of the cells p sees as
+  its own or the opponent's, `enemy_count{p}` counts revealed enemy marks (including those
+  overwritten by p's own move), `pending{p}` is p's unrevealed last move or -1. The count
+  of p's own marks is the size of `mine{p}`: a mine mark is never overwritten.
+  """
+
+  def __init__(self, game):
+    super().__init__(game)
+    self.player = 0
+    self.mine0 = self.mine1 = 0
+    self.enemy0 = self.enemy1 = 0
+    self.enemy_count0 = self.enemy_count1 = 0
+    self.pending0 = self.pending1 = _NO_MOVE
+
+  def current_player(self):
+    return self.player
+
+  def is_terminal(self):
+    return self.player == _TERMINAL
+
+  def legal_actions(self, player=None):
+    """Same result as pyspiel.State.legal_actions, without the round trip through C++."""
+    if self.player == _TERMINAL:
+      return []
+    if player is not None and player != self.player:
+      if player < 0:
+        raise ValueError(f"Called legal_actions for pseudo-player {player}.")
+      return []
+    return self._legal_actions(self.player)
+
+  def _legal_actions(self, player):
+    # The pending move is always a mine mark in the player's view, so it is known.
+    if player:
+      return list(_UNKNOWN_CELLS[self.mine1 | self.enemy1])
+    return list(_UNKNOWN_CELLS[self.mine0 | self.enemy0])
+
+  def _apply_action(self, action):
+    player = self.player
+    if player == _TERMINAL:
+      raise ValueError(f"Cannot apply action {action} to a terminal state:\n{self}")
+    if player:
+      mine, enemy, enemy_count, revealed = (
+          self.mine1, self.enemy1, self.enemy_count1, self.pending0)
+    else:
+      mine, enemy, enemy_count, revealed = (
+          self.mine0, self.enemy0, self.enemy_count0, self.pending1)
+    known = mine | enemy
+    if not 0 <= action < _NUM_CELLS or known >> action & 1:
+      raise ValueError(
+          f"Illegal action {action} for player {player} in state:\n{self}\n"
+          f"legal actions: {self._legal_actions(player)}")
+    if revealed != _NO_MOVE and not known >> revealed & 1:
+      enemy |= 1 << revealed
+      enemy_count += 1
+    mine |= 1 << action
+    enemy &= ~(1 << action)
+    if player:
+      self.mine1, self.enemy1, self.enemy_count1, self.pending1 = (
+          mine, enemy, enemy_count, action)
+    else:
+      self.mine0, self.enemy0, self.enemy_count0, self.pending0 = (
+          mine, enemy, enemy_count, action)
+    self.player = _TERMINAL if self._game_over(1 - player) else 1 - player
+
+  def _game_over(self, next_player):
+    """The thesis's terminal test, with `next_player` to move next."""
+    if (self.mine0.bit_count() + self.enemy_count0 + (self.pending0 != _NO_MOVE) >= 9
+        or self.mine1.bit_count() + self.enemy_count1 + (self.pending1 != _NO_MOVE) >= 9):
+      return True
+    return _HAS_LINE[self.mine1] or (next_player == 0 and _HAS_LINE[self.mine0])
+
+  def _action_to_string(self, player, action):
+    return f"Mark({action})"
+
+  def returns(self):
+    if self.player != _TERMINAL:
+      return [0.0, 0.0]
+    x_won = _HAS_LINE[self.mine0]
+    o_won = _HAS_LINE[self.mine1]
+    if x_won == o_won:
+      return [0.0, 0.0]
+    return [1.0, -1.0] if x_won else [-1.0, 1.0]
+
+  def view(self, player):
+    """Player's view as (mine mask, enemy mask, pending cell or -1)."""
+    if player:
+      return self.mine1, self.enemy1, self.pending1
+    return self.mine0, self.enemy0, self.pending0
+
+  def moves_with_reveals(self, player):
+    """Player's information: [(own move, opponent move revealed then, or -1)]."""
+    history = self.history()
+    return [(history[i], history[i - 1] if i else _NO_MOVE)
+            for i in range(player, len(history), 2)]
+
+  def __str__(self):
+    return " ".join(
+        f"{'XO'[p]}:{_board_string(*self.view(p), p)}" for p in (0, 1)) + (
+            f" to move:{self.player}")
+
+
+def _board_string(mine, enemy, pending, player):
+  """A view as 3 rows of 3 cells: '.' unknown, own mark, opponent's mark; the pending
+  move is in lower case."""
+  own, other = "XO"[player], "OX"[player]
+  cells = []
+  for c in range(_NUM_CELLS):
+    if mine >> c & 1:
+      cells.append(own.lower() if c == pending else own)
+    elif enemy >> c & 1:
+      cells.append(other)
+    else:
+      cells.append(".")
+  return "/".join("".join(cells[r:r + 3]) for r in (0, 3, 6))
+
+
+class LatentTTTObserver(common.GameObserver):
+  """Info state: own moves with the reveals seen then. Observation: the player's current
+  view (the thesis's imperfect-recall information set) and its pending move. Public: the
+  number of moves made."""
+
+  def tensor_layout(self, kind):
+    if kind == common.ObservationKind.PUBLIC:
+      return [("moves_made", (_MAX_GAME_LENGTH + 1,))]
+    if kind == common.ObservationKind.INFO_STATE:
+      return [("player", (2,)),
+              ("own_moves", (_MAX_MOVES_PER_PLAYER, _NUM_CELLS)),
+              ("revealed", (_MAX_MOVES_PER_PLAYER, _NUM_CELLS))]
+    return [("player", (2,)), ("view", (_NUM_CELLS, 3)), ("pending", (_NUM_CELLS,))]
+
+  def fill_tensor(self, state, player):
+    if self.kind == common.ObservationKind.PUBLIC:
+      self.dict["moves_made"][len(state.history())] = 1
+      return
+    self.dict["player"][player] = 1
+    if self.kind == common.ObservationKind.INFO_STATE:
+      own_moves, revealed = self.dict["own_moves"], self.dict["revealed"]
+      for turn, (move, reveal) in enumerate(state.moves_with_reveals(player)):
+        own_moves[turn, move] = 1
+        if reveal != _NO_MOVE:
+          revealed[turn, reveal] = 1
+      return
+    mine, enemy, pending = state.view(player)
+    view = self.dict["view"]
+    for c in range(_NUM_CELLS):
+      view[c, 1 if mine >> c & 1 else 2 if enemy >> c & 1 else 0] = 1
+    if pending != _NO_MOVE:
+      self.dict["pending"][pending] = 1
+
+  def observation_string(self, state, player):
+    if self.kind == common.ObservationKind.PUBLIC:
+      return f"moves made:{len(state.history())}"
+    if self.kind == common.ObservationKind.INFO_STATE:
+      return f"p{player}:" + " ".join(
+          f"{move}/{'-' if reveal == _NO_MOVE else reveal}"
+          for move, reveal in state.moves_with_reveals(player))
+    return f"p{player}:{_board_string(*state.view(player), player)}"
+
+
+pyspiel.register_game(_GAME_TYPE, LatentTTTGame)
