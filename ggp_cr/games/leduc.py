@@ -137,16 +137,16 @@ class LeducState(pyspiel.State):
   in, ante included; `player` the player to move as a pyspiel player id.
   """
 
-  def __init__(self, game):
-    super().__init__(game)
-    self.card0 = _NO_CARD
-    self.card1 = _NO_CARD
-    self.public_card = _NO_CARD
-    self.bets1 = b""
-    self.bets2 = b""
-    self.chips0 = _ANTE
-    self.chips1 = _ANTE
-    self.player = _CHANCE
+  # The initial values live on the class: a new state's __dict__ is empty and a clone
+  # copies only the attributes that have changed.
+  card0 = _NO_CARD
+  card1 = _NO_CARD
+  public_card = _NO_CARD
+  bets1 = b""
+  bets2 = b""
+  chips0 = _ANTE
+  chips1 = _ANTE
+  player = _CHANCE
 
   def current_player(self):
     return self.player
