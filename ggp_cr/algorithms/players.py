@@ -1,0 +1,478 @@
+"""Players chosen by name with parameters, each becoming a pyspiel.Bot per match.
+
+The thesis's CFRPlayground configured players with strings such as
+``ContinualResolving{VR-MCCFR{rm=RM,e=0.7,bl=ExpAvg{0.3}}}`` ([S] §3.4, §3.6, App. A.4);
+here a player is ``name`` or ``name(arg, ..., key=value, ...)``, e.g. ``random``,
+``ismcts(simulations=500)`` or ``solver(name=cfr+,iterations=1000)``. Positional arguments
+fill the parameters in the order listed by ``describe_players()``.
+
+A match creates a fresh bot per seat with ``make_bot(spec, game, player_id, seed, budget)``:
+the seed makes the bot's randomness reproducible and the Budget carries the pre-play and
+per-move limits (seconds or iterations, [S] §3.4) to players that use them.
+
+Adding a player type is one ``register_player(...)`` line naming its build function
+``build(game, player_id, seed, budget, **parameters) -> pyspiel.Bot``.
+"""
+
+import dataclasses
+import re
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+import pyspiel
+from open_spiel.python.algorithms import ismcts
+from open_spiel.python.algorithms import mcts
+from open_spiel.python.bots import uniform_random
+
+from ggp_cr.algorithms import spec_strings
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+  """A computation limit: wall-clock seconds or a number of iterations (or none)."""
+  seconds: float | None = None
+  iterations: int | None = None
+
+  def __post_init__(self):
+    if self.seconds is not None and self.iterations is not None:
+      raise ValueError("A limit is either seconds or iterations, not both.")
+
+  @property
+  def is_zero(self):
+    return not self.seconds and not self.iterations
+
+  def __str__(self):
+    if self.iterations is not None:
+      return f"{self.iterations}it"
+    if self.seconds is not None:
+      return f"{self.seconds:g}s"
+    return "0"
+
+
+_LIMIT_PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(s|ms|it)?\s*$",
+                            re.IGNORECASE)
+
+
+def parse_limit(text, what="limit"):
+  """Parses '2s', '250ms', '1000it' or '0' into a Limit; raises ValueError naming `what`."""
+  if isinstance(text, Limit):
+    return text
+  match = _LIMIT_PATTERN.match(str(text))
+  if not match:
+    raise ValueError(
+        f"{what} must be seconds ('2s', '250ms'), iterations ('1000it') or 0, "
+        f"got {text!r}.")
+  number, unit = match.group(1), (match.group(2) or "").lower()
+  value = float(number)
+  if not unit:
+    if value != 0:
+      raise ValueError(
+          f"{what} {text!r} needs a unit: 's', 'ms' or 'it' (e.g. '{number}s').")
+    return Limit()
+  if unit == "it":
+    if value != int(value):
+      raise ValueError(f"{what} iterations must be a whole number, got {text!r}.")
+    return Limit(iterations=int(value))
+  return Limit(seconds=value / 1000 if unit == "ms" else value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+  """Pre-play (before the first move of a match) and per-move computation limits."""
+  preplay: Limit = Limit()
+  move: Limit = Limit()
+
+  @classmethod
+  def parse(cls, preplay="0", move="0"):
+    return cls(parse_limit(preplay, "pre-play budget"), parse_limit(move, "per-move budget"))
+
+  def __str__(self):
+    return f"preplay={self.preplay},move={self.move}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+  """One parameter of a player type: its name, parser, default and meaning."""
+  name: str
+  parse: Callable[[str], Any]
+  default: Any
+  help: str
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayerType:
+  """A registered player: `build(game, player_id, seed, budget, **params)` -> Bot."""
+  name: str
+  summary: str
+  build: Callable[..., Any]
+  parameters: tuple = ()
+  interactive: bool = False
+
+  def usage(self):
+    if not self.parameters:
+      return self.name
+    args = ",".join(f"{p.name}={p.default}" for p in self.parameters)
+    return f"{self.name}({args})"
+
+
+_PLAYERS: dict[str, PlayerType] = {}
+
+
+def register_player(name, summary, build, parameters=(), interactive=False):
+  """Registers a player type under `name` (lower case); returns the PlayerType."""
+  player_type = PlayerType(name.lower(), summary, build, tuple(parameters), interactive)
+  _PLAYERS[player_type.name] = player_type
+  return player_type
+
+
+def player_names():
+  return sorted(_PLAYERS)
+
+
+def describe_players():
+  """Multi-line help: every player type with its parameters and defaults."""
+  lines = []
+  for name in player_names():
+    player_type = _PLAYERS[name]
+    lines.append(f"  {player_type.usage()}: {player_type.summary}")
+    for parameter in player_type.parameters:
+      lines.append(f"      {parameter.name}: {parameter.help}")
+  return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayerSpec:
+  """A parsed player string: its type and parameter values (defaults filled in)."""
+  text: str
+  player_type: PlayerType
+  parameters: dict
+
+  @property
+  def name(self):
+    return self.player_type.name
+
+  @property
+  def interactive(self):
+    return self.player_type.interactive
+
+  def __str__(self):
+    return self.text
+
+
+def parse_player(text):
+  """Parses a player string; raises ValueError listing what is accepted on bad input."""
+  if isinstance(text, PlayerSpec):
+    return text
+  try:
+    call = spec_strings.parse_call(text)
+  except ValueError as error:
+    raise ValueError(f"Malformed player {text!r}: {error}\n"
+                     f"Accepted players:\n{describe_players()}") from None
+  player_type = _PLAYERS.get(call.name)
+  if player_type is None:
+    raise ValueError(f"Unknown player {call.name!r} in {text!r}. Accepted players:\n"
+                     f"{describe_players()}")
+  accepted = [p.name for p in player_type.parameters]
+  usage = f"usage: {player_type.usage()}"
+  if len(call.args) > len(accepted):
+    raise ValueError(
+        f"Player {text!r}: {player_type.name} takes at most {len(accepted)} positional "
+        f"argument(s), got {len(call.args)}; {usage}.")
+  raw = dict(zip(accepted, call.args))
+  for key, value in call.kwargs.items():
+    if key not in accepted:
+      raise ValueError(
+          f"Player {text!r}: unknown parameter {key!r} for {player_type.name}; accepted: "
+          f"{', '.join(accepted) or 'none'}; {usage}.")
+    if key in raw:
+      raise ValueError(f"Player {text!r}: parameter {key!r} given twice; {usage}.")
+    raw[key] = value
+  values = {}
+  for parameter in player_type.parameters:
+    if parameter.name in raw:
+      try:
+        values[parameter.name] = parameter.parse(raw[parameter.name])
+      except ValueError as error:
+        raise ValueError(f"Player {text!r}: {error} ({usage})") from None
+    else:
+      values[parameter.name] = parameter.default
+  return PlayerSpec(str(call), player_type, values)
+
+
+def make_bot(spec, game, player_id, seed, budget=Budget()):
+  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match."""
+  spec = parse_player(spec)
+  return spec.player_type.build(game, player_id, seed, budget, **spec.parameters)
+
+
+# Parameter parsers with messages naming the parameter.
+
+def int_parameter(name, minimum=None):
+  return lambda text: spec_strings.parse_int(text, f"parameter {name!r}", minimum)
+
+
+def float_parameter(name, minimum=None):
+  def parse(text):
+    value = spec_strings.parse_float(text, f"parameter {name!r}")
+    if minimum is not None and value < minimum:
+      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
+    return value
+  return parse
+
+
+def string_parameter(name):
+  def parse(text):
+    if not text:
+      raise ValueError(f"parameter {name!r} must not be empty.")
+    return text
+  return parse
+
+
+def choice_parameter(name, choices):
+  def parse(text):
+    if text.lower() not in choices:
+      raise ValueError(
+          f"parameter {name!r} must be one of {', '.join(choices)}; got {text!r}.")
+    return text.lower()
+  return parse
+
+
+def _rng(seed):
+  return np.random.RandomState(seed % 2**32)
+
+
+# random
+
+def _build_random(game, player_id, seed, budget):
+  del game, budget
+  return uniform_random.UniformRandomBot(player_id, _rng(seed))
+
+
+register_player("random", "uniform random legal action", _build_random)
+
+
+# human
+
+class HumanBot(pyspiel.Bot):
+  """Asks at the terminal: shows the player's information state and legal actions.
+
+  A move is typed as its action string (case-insensitive) or its action id; an empty line
+  lists the legal actions again.
+  """
+
+  def __init__(self, game, player_id, read=input, write=print):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._read = read
+    self._write = write
+    game_type = game.get_type()
+    self._view = ("information_state_string"
+                  if game_type.provides_information_state_string else
+                  "observation_string" if game_type.provides_observation_string else None)
+
+  def player_id(self):
+    return self._player_id
+
+  def restart_at(self, state):
+    pass
+
+  def provides_policy(self):
+    return False
+
+  def _show(self, state, legal):
+    if self._view is not None:
+      self._write(f"You are player {self._player_id}. You see:\n"
+                  f"{getattr(state, self._view)(self._player_id)}")
+    self._write("Legal actions: " + ", ".join(
+        f"{action}={state.action_to_string(self._player_id, action)}" for action in legal))
+
+  def step(self, state):
+    legal = state.legal_actions(self._player_id)
+    by_name = {state.action_to_string(self._player_id, a).strip().lower(): a for a in legal}
+    self._show(state, legal)
+    while True:
+      try:
+        answer = self._read(f"Player {self._player_id}, your move: ").strip()
+      except EOFError:
+        raise ValueError("The human player's input ended before the match did.") from None
+      if not answer:
+        self._show(state, legal)
+        continue
+      if answer.lower() in by_name:
+        return by_name[answer.lower()]
+      try:
+        action = int(answer)
+      except ValueError:
+        action = None
+      if action in legal:
+        return action
+      self._write(f"{answer!r} is not a legal action; type one of the names or ids above.")
+
+
+def _build_human(game, player_id, seed, budget):
+  del seed, budget
+  if not sys.stdin.isatty():
+    print("Note: the human player reads moves from standard input, which is not a "
+          "terminal.", file=sys.stderr)
+  return HumanBot(game, player_id)
+
+
+register_player("human", "a person typing moves at the terminal (play only)",
+                _build_human, interactive=True)
+
+
+# Stock OpenSpiel search bots, always the pure-Python ones: OpenSpiel's C++ MCTSBot and
+# ISMCTSBot crash the process when they step on a Python game.
+
+def _check_sequential(game, name):
+  game_type = game.get_type()
+  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    raise ValueError(f"Player {name} needs a sequential game; load {game} with "
+                     "pyspiel.load_game_as_turn_based.")
+  if game_type.reward_model != pyspiel.GameType.RewardModel.TERMINAL:
+    raise ValueError(f"Player {name} needs a game with terminal rewards.")
+
+
+def _build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
+  del player_id, budget
+  _check_sequential(game, "mcts")
+  if game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION:
+    raise ValueError(
+        f"Player mcts searches the true state, which would see hidden information in "
+        f"the imperfect-information game {game}; use ismcts there.")
+  rng = _rng(seed)
+  return mcts.MCTSBot(game, uct_c, simulations,
+                      mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng)
+
+
+register_player(
+    "mcts", "OpenSpiel's Python UCT search (perfect-information games only)",
+    _build_mcts,
+    (Parameter("simulations", int_parameter("simulations", 1), 1000,
+               "simulations per move (the time budget is not used)"),
+     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
+     Parameter("rollouts", int_parameter("rollouts", 1), 1,
+               "random rollouts per leaf evaluation")))
+
+
+class InfostateResampler:
+  """Samples a history of the acting player's information set, weighted by chance.
+
+  Python games do not implement `resample_from_infostate`, which ISMCTS needs. This
+  enumerates the histories that agree with the player's own past actions and have the
+  same information state string (perfect recall), caching them per information state.
+  Opponent actions are unweighted, chance outcomes weighted by their probability, as
+  the stock C++ resamplers do. Meant for small games.
+  """
+
+  def __init__(self, game, rng):
+    self._game = game
+    self._rng = rng
+    self._cache = {}
+
+  def _histories(self, state, player):
+    key = state.information_state_string(player)
+    if key not in self._cache:
+      own = [step.action for step in state.full_history() if step.player == player]
+      found = []
+      self._collect(self._game.new_initial_state(), player, own, key, 0, 1.0, found)
+      if not found:
+        raise ValueError(f"No history found for information state {key!r}.")
+      weights = np.array([weight for _, weight in found])
+      self._cache[key] = ([history for history, _ in found], weights / weights.sum())
+    return self._cache[key]
+
+  def _collect(self, state, player, own, key, depth, weight, found):
+    if state.is_terminal():
+      return
+    if state.is_chance_node():
+      for action, probability in state.chance_outcomes():
+        self._collect(state.child(action), player, own, key, depth, weight * probability,
+                      found)
+      return
+    if state.current_player() == player:
+      if depth == len(own):
+        if state.information_state_string(player) == key:
+          found.append((state.history(), weight))
+        return
+      if own[depth] in state.legal_actions():
+        self._collect(state.child(own[depth]), player, own, key, depth + 1, weight, found)
+      return
+    for action in state.legal_actions():
+      self._collect(state.child(action), player, own, key, depth, weight, found)
+
+  def __call__(self, state, player):
+    histories, probabilities = self._histories(state, player)
+    history = histories[self._rng.choice(len(histories), p=probabilities)]
+    sampled = self._game.new_initial_state()
+    for action in history:
+      sampled.apply_action(action)
+    return sampled
+
+
+def _supports_resampling(game):
+  """True if the game's states implement resample_from_infostate (many C++ games do)."""
+  state = game.new_initial_state()
+  if type(state).__module__.split(".")[0] != "pyspiel":
+    return False  # A Python game: pyspiel's base class only raises "not implemented".
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  if state.is_terminal():
+    return False
+  try:
+    state.resample_from_infostate(state.current_player(),
+                                  pyspiel.UniformProbabilitySampler(0., 1.))
+  except (pyspiel.SpielError, RuntimeError, NotImplementedError):
+    return False
+  return True
+
+
+_ISMCTS_FINAL_POLICY = {
+    "visits": ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+    "max_visits": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+    "max_value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
+}
+
+
+def _build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
+                  final_policy):
+  del player_id, budget
+  _check_sequential(game, "ismcts")
+  if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
+                     f"{game}.")
+  rng = _rng(seed)
+  bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
+                         simulations, random_state=rng,
+                         final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
+  if not _supports_resampling(game):
+    bot.set_resampler(InfostateResampler(game, rng))
+  return bot
+
+
+register_player(
+    "ismcts",
+    "OpenSpiel's Python information-set MCTS (Cowling et al. 2011); on Python games "
+    "it samples histories by enumeration (small games)",
+    _build_ismcts,
+    (Parameter("simulations", int_parameter("simulations", 1), 1000,
+               "simulations per move (the time budget is not used)"),
+     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
+     Parameter("rollouts", int_parameter("rollouts", 1), 1,
+               "random rollouts per leaf evaluation"),
+     Parameter("final_policy", choice_parameter("final_policy", tuple(_ISMCTS_FINAL_POLICY)),
+               "max_visits", "how the move is chosen from the search statistics")))
+
+
+def load_game(text):
+  """pyspiel.load_game with a one-paragraph ValueError on an unknown or bad game."""
+  name = str(text).split("(", 1)[0].strip()
+  if name not in pyspiel.registered_names():
+    raise ValueError(f"Cannot load game {text!r}: unknown game name {name!r}. Registered "
+                     f"games: {', '.join(sorted(pyspiel.registered_names()))}.")
+  try:
+    return pyspiel.load_game(text)
+  except (pyspiel.SpielError, ValueError) as error:
+    raise ValueError(f"Cannot load game {text!r}: {error}") from None

@@ -1,0 +1,163 @@
+"""Players by name, budgets, and the seeded match runner."""
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+from ggp_cr.algorithms import matches
+from ggp_cr.algorithms import players
+
+
+def test_parse_player_fills_defaults_and_positional_arguments():
+  spec = players.parse_player("ISMCTS( 20 , uct_c=1.5)")
+  assert spec.name == "ismcts"
+  assert spec.parameters == {"simulations": 20, "uct_c": 1.5, "rollouts": 1,
+                             "final_policy": "max_visits"}
+  assert str(spec) == "ismcts(20,uct_c=1.5)"
+  assert players.parse_player("random").parameters == {}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nobody", "Unknown player 'nobody'"),
+    ("ismcts(simulations=", "Malformed player"),
+    ("ismcts(simulations=many)", "'simulations' must be an integer"),
+    ("ismcts(simulations=0)", "'simulations' must be >= 1"),
+    ("ismcts(depth=3)", "unknown parameter 'depth' for ismcts; accepted: simulations"),
+    ("ismcts(1,2,3,visits,5)", "at most 4 positional"),
+    ("ismcts(10,simulations=20)", "'simulations' given twice"),
+    ("ismcts(final_policy=best)", "must be one of visits, max_visits, max_value"),
+    ("random(3)", "at most 0 positional"),
+])
+def test_bad_player_strings_say_what_is_accepted(text, message):
+  with pytest.raises(ValueError, match=message) as error:
+    players.parse_player(text)
+  if "Unknown player" in message or "Malformed" in message:
+    for name in ("random", "ismcts", "mcts", "human"):
+      assert name in str(error.value)
+
+
+def test_limits_and_budgets_parse_units():
+  assert players.parse_limit("2s") == players.Limit(seconds=2.0)
+  assert players.parse_limit("250ms") == players.Limit(seconds=0.25)
+  assert players.parse_limit("1000it") == players.Limit(iterations=1000)
+  assert players.parse_limit("0").is_zero
+  budget = players.Budget.parse("1s", "100it")
+  assert str(budget) == "preplay=1s,move=100it"
+  for bad in ("2", "fast", "1.5it", "-1s"):
+    with pytest.raises(ValueError, match="budget"):
+      players.Budget.parse(bad, "0")
+
+
+def test_unknown_or_bad_game_is_a_clear_error():
+  with pytest.raises(ValueError, match="unknown game name 'no_such_game'.*python_rps"):
+    players.load_game("no_such_game")
+  with pytest.raises(ValueError, match="Cannot load game 'python_rps\\(n=2\\)'.*odd"):
+    players.load_game("python_rps(n=2)")
+
+
+def test_same_seeds_give_the_same_match_and_chance_is_shared_across_seatings():
+  game = players.load_game("kuhn_poker")
+  first = matches.match_seeds(7, "random", "ismcts(20)", 0, 3)
+  assert first == matches.match_seeds(7, "random", "ismcts(20)", 0, 3)
+  other_seating = matches.match_seeds(7, "random", "ismcts(20)", 1, 3)
+  assert other_seating.chance == first.chance and other_seating.bots != first.bots
+  one = matches.run_match(game, ["random", "ismcts(20)"], first)
+  two = matches.run_match(game, ["random", "ismcts(20)"], first)
+  assert one.history == two.history and one.returns == two.returns
+  histories = {tuple(matches.run_match(game, ["random", "random"],
+                                       matches.match_seeds(7, "a", "b", 0, i)).history)
+               for i in range(20)}
+  assert len(histories) > 5
+
+
+def test_match_log_timing_and_payoffs():
+  game = players.load_game("python_leduc")
+  logged = []
+  result = matches.run_match(game, ["random", "random"],
+                             matches.match_seeds(0, "random", "random", 0, 0),
+                             on_move=lambda move, state: logged.append(move))
+  assert logged == result.moves
+  assert result.moves[0].player == pyspiel.PlayerId.CHANCE
+  assert sum(result.returns) == 0
+  assert result.decisions[0] == sum(m.player == 0 for m in result.moves)
+  state = game.new_initial_state()
+  for action in result.history:
+    state.apply_action(action)
+  assert state.is_terminal() and state.returns() == result.returns
+
+
+def test_chance_sampling_follows_the_distribution():
+  state = pyspiel.load_game("kuhn_poker").new_initial_state()
+  rng = np.random.default_rng(0)
+  counts = np.bincount([matches.sample_chance(state, rng) for _ in range(3000)],
+                       minlength=3)
+  assert np.all(np.abs(counts / 3000 - 1 / 3) < 0.04)
+
+
+def test_mcts_refuses_imperfect_information_and_plays_perfect_information():
+  with pytest.raises(ValueError, match="hidden information.*use ismcts"):
+    players.make_bot("mcts", players.load_game("python_rps"), 0, 1)
+  game = players.load_game("tic_tac_toe")
+  result = matches.run_match(game, ["mcts(simulations=20)", "random"],
+                             matches.match_seeds(0, "m", "r", 0, 0))
+  assert sorted(result.returns) == sorted([-x for x in result.returns])
+
+
+@pytest.mark.parametrize("game_string", ["python_rps", "python_leduc", "kuhn_poker"])
+def test_ismcts_plays_legal_moves_on_python_and_cpp_games(game_string):
+  game = players.load_game(game_string)
+  for index in range(3):
+    result = matches.run_match(game, ["ismcts(simulations=20)", "random"],
+                               matches.match_seeds(1, "i", "r", 0, index))
+    assert len(result.returns) == 2
+
+
+def test_infostate_resampler_samples_only_the_players_information_set():
+  game = players.load_game("python_leduc")
+  state = game.new_initial_state()
+  state.apply_action(state.chance_outcomes()[0][0])
+  state.apply_action(state.chance_outcomes()[-1][0])
+  state.apply_action(1)  # player 0 calls
+  state.apply_action(2)  # player 1 raises
+  player = state.current_player()
+  resampler = players.InfostateResampler(game, np.random.RandomState(0))
+  key = state.information_state_string(player)
+  sampled = [resampler(state, player) for _ in range(30)]
+  assert all(s.information_state_string(player) == key for s in sampled)
+  assert len({tuple(s.history()) for s in sampled}) > 1
+
+
+def test_human_bot_reads_names_or_ids_and_rejects_illegal_moves():
+  game = players.load_game("python_rps")
+  state = game.new_initial_state()
+  answers = iter(["", "Pick(9)", "7", "pick(2)"])
+  shown = []
+  bot = players.HumanBot(game, 0, read=lambda prompt: next(answers), write=shown.append)
+  assert bot.step(state) == 1
+  assert any("not a legal action" in line for line in shown)
+  answers = iter(["2"])
+  assert bot.step(state) == 2
+  answers = iter([])
+
+  def ended(prompt):
+    raise EOFError
+
+  bot = players.HumanBot(game, 0, read=ended, write=shown.append)
+  with pytest.raises(ValueError, match="input ended"):
+    bot.step(state)
+
+
+def test_a_bot_choosing_an_illegal_action_is_reported():
+
+  class Cheater(pyspiel.Bot):
+
+    def step(self, state):
+      return 99
+
+    def restart_at(self, state):
+      pass
+
+  game = players.load_game("python_rps")
+  with pytest.raises(ValueError, match="chose action 99, which is not legal"):
+    matches.play(game, [Cheater(), Cheater()], 0, ["cheater", "cheater"])
