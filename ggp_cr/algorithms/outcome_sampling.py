@@ -114,6 +114,38 @@ def check_sampling_game(game):
   compiled_tree.check_game(game)
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def new_seed(seed):
+  """A 64-bit generator seed: `seed` itself, or fresh entropy if it is None."""
+  if seed is None:
+    return int(np.random.SeedSequence().entropy) & _MASK64
+  if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}.")
+  return int(seed) & _MASK64
+
+
+class SplitMix64:
+  """The sampling solvers' random generator (Steele et al.'s SplitMix64).
+
+  The compiled fast path runs the same generator in numba, so a live and a compiled
+  solver with the same seed draw the same numbers.
+  """
+
+  def __init__(self, seed):
+    self.state = new_seed(seed)
+
+  def random(self):
+    """A float uniform in [0, 1) (53 random bits)."""
+    self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK64
+    z = self.state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    z ^= z >> 31
+    return (z >> 11) * (1.0 / 9007199254740992.0)
+
+
 def sample_index(probabilities, r):
   """The index drawn by uniform r in [0, 1) from `probabilities` (a list)."""
   total = 0.0
@@ -144,13 +176,36 @@ def public_observer(game):
   return observer
 
 
+class TargetPrefix:
+  """A target-consistent history strictly above the target: its actions, which of
+  them keep it consistent, and what decides its action probabilities (the chance
+  probabilities, or the acting player and information state)."""
+  __slots__ = ("actions", "allowed", "chance_probs", "player", "key")
+
+  def __init__(self, state, actions, allowed):
+    self.actions = list(actions)
+    self.allowed = allowed
+    if state.is_chance_node():
+      self.chance_probs = [p for _, p in state.chance_outcomes()]
+      self.player = None
+      self.key = None
+    else:
+      self.chance_probs = None
+      self.player = state.current_player()
+      self.key = state.information_state_string(self.player)
+
+
 class Target:
   """The histories a targeted sample may follow ([S] §1.4.1; Lisý et al. 2015).
 
   Built from the state the player is in. IST: player `player`'s action-observation
   sequence (own actions and `observation_string` after every step) must agree with
   the target's; PST: the public observation after every step must agree. Which
-  actions keep a history consistent is computed once per history and remembered.
+  actions keep a history consistent is computed once per history and remembered in
+  `prefixes`. A consistent history with no consistent continuation (a dead end, e.g.
+  a card the opponent turns out to hold) is found on its first visit and then
+  excluded at its parent, so targeted samples come to follow exactly the prefixes of
+  the target's histories, as the thesis's action-path targeting does.
   """
 
   def __init__(self, game, state, player, scheme=IST):
@@ -171,7 +226,7 @@ class Target:
       replay.apply_action(action)
       self._records.append(self._record(actor, action, replay))
     self.length = len(self._records)
-    self._allowed = {}
+    self.prefixes = {}
 
   def _record(self, actor, action, child):
     """What the targeting observer sees of the step `action` leading to `child`."""
@@ -189,13 +244,28 @@ class Target:
     depth = len(history)
     if depth >= self.length:
       return None
-    allowed = self._allowed.get(history)
-    if allowed is None:
+    prefix = self.prefixes.get(history)
+    if prefix is None:
       actor = state.current_player()
       wanted = self._records[depth]
       allowed = [self._record(actor, a, state.child(a)) == wanted for a in actions]
-      self._allowed[history] = allowed
-    return allowed
+      prefix = TargetPrefix(state, actions, allowed)
+      self.prefixes[history] = prefix
+      if not any(allowed):
+        self._exclude_dead_end(history)
+    return prefix.allowed
+
+  def _exclude_dead_end(self, history):
+    """Marks `history` inconsistent at its parent, and so on up while a parent is
+    left without a consistent child."""
+    while history:
+      parent = self.prefixes.get(history[:-1])
+      if parent is None:
+        return
+      parent.allowed[parent.actions.index(history[-1])] = False
+      if any(parent.allowed):
+        return
+      history = history[:-1]
 
 
 def targeted_distribution(untargeted, allowed):
@@ -264,6 +334,19 @@ class TablePolicy(policy_lib.Policy):
     return self.probabilities(state.information_state_string(player),
                               state.legal_actions(player))
 
+  def to_slots(self, tree):
+    """This policy in slot form on a compiled tree of the same game (fast input to
+    best_response.exploitability_slots)."""
+    slots = tree.uniform_slots()
+    for infoset, key in enumerate(tree.infoset_keys):
+      data = self._table.get(key)
+      if data is None:
+        continue
+      offset = int(tree.infoset_action_offset[infoset])
+      probs = self.probabilities(key, data.actions)
+      slots[offset:offset + len(data.actions)] = [probs[a] for a in data.actions]
+    return slots
+
   def to_tabular(self):
     """This policy as an open_spiel TabularPolicy (enumerates the game's states)."""
     tabular = policy_lib.TabularPolicy(self.game)
@@ -311,7 +394,7 @@ class OutcomeSamplingSolver:
     self.incremental = bool(incremental)
     self._params = self.regret_matcher.params()
     self._decay = self.baseline.alpha if self.baseline is not None else None
-    self._rng = np.random.default_rng(seed)
+    self._rng = SplitMix64(seed)
     self._table = {}
     self._target = None
     self._targeted_episode = False
@@ -346,7 +429,7 @@ class OutcomeSamplingSolver:
       self._targeted_episode = (
           targeting and self._rng.random() < self.targeting_probability)
       self._episode(self.game.new_initial_state(), player, 1.0, start, start,
-                    targeting)
+                    targeting, targeting)
 
   def average_policy(self):
     """The average strategy as a policy.Policy (live view of the table)."""
@@ -357,17 +440,14 @@ class OutcomeSamplingSolver:
     return TablePolicy(self.game, self._table, average=False,
                        regret_params=self._params)
 
-  def _sampling_distributions(self, untargeted, state, actions, s1, targeting):
-    """(untargeted, targeted) distributions at a target-consistent or other node."""
-    if not targeting or s1 <= 0.0:
-      return untargeted, untargeted
-    return untargeted, targeted_distribution(
-        untargeted, self._target.allowed(state, actions))
-
-  def _sample(self, untargeted, targeted):
-    if self._targeted_episode:
-      return sample_index(targeted, self._rng.random())
-    return sample_index(untargeted, self._rng.random())
+  def _targeting_step(self, untargeted, state, actions, on_target):
+    """Samples an action index; returns (index, targeted distribution, whether the
+    child is consistent with the target)."""
+    allowed = self._target.allowed(state, actions) if on_target else None
+    targeted = targeted_distribution(untargeted, allowed) if on_target else untargeted
+    r = self._rng.random()
+    index = sample_index(targeted if self._targeted_episode else untargeted, r)
+    return index, targeted, on_target and (allowed is None or allowed[index])
 
   def _playout(self, state, player):
     """Uniform random playout to a terminal; returns player's payoff."""
@@ -383,10 +463,11 @@ class OutcomeSamplingSolver:
     self.nodes_touched += 1
     return state.player_return(player)
 
-  def _episode(self, state, player, reach_other, s1, s2, targeting):
+  def _episode(self, state, player, reach_other, s1, s2, targeting, on_target):
     """Samples below `state`; returns the (baseline-corrected) value estimate of
     `player` at `state`. reach_other is pi_-i(h) (opponent and chance); s1 and s2 the
-    targeted and untargeted sampling probabilities of h."""
+    targeted and untargeted sampling probabilities of h; on_target whether h is
+    consistent with the target."""
     self.nodes_touched += 1
     if state.is_terminal():
       return state.player_return(player)
@@ -395,14 +476,13 @@ class OutcomeSamplingSolver:
     if state.is_chance_node():
       outcomes, probs = zip(*state.chance_outcomes())
       probs = list(probs)
-      untargeted, targeted = self._sampling_distributions(probs, state, outcomes, s1,
-                                                          targeting)
-      index = self._sample(untargeted, targeted)
+      index, targeted, child_on_target = self._targeting_step(probs, state, outcomes,
+                                                              on_target)
       s1_child = s1 * targeted[index]
-      s2_child = s2 * untargeted[index]
+      s2_child = s2 * probs[index]
       state.apply_action(outcomes[index])
       child_value = self._episode(state, player, reach_other * probs[index], s1_child,
-                                  s2_child, targeting)
+                                  s2_child, targeting, child_on_target)
       q_child = delta * s1_child + (1.0 - delta) * s2_child
       return probs[index] * child_value * q_h / q_child
 
@@ -424,18 +504,17 @@ class OutcomeSamplingSolver:
                   (1.0 - self.exploration) * strategy).tolist()
     else:
       sampling = strategy.tolist()
-    untargeted, targeted = self._sampling_distributions(sampling, state, actions, s1,
-                                                        targeting)
-    index = self._sample(untargeted, targeted)
+    index, targeted, child_on_target = self._targeting_step(sampling, state, actions,
+                                                            on_target)
     s1_child = s1 * targeted[index]
-    s2_child = s2 * untargeted[index]
+    s2_child = s2 * sampling[index]
     state.apply_action(actions[index])
     if is_new and self.incremental:
       child_value = self._playout(state, player)
     else:
       child_reach = reach_other if acting == player else reach_other * strategy[index]
       child_value = self._episode(state, player, child_reach, s1_child, s2_child,
-                                  targeting)
+                                  targeting, child_on_target)
     q_child = delta * s1_child + (1.0 - delta) * s2_child
     conditional = q_child / q_h
 
