@@ -72,6 +72,7 @@ class IIGoofspielGame(pyspiel.Game):
     else:
       self.prize_order = None
     self.is_random_order = self.prize_order is None
+    self.all_cards = (1 << n) - 1
     self.max_points = n * (n + 1) // 2
     max_utility = 1 if self.returns_type == "win_loss" else self.max_points
     super().__init__(
@@ -97,13 +98,12 @@ class IIGoofspielGame(pyspiel.Game):
 
 
 class IIGoofspielState(pyspiel.State):
-  """State as a few ints: bitmasks of the cards and prizes left, the running score.
+  """State as four ints, so that OpenSpiel's clone (a deep copy of them) stays cheap.
 
-  `_next` is the player to move (0, 1, chance or terminal), `_hand0`/`_hand1` the cards
-  each player still holds, `_bid0` player 0's card while player 1 bids, `_prize` the
-  prize of the current turn, `_prizes_left` the prizes not yet revealed and `_score`
-  player 0's points minus player 1's. Bid sequences are read back from `history()` only
-  when a string or tensor is asked for.
+  `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
+  bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
+  player 0's points minus player 1's. Everything else (player 0's pending bid, the
+  prizes shown, the bid sequences) is read back from `history()` when needed.
 
   `legal_actions` and `is_chance_node` are answered in Python as well, so that Python
   callers skip a round trip through C++; C++ callers get the same answers through
@@ -112,20 +112,9 @@ class IIGoofspielState(pyspiel.State):
 
   def __init__(self, game):
     super().__init__(game)
-    n = game.num_cards
-    all_cards = (1 << n) - 1
-    self._hand0 = all_cards
-    self._hand1 = all_cards
-    self._bid0 = 0
+    self._hand0 = self._hand1 = game.all_cards
     self._score = 0
-    if game.is_random_order:
-      self._next = _CHANCE
-      self._prize = 0
-      self._prizes_left = all_cards
-    else:
-      self._next = 0
-      self._prize = game.prize_order[0]
-      self._prizes_left = all_cards & ~(1 << (self._prize - 1))
+    self._next = _CHANCE if game.is_random_order else 0
 
   def current_player(self):
     return self._next
@@ -137,23 +126,40 @@ class IIGoofspielState(pyspiel.State):
     return self._next == _CHANCE
 
   def legal_actions(self, player=None):
-    """The legal actions of `player` (default: the player to move), as pyspiel's."""
+    """The legal actions of `player` (default: the player to move), as pyspiel's.
+
+    Like OpenSpiel's PyState, a chance node answers its outcomes for any player.
+    """
     next_player = self._next
-    if player is not None and player != next_player:
-      if player < 0:
-        raise ValueError(f"No legal actions for pseudo-player {player}.")
-      return []
     if next_player == _TERMINAL:
       return []
     if next_player == _CHANCE:
-      return list(_actions_of(self._prizes_left))
-    return list(_actions_of(self._hand1 if next_player else self._hand0))
+      return list(_actions_of(self._prizes_left_mask()))
+    if player is None or player == next_player:
+      return list(_actions_of(self._hand1 if next_player else self._hand0))
+    if player < 0:
+      raise ValueError(f"No legal actions for pseudo-player {player}.")
+    return []
 
   def _legal_actions(self, player):
     return _actions_of(self._hand1 if player else self._hand0)
 
+  def _prizes_left_mask(self):
+    """Bitmask of the prizes not shown yet (bit k: prize k + 1)."""
+    game = self.get_game()
+    history = self.history()
+    if game.is_random_order:
+      shown = history[0::3]
+    else:
+      shown = game.prize_order[:min(len(history) // 2 + 1, game.num_cards)]
+      shown = [prize - 1 for prize in shown]
+    mask = game.all_cards
+    for action in shown:
+      mask &= ~(1 << action)
+    return mask
+
   def chance_outcomes(self):
-    actions = _actions_of(self._prizes_left)
+    actions = _actions_of(self._prizes_left_mask())
     probability = 1.0 / len(actions)
     return [(a, probability) for a in actions]
 
@@ -163,35 +169,29 @@ class IIGoofspielState(pyspiel.State):
       if action < 0 or not self._hand0 >> action & 1:
         self._raise_illegal(action)
       self._hand0 ^= 1 << action
-      self._bid0 = action
       self._next = 1
     elif next_player == 1:
       hand1 = self._hand1
       if action < 0 or not hand1 >> action & 1:
         self._raise_illegal(action)
+      game = self.get_game()
+      history = self.history()
+      bid0 = history[-1]
+      if bid0 != action:
+        if game.is_random_order:
+          prize = history[-2] + 1
+        else:
+          prize = game.prize_order[game.num_cards - hand1.bit_count()]
+        self._score += prize if bid0 > action else -prize
       hand1 ^= 1 << action
       self._hand1 = hand1
-      if self._bid0 > action:
-        self._score += self._prize
-      elif self._bid0 < action:
-        self._score -= self._prize
       if not hand1:
         self._next = _TERMINAL
       else:
-        prizes_left = self._prizes_left
-        prize_order = self.get_game().prize_order
-        if prize_order is None:
-          self._next = _CHANCE
-        else:
-          prize = prize_order[len(prize_order) - hand1.bit_count()]
-          self._prize = prize
-          self._prizes_left = prizes_left & ~(1 << (prize - 1))
-          self._next = 0
+        self._next = _CHANCE if game.is_random_order else 0
     elif next_player == _CHANCE:
-      if action < 0 or not self._prizes_left >> action & 1:
+      if action < 0 or not self._prizes_left_mask() >> action & 1:
         self._raise_illegal(action)
-      self._prize = action + 1
-      self._prizes_left ^= 1 << action
       self._next = 0
     else:
       raise ValueError(f"Cannot apply action {action}: the game is over.\n{self}")
@@ -220,15 +220,33 @@ class IIGoofspielState(pyspiel.State):
     A card not bid yet is 0; the current turn is included once its prize is known.
     """
     game = self.get_game()
-    history = self.history()
+    cards = [a + 1 for a in self.history()] + [0, 0]
     if game.is_random_order:
-      starts = range(0, len(history), 3)
-      chunks = [[a + 1 for a in history[s:s + 3]] for s in starts]
-    else:
-      num_turns = min(len(history) // 2 + 1, game.num_cards)
-      chunks = [[game.prize_order[t]] + [a + 1 for a in history[2 * t:2 * t + 2]]
-                for t in range(num_turns)]
-    return tuple(tuple(chunk + [0] * (3 - len(chunk))) for chunk in chunks)
+      return tuple(zip(cards[0::3], cards[1::3], cards[2::3]))
+    num_shown = min(len(cards) // 2, game.num_cards)
+    return tuple(zip(game.prize_order[:num_shown], cards[0::2], cards[1::2]))
+
+  def information_state_string(self, player=None):
+    """Perfect recall of `player` (default: the player to move), as pyspiel's.
+
+    Every shown prize with the player's bid and the turn's result from their view,
+    e.g. "p1: Prize(1) Bet(3) won, Prize(2) Bet(1) draw, Prize(3)". Answered in Python
+    for Python callers; the info-state observer returns the same string to C++.
+    """
+    if player is None:
+      player = self._next
+    if player != 0 and player != 1:
+      raise ValueError(f"No information state for player {player}.")
+    parts = []
+    for prize, card0, card1 in self.turns():
+      own = card1 if player else card0
+      if card1:
+        parts.append(f"Prize({prize}) Bet({own}) {result(own, card0 if player else card1)}")
+      elif own:
+        parts.append(f"Prize({prize}) Bet({own})")
+      else:
+        parts.append(f"Prize({prize})")
+    return f"p{player}: {', '.join(parts)}" if parts else f"p{player}:"
 
   def hand(self, player):
     """The cards `player` still holds, ascending."""
@@ -236,7 +254,7 @@ class IIGoofspielState(pyspiel.State):
 
   def prizes_left(self):
     """The prizes not shown yet, ascending."""
-    return tuple(a + 1 for a in _actions_of(self._prizes_left))
+    return tuple(a + 1 for a in _actions_of(self._prizes_left_mask()))
 
   def points(self):
     """The sums of prizes won by player 0 and player 1 so far."""
@@ -309,18 +327,9 @@ class IIGoofspielObserver(common.GameObserver):
       self.dict["prizes_left"][prize - 1] = 1
 
   def observation_string(self, state, player):
-    turns = state.turns()
     if self.kind == common.ObservationKind.INFO_STATE:
-      parts = []
-      for prize, card0, card1 in turns:
-        own, other = (card0, card1) if player == 0 else (card1, card0)
-        part = f"Prize({prize})"
-        if own:
-          part += f" Bet({own})"
-        if card1:
-          part += " " + result(own, other)
-        parts.append(part)
-      return f"p{player}: {', '.join(parts)}".rstrip()
+      return state.information_state_string(player)
+    turns = state.turns()
     prizes_left = " ".join(map(str, state.prizes_left()))
     prize = turns[-1][0] if turns and not state.is_terminal() else "-"
     if self.kind == common.ObservationKind.OBSERVATION:
