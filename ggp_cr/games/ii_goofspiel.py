@@ -105,9 +105,9 @@ class IIGoofspielState(pyspiel.State):
   player 0's points minus player 1's. Everything else (player 0's pending bid, the
   prizes shown, the bid sequences) is read back from `history()` when needed.
 
-  `legal_actions` and `is_chance_node` are answered in Python as well, so that Python
-  callers skip a round trip through C++; C++ callers get the same answers through
-  `_legal_actions` and `current_player`.
+  `legal_actions`, `is_chance_node` and `information_state_string` are answered in
+  Python as well, so that Python callers skip a round trip through C++; C++ callers get
+  the same answers through `_legal_actions`, `current_player` and the observer.
   """
 
   def __init__(self, game):
@@ -252,6 +252,11 @@ class IIGoofspielState(pyspiel.State):
     """The cards `player` still holds, ascending."""
     return tuple(a + 1 for a in _actions_of(self._hand1 if player else self._hand0))
 
+  def current_prize(self):
+    """The prize the players are bidding on, or 0 between turns and at the end."""
+    turns = self.turns()
+    return turns[-1][0] if turns and not turns[-1][2] else 0
+
   def prizes_left(self):
     """The prizes not shown yet, ascending."""
     return tuple(a + 1 for a in _actions_of(self._prizes_left_mask()))
@@ -304,7 +309,7 @@ class IIGoofspielObserver(common.GameObserver):
         if card1:
           self.dict["results"][t, RESULTS.index(result(own, other))] = 1
       return
-    self._fill_prizes(state, turns)
+    self._fill_prizes(state)
     if self.kind == common.ObservationKind.OBSERVATION:
       self.dict["player"][player] = 1
       for card in state.hand(player):
@@ -319,10 +324,11 @@ class IIGoofspielObserver(common.GameObserver):
       if card1:
         self.dict["results"][t, RESULTS.index(result(card0, card1))] = 1
 
-  def _fill_prizes(self, state, turns):
+  def _fill_prizes(self, state):
     """The current prize and the prizes not yet shown."""
-    if turns and not state.is_terminal():
-      self.dict["prize"][turns[-1][0] - 1] = 1
+    prize = state.current_prize()
+    if prize:
+      self.dict["prize"][prize - 1] = 1
     for prize in state.prizes_left():
       self.dict["prizes_left"][prize - 1] = 1
 
@@ -331,7 +337,7 @@ class IIGoofspielObserver(common.GameObserver):
       return state.information_state_string(player)
     turns = state.turns()
     prizes_left = " ".join(map(str, state.prizes_left()))
-    prize = turns[-1][0] if turns and not state.is_terminal() else "-"
+    prize = state.current_prize() or "-"
     if self.kind == common.ObservationKind.OBSERVATION:
       hand = " ".join(map(str, state.hand(player)))
       points = state.points()
