@@ -195,15 +195,15 @@ class CompiledTree:
             f"in information state {self.infoset_keys[infoset]!r}.")
 
   def _tabular_policy_to_slots(self, policy):
-    lookup = policy.state_lookup
-    rows = np.empty(self.num_infosets, dtype=np.int64)
-    for infoset, key in enumerate(self.infoset_keys):
-      row = lookup.get(key)
-      if row is None:
-        raise ValueError(
-            f"The policy has no entry for player {self.infoset_player[infoset]}'s "
-            f"information state {key!r}.")
-      rows[infoset] = row
+    try:
+      rows = np.fromiter(map(policy.state_lookup.__getitem__, self.infoset_keys),
+                         dtype=np.int64, count=self.num_infosets)
+    except KeyError as error:
+      key, = error.args
+      infoset = self.infoset_keys.index(key)
+      raise ValueError(
+          f"The policy has no entry for player {self.infoset_player[infoset]}'s "
+          f"information state {key!r}.") from None
     table = policy.action_probability_array
     if table.shape[1] <= self.infoset_actions.max(initial=0):
       raise ValueError(
