@@ -98,12 +98,13 @@ class IIGoofspielGame(pyspiel.Game):
 
 
 class IIGoofspielState(pyspiel.State):
-  """State as four ints, so that OpenSpiel's clone (a deep copy of them) stays cheap.
+  """State as four or five ints, so that OpenSpiel's clone (a deep copy of them) stays cheap.
 
   `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
   bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
-  player 0's points minus player 1's. Everything else (player 0's pending bid, the
-  prizes shown, the bid sequences) is read back from `history()` when needed.
+  player 0's points minus player 1's. With the random order, `_prizes_left` is the
+  bitmask of the prizes not shown yet. Everything else (player 0's pending bid, the
+  current prize, the bid sequences) is read back from `history()` when needed.
 
   `legal_actions`, `is_chance_node` and `information_state_string` are answered in
   Python as well, so that Python callers skip a round trip through C++; C++ callers get
@@ -114,7 +115,11 @@ class IIGoofspielState(pyspiel.State):
     super().__init__(game)
     self._hand0 = self._hand1 = game.all_cards
     self._score = 0
-    self._next = _CHANCE if game.is_random_order else 0
+    if game.is_random_order:
+      self._next = _CHANCE
+      self._prizes_left = game.all_cards
+    else:
+      self._next = 0
 
   def current_player(self):
     return self._next
@@ -134,7 +139,7 @@ class IIGoofspielState(pyspiel.State):
     if next_player == _TERMINAL:
       return []
     if next_player == _CHANCE:
-      return list(_actions_of(self._prizes_left_mask()))
+      return list(_actions_of(self._prizes_left))
     if player is None or player == next_player:
       return list(_actions_of(self._hand1 if next_player else self._hand0))
     if player < 0:
@@ -147,19 +152,15 @@ class IIGoofspielState(pyspiel.State):
   def _prizes_left_mask(self):
     """Bitmask of the prizes not shown yet (bit k: prize k + 1)."""
     game = self.get_game()
-    history = self.history()
     if game.is_random_order:
-      shown = history[0::3]
-    else:
-      shown = game.prize_order[:min(len(history) // 2 + 1, game.num_cards)]
-      shown = [prize - 1 for prize in shown]
+      return self._prizes_left
     mask = game.all_cards
-    for action in shown:
-      mask &= ~(1 << action)
+    for prize in game.prize_order[:min(len(self.history()) // 2 + 1, game.num_cards)]:
+      mask &= ~(1 << (prize - 1))
     return mask
 
   def chance_outcomes(self):
-    actions = _actions_of(self._prizes_left_mask())
+    actions = _actions_of(self._prizes_left)
     probability = 1.0 / len(actions)
     return [(a, probability) for a in actions]
 
@@ -190,8 +191,9 @@ class IIGoofspielState(pyspiel.State):
       else:
         self._next = _CHANCE if game.is_random_order else 0
     elif next_player == _CHANCE:
-      if action < 0 or not self._prizes_left_mask() >> action & 1:
+      if action < 0 or not self._prizes_left >> action & 1:
         self._raise_illegal(action)
+      self._prizes_left ^= 1 << action
       self._next = 0
     else:
       raise ValueError(f"Cannot apply action {action}: the game is over.\n{self}")
