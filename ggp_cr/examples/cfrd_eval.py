@@ -1,0 +1,240 @@
+r"""One resolving step with a fixed trunk strategy ([S] §6, Table 6.1, Figures 6.4-6.8).
+
+  python -m ggp_cr.examples.cfrd_eval --game=python_leduc --history=0,0,1,2 \
+      --trunk_solver=cfr+ --trunk_iterations=100 --variants=resolve,max_margin,unsafe \
+      --sigmas=0,0.1,0.5 --repeats=5 --iterations=1000 --output=cfrd_eval.csv
+
+A trunk strategy is computed (--trunk_solver for --trunk_iterations) or loaded
+(--trunk_strategy, a slot vector saved by --save_trunk). The subgame is the one
+containing --history (comma-separated action ids from the root; the default is [S]
+Table 6.1's Leduc subgame Deal(0->1), Deal(0->2), Call, Raise), resolved for the player
+acting there. Its gadget is built from the opponent's exact counterfactual best-response
+values (--values=cbr) or its counterfactual values under the trunk (--values=trunk),
+each multiplied by an independent N(1, sigma) factor for every sigma in --sigmas
+(--repeats draws for sigma > 0, as [S] §6 did 50 times), and solved by --solver. The
+combined strategy (trunk, with the resolving player's subgame information sets taken
+from the gadget's average strategy) is evaluated every --eval_every iterations. The
+unsafe gadget ignores the values, so it runs once (first sigma, repeat 0).
+
+One CSV row per evaluation is appended to --output as the run goes: variant, values,
+sigma, repeat, iteration, trunk_exploitability, combined_exploitability,
+gadget_exploitability and margin. Exploitabilities are OpenSpiel's (NashConv / 2; [S]
+reports NashConv, twice these); the gadget's is that of the gadget's average strategy
+in the gadget game. margin is the subgame margin min_I (CBV_trunk(I) − CBV_combined(I))
+over the opponent's root information sets, in unnormalised counterfactual values,
+measured against the exact trunk values whatever --values and --sigmas say. A plot of
+the mean combined exploitability and margin per variant and sigma goes to --plot.
+"""
+
+import csv
+import os
+import sys
+import tempfile
+
+from absl import app
+from absl import flags
+import numpy as np
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import gadgets
+
+_GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
+_HISTORY = flags.DEFINE_string(
+    "history", "0,0,1,2", "Comma-separated action ids from the root to a history of "
+    "the subgame (empty: the root).")
+_ROOTS_BY = flags.DEFINE_enum("roots_by", "augmented", ["augmented", "public"],
+                              "How the subgame's roots are found (gadgets.subgame_root_nodes).")
+_PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
+                               "acting at --history).")
+_TRUNK_SOLVER = flags.DEFINE_enum("trunk_solver", "cfr+", sorted(cfr.PRESETS),
+                                  "Solver preset computing the trunk.")
+_TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 100,
+                                         "Iterations of --trunk_solver.")
+_TRUNK_STRATEGY = flags.DEFINE_string(
+    "trunk_strategy", None, "Load the trunk from this .npy slot vector instead.")
+_SAVE_TRUNK = flags.DEFINE_string("save_trunk", None,
+                                  "Save the trunk's slot vector to this .npy file.")
+_VARIANTS = flags.DEFINE_list("variants", ["resolve"],
+                              f"Gadget variants, of {', '.join(gadgets.VARIANTS)}.")
+_VALUES = flags.DEFINE_enum("values", "cbr", ["cbr", "trunk"],
+                            "Opponent values: exact counterfactual best response, or "
+                            "the opponent's trunk strategy.")
+_SIGMAS = flags.DEFINE_list("sigmas", ["0"], "Relative noise levels sigma >= 0.")
+_REPEATS = flags.DEFINE_integer("repeats", 10, "Noise draws per sigma > 0.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of the noise.")
+_SOLVER = flags.DEFINE_enum("solver", "cfr+", sorted(cfr.PRESETS),
+                            "Solver preset for the gadget.")
+_ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Gadget solver iterations.")
+_EVAL_EVERY = flags.DEFINE_integer("eval_every", 10,
+                                   "Evaluate every this many iterations (and at 1).")
+_OUTPUT = flags.DEFINE_string("output", "cfrd_eval.csv", "CSV path.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output.")
+_PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png).")
+
+COLUMNS = ("variant", "values", "sigma", "repeat", "iteration", "trunk_exploitability",
+           "combined_exploitability", "gadget_exploitability", "margin")
+
+
+def _parse_history(text):
+  try:
+    return [int(a) for a in text.split(",") if a.strip()]
+  except ValueError:
+    raise app.UsageError(f"--history must be comma-separated action ids, got "
+                         f"{text!r}.") from None
+
+
+def _parse_sigmas(texts):
+  try:
+    sigmas = [float(s) for s in texts]
+  except ValueError:
+    raise app.UsageError(f"--sigmas must be numbers, got {texts}.") from None
+  if any(not s >= 0 for s in sigmas):
+    raise app.UsageError(f"--sigmas must be >= 0, got {texts}.")
+  return sigmas
+
+
+def _check_flags():
+  unknown = [v for v in _VARIANTS.value if v not in gadgets.VARIANTS]
+  if unknown or not _VARIANTS.value:
+    raise app.UsageError(f"--variants must be a non-empty list of "
+                         f"{', '.join(gadgets.VARIANTS)}; got {_VARIANTS.value}.")
+  for flag in (_TRUNK_ITERATIONS, _ITERATIONS, _EVAL_EVERY, _REPEATS):
+    if flag.value < 1:
+      raise app.UsageError(f"--{flag.name} must be >= 1, got {flag.value}.")
+  if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
+    raise app.UsageError(f"{_OUTPUT.value} exists; pass --overwrite to replace it.")
+
+
+def _solve(tree, preset, iterations):
+  solver = cfr.GeneralCFRSolver(tree, **cfr.PRESETS[preset])
+  for _ in range(iterations):
+    solver.evaluate_and_update_policy()
+  return solver.average_strategy_slots()
+
+
+def _trunk(tree):
+  if _TRUNK_STRATEGY.value:
+    try:
+      trunk = np.load(_TRUNK_STRATEGY.value, allow_pickle=False)
+    except (OSError, ValueError) as error:
+      raise app.UsageError(f"Cannot read --trunk_strategy: {error}") from None
+    if trunk.shape != (tree.num_infoset_actions,):
+      raise app.UsageError(f"--trunk_strategy has shape {trunk.shape}; {tree.game_string} "
+                           f"needs ({tree.num_infoset_actions},).")
+    return trunk.astype(np.float64)
+  print(f"trunk: {_TRUNK_ITERATIONS.value} iterations of {_TRUNK_SOLVER.value}")
+  trunk = _solve(tree, _TRUNK_SOLVER.value, _TRUNK_ITERATIONS.value)
+  if _SAVE_TRUNK.value:
+    directory = os.path.dirname(os.path.abspath(_SAVE_TRUNK.value))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".npy")
+    with os.fdopen(handle, "wb") as file:
+      np.save(file, trunk)
+    os.replace(temporary, _SAVE_TRUNK.value)
+  return trunk
+
+
+def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels):
+  """Solves one gadget, appending a row every --eval_every iterations."""
+  gadget = gadgets.make_gadget(subgame, variant)
+  gadget_tree = gadget.tree()
+  solver = cfr.GeneralCFRSolver(gadget_tree, **cfr.PRESETS[_SOLVER.value])
+  for iteration in range(1, _ITERATIONS.value + 1):
+    solver.evaluate_and_update_policy()
+    if iteration % _EVAL_EVERY.value and iteration not in (1, _ITERATIONS.value):
+      continue
+    average = solver.average_strategy_slots()
+    combined = gadgets.combine(tree, trunk, gadget, average)
+    append({**labels, "variant": variant, "iteration": iteration,
+            "combined_exploitability": best_response.exploitability_slots(tree, combined),
+            "gadget_exploitability": best_response.exploitability_slots(gadget_tree,
+                                                                        average),
+            "margin": gadgets.subgame_margin(tree, subgame, combined, exact_values)})
+
+
+def _plot(csv_path, png_path):
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  frame = pd.read_csv(csv_path)
+  means = frame.groupby(["variant", "sigma", "iteration"], as_index=False).mean(
+      numeric_only=True)
+  figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 8), sharex=True)
+  for (variant, sigma), group in means.groupby(["variant", "sigma"]):
+    label = f"{variant}, σ={sigma:g}"
+    top.plot(group["iteration"], group["combined_exploitability"], label=label)
+    bottom.plot(group["iteration"], group["margin"], label=label)
+  top.axhline(frame["trunk_exploitability"].iloc[0], color="black", linestyle="--",
+              label="trunk")
+  top.set_yscale("log")
+  top.set_ylabel("combined exploitability (NashConv / 2)")
+  top.legend()
+  bottom.axhline(0.0, color="black", linewidth=0.5)
+  bottom.set_xscale("log")
+  bottom.set_xlabel("gadget solver iterations")
+  bottom.set_ylabel("subgame margin")
+  figure.suptitle(f"{_GAME.value}, subgame at [{_HISTORY.value}], "
+                  f"{_VALUES.value} values")
+  figure.tight_layout()
+  figure.savefig(png_path, dpi=120)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  _check_flags()
+  history = _parse_history(_HISTORY.value)
+  sigmas = _parse_sigmas(_SIGMAS.value)
+  try:
+    game = pyspiel.load_game(_GAME.value)
+  except pyspiel.SpielError as error:
+    reason = str(error).split(" Available games are")[0]
+    raise app.UsageError(f"Cannot load game {_GAME.value!r}: {reason}") from None
+  try:
+    tree = compiled_tree.compile_game(game)
+    gadgets.history_node(tree, history)
+    trunk = _trunk(tree)
+    subgame = gadgets.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
+                                         _VALUES.value, _ROOTS_BY.value)
+  except ValueError as error:
+    print(f"error: {error}", file=sys.stderr)
+    return 1
+  exact_values = gadgets.opponent_root_values(tree, trunk, subgame)
+  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
+  print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
+
+  rng = np.random.default_rng(_SEED.value)
+  with open(_OUTPUT.value, "w", newline="", encoding="utf-8") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer.writeheader()
+
+    def append(row):
+      writer.writerow(row)
+      file.flush()
+      print(f"{row['variant']:>10} σ={row['sigma']:<5g} #{row['repeat']:<3} "
+            f"it {row['iteration']:>6}: combined {row['combined_exploitability']:.6g}  "
+            f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}")
+
+    for sigma in sigmas:
+      for repeat in range(_REPEATS.value if sigma > 0 else 1):
+        noisy = subgame.with_noise(sigma, rng)
+        labels = {"values": _VALUES.value, "sigma": sigma, "repeat": repeat,
+                  "trunk_exploitability": trunk_exploitability}
+        for variant in _VARIANTS.value:
+          if variant == "unsafe" and (sigma != sigmas[0] or repeat > 0):
+            continue
+          _evaluate_gadget(tree, trunk, noisy, exact_values, variant, append, labels)
+  png_path = _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png"
+  _plot(_OUTPUT.value, png_path)
+  print(f"wrote {_OUTPUT.value} and {png_path}")
+  return 0
+
+
+if __name__ == "__main__":
+  app.run(main)
