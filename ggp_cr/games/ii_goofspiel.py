@@ -41,10 +41,10 @@ _ACTIONS_OF_MASK = {}
 
 
 def _actions_of(mask):
-  """The sorted actions whose bits are set in `mask`, as a list shared by all callers."""
+  """The sorted actions whose bits are set in `mask`, as a tuple shared by all callers."""
   actions = _ACTIONS_OF_MASK.get(mask)
   if actions is None:
-    actions = [a for a in range(mask.bit_length()) if mask >> a & 1]
+    actions = tuple(a for a in range(mask.bit_length()) if mask >> a & 1)
     _ACTIONS_OF_MASK[mask] = actions
   return actions
 
