@@ -1,0 +1,199 @@
+"""Tournaments: resumable CSV, executors with equal results, summaries, clear errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from ggp_cr.algorithms import tournament
+
+
+def _config(players=("random", "ismcts(simulations=20)"), matches=3, **kwargs):
+  return tournament.TournamentConfig.create("python_rps", list(players), matches,
+                                            **kwargs)
+
+
+def _sorted(rows):
+  return (rows[tournament.DETERMINISTIC_COLUMNS]
+          .sort_values(["pair", "seating", "match"]).reset_index(drop=True))
+
+
+def test_random_vs_random_on_rps_has_mean_near_zero(tmp_path):
+  config = _config(["random"], matches=200, self_play=True)
+  rows = tournament.run_tournament(config, tmp_path / "r.csv", progress=None)
+  summary = tournament.summarize(rows)
+  assert len(summary) == 1 and summary["matches"][0] == 400
+  assert abs(summary["mean"][0]) < 0.15
+  assert 0.05 < summary["ci95"][0] < 0.12  # 1.96 * sqrt(2/3) / 20 = 0.080
+
+
+def test_plan_covers_both_seatings_of_every_pair():
+  config = _config(["random", "ismcts(10)", "ismcts(20)"], matches=2)
+  planned = tournament.plan(config)
+  assert len(planned) == 3 * 2 * 2
+  assert len({p.key for p in planned}) == len(planned)
+  assert {p.seats for p in planned if p.pair == 0} == {
+      ("random", "ismcts(10)"), ("ismcts(10)", "random")}
+
+
+def test_rerun_after_truncation_plays_only_missing_matches(tmp_path, monkeypatch):
+  output = tmp_path / "t.csv"
+  config = _config(matches=4)
+  full = tournament.run_tournament(config, output, progress=None)
+  lines = output.read_bytes().splitlines(keepends=True)
+  # Keep the header and 5 rows, then half of the next row, as a crash mid-write would.
+  output.write_bytes(b"".join(lines[:6]) + lines[6][:10])
+  played = []
+  original = tournament.play_planned
+  monkeypatch.setattr(tournament, "play_planned",
+                      lambda c, p: played.append(p.key) or original(c, p))
+  resumed = tournament.run_tournament(config, output, progress=None)
+  assert len(played) == len(full) - 5
+  assert len(resumed) == len(full) == 8
+  assert not resumed.duplicated(["pair", "seating", "match"]).any()
+  pd.testing.assert_frame_equal(_sorted(resumed), _sorted(full))
+  played.clear()
+  tournament.run_tournament(config, output, progress=None)
+  assert not played
+
+
+def test_killed_tournament_resumes_with_exactly_the_planned_matches(tmp_path):
+  output = tmp_path / "killed.csv"
+  players = ["random", "ismcts(simulations=200)"]
+  command = [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+             f"--player={players[0]}", f"--player={players[1]}", "--matches=15",
+             "--workers=1", f"--output={output}", "--progress_seconds=100"]
+  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+  try:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+      if output.exists() and output.read_bytes().count(b"\n") >= 5:
+        break
+      time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)
+  finally:
+    process.wait()
+  assert process.returncode == -signal.SIGKILL, "the run ended before it was killed"
+  rows_at_kill = output.read_bytes().count(b"\n") - 1
+  assert 4 <= rows_at_kill < 30
+  config = tournament.TournamentConfig.create("python_rps", players, 15)
+  rows = tournament.run_tournament(config, output, progress=None)
+  keys = list(zip(rows["pair"], rows["seating"], rows["match"]))
+  assert sorted(keys) == sorted(p.key for p in tournament.plan(config))
+  for planned in tournament.plan(config)[:3] + tournament.plan(config)[-2:]:
+    expected = tournament.play_planned(config.to_json(), planned)
+    got = rows[(rows["seating"] == planned.seating) & (rows["match"] == planned.index)]
+    assert len(got) == 1
+    for column in tournament.DETERMINISTIC_COLUMNS:
+      assert got.iloc[0][column] == expected[column], column
+
+
+def test_process_pool_and_ray_give_the_in_process_results(tmp_path):
+  config = _config(matches=3)
+  in_process = tournament.run_tournament(config, tmp_path / "one.csv", progress=None)
+  pool = tournament.run_tournament(config, tmp_path / "pool.csv", workers=2,
+                                   progress=None)
+  pd.testing.assert_frame_equal(_sorted(pool), _sorted(in_process))
+  pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
+  on_ray = tournament.run_tournament(config, tmp_path / "ray.csv", workers=2,
+                                     executor="ray", progress=None)
+  pd.testing.assert_frame_equal(_sorted(on_ray), _sorted(in_process))
+
+
+def test_mismatched_results_file_is_refused_and_left_intact(tmp_path):
+  output = tmp_path / "m.csv"
+  tournament.run_tournament(_config(matches=2), output, progress=None)
+  before = output.read_bytes()
+  with pytest.raises(ValueError, match="different tournament configuration.*matches: "
+                     "file has 2, this run has 3"):
+    tournament.run_tournament(_config(matches=3), output, progress=None)
+  with pytest.raises(ValueError, match="seed: file has 0, this run has 5"):
+    tournament.run_tournament(_config(matches=2, seed=5), output, progress=None)
+  assert output.read_bytes() == before
+  tournament.sidecar_path(output).unlink()
+  with pytest.raises(ValueError, match="configuration file m.config.json is missing"):
+    tournament.run_tournament(_config(matches=2), output, progress=None)
+  foreign = tmp_path / "foreign.csv"
+  foreign.write_text("a,b\n1,2\n")
+  with pytest.raises(ValueError, match="does not start with the tournament CSV header"):
+    tournament.run_tournament(_config(), foreign, progress=None)
+  assert foreign.read_text() == "a,b\n1,2\n"
+
+
+def test_unwritable_output_fails_before_any_match(tmp_path, monkeypatch):
+  monkeypatch.setattr(tournament, "play_planned",
+                      lambda *args: pytest.fail("a match was played"))
+  blocker = tmp_path / "plain_file"
+  blocker.write_text("")
+  with pytest.raises(ValueError, match="Cannot write --output"):
+    tournament.run_tournament(_config(), blocker / "r.csv", progress=None)
+  with pytest.raises(ValueError, match="is a directory"):
+    tournament.run_tournament(_config(), tmp_path, progress=None)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(players=["random", "random"]), "listed twice"),
+    (dict(players=["random"]), "at least two players"),
+    (dict(players=["random", "human"]), "interactive"),
+    (dict(players=["random", "alphago"]), "Unknown player 'alphago'"),
+    (dict(matches=0), "matches must be >= 1"),
+    (dict(preplay="5"), "needs a unit"),
+    (dict(game="no_such_game"), "unknown game name"),
+    (dict(game="kuhn_poker(players=3)"), "two-player game"),
+])
+def test_bad_configuration_is_a_clear_error(kwargs, message):
+  arguments = dict(game="python_rps", players=["random", "ismcts(10)"], matches=1)
+  arguments.update(kwargs)
+  with pytest.raises(ValueError, match=message):
+    tournament.TournamentConfig.create(arguments.pop("game"), arguments.pop("players"),
+                                       arguments.pop("matches"), **arguments)
+
+
+def test_bad_executor_and_missing_ray_are_explained(tmp_path, monkeypatch):
+  with pytest.raises(ValueError, match="executor must be one of local, ray"):
+    tournament.run_tournament(_config(), tmp_path / "x.csv", executor="slurm")
+  monkeypatch.setitem(sys.modules, "ray", None)
+  with pytest.raises(ValueError, match='pip install -e ".\\[ray\\]"'):
+    tournament.run_tournament(_config(), tmp_path / "x.csv", executor="ray")
+
+
+def test_summary_matrix_and_heatmap(tmp_path):
+  rows = pd.DataFrame({
+      "pair": [0, 0, 0, 0], "seating": [0, 1, 0, 1], "match": [0, 0, 1, 1],
+      "row_player": ["a"] * 4, "col_player": ["b"] * 4,
+      "row_payoff": [1.0, 0.0, 1.0, 2.0], "col_payoff": [-1.0, 0.0, -1.0, -2.0]})
+  summary = tournament.summarize(rows)
+  assert summary["mean"][0] == pytest.approx(1.0)
+  assert summary["ci95"][0] == pytest.approx(1.96 * (2 / 3) ** 0.5 / 2)
+  assert summary["mean_as_player1"][0] == pytest.approx(1.0)
+  assert "+1.000 ± 0.800" in tournament.format_summary(summary)
+  means, cis = tournament.payoff_matrix(rows, ["a", "b"])
+  assert means.loc["a", "b"] == 1.0 and means.loc["b", "a"] == -1.0
+  assert pd.isna(means.loc["a", "a"]) and cis.loc["b", "a"] == cis.loc["a", "b"]
+  path = tmp_path / "h.png"
+  tournament.plot_heatmap(means, cis, path, "test")
+  assert path.stat().st_size > 1000
+
+
+def test_example_writes_summary_and_heatmap(tmp_path):
+  output = tmp_path / "ex.csv"
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+       "--player=random", "--player=ismcts(10)", "--matches=2", "--workers=1",
+       f"--output={output}"], capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert "random" in result.stdout and "±" in result.stdout
+  assert (tmp_path / "ex.summary.csv").exists() and (tmp_path / "ex.heatmap.png").exists()
+  config = json.loads(tournament.sidecar_path(output).read_text())
+  assert config["players"] == ["random", "ismcts(10)"] and config["matches"] == 2
+  bad = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.tournament", "--player=random",
+       "--player=ismcts(10)", "--matches=3", f"--output={output}"],
+      capture_output=True, text=True, timeout=120)
+  assert bad.returncode == 1 and "different tournament configuration" in bad.stderr
