@@ -11,6 +11,8 @@ of prizes won, `point_difference` pays the difference of the sums.
 Action k of a player bids card k + 1; chance action k reveals prize k + 1.
 """
 
+import functools
+
 import pyspiel
 
 from ggp_cr.games import common
@@ -36,17 +38,14 @@ _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 WON, DRAW, LOST = "won", "draw", "lost"
 RESULTS = (WON, DRAW, LOST)
 
-# The actions of every set of cards, keyed by its bitmask (bit k: card k + 1).
-_ACTIONS_OF_MASK = {}
 
-
+@functools.lru_cache(maxsize=1 << 16)
 def _actions_of(mask):
-  """The sorted actions whose bits are set in `mask`, as a tuple shared by all callers."""
-  actions = _ACTIONS_OF_MASK.get(mask)
-  if actions is None:
-    actions = tuple(a for a in range(mask.bit_length()) if mask >> a & 1)
-    _ACTIONS_OF_MASK[mask] = actions
-  return actions
+  """The sorted actions whose bits are set in `mask` (bit k: card or prize k + 1).
+
+  Cached, so callers share the returned tuple.
+  """
+  return tuple(a for a in range(mask.bit_length()) if mask >> a & 1)
 
 
 def result(own, other):
