@@ -51,7 +51,6 @@ import math
 
 import numba
 import numpy as np
-from open_spiel.python import policy as policy_lib
 from open_spiel.python.observation import make_observation
 import pyspiel
 
