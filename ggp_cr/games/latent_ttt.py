@@ -32,11 +32,14 @@ _NUM_CELLS = 9
 _ALL_CELLS = (1 << _NUM_CELLS) - 1
 _NO_MOVE = -1
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_ENEMY_SHIFT = 9
+_ENEMY_COUNT_SHIFT = 18
+_PENDING_SHIFT = 22
 
-# A player makes at most 8 moves: before its (k + 1)-th move it has k marks of its own
-# and a pending move, and needs k + 1 < 9.
-_MAX_MOVES_PER_PLAYER = 8
-_MAX_GAME_LENGTH = 2 * _MAX_MOVES_PER_PLAYER
+# The longest history has 10 moves, 5 per player: found by walking the whole tree
+# (4,854,291 histories), which the slow test in tests/test_latent_ttt.py repeats.
+_MAX_GAME_LENGTH = 10
+_MAX_MOVES_PER_PLAYER = 5
 
 _LINES = tuple(
     sum(1 << cell for cell in line) for line in (
@@ -83,21 +86,19 @@ class LatentTTTGame(pyspiel.Game):
 
 
 class LatentTTTState(pyspiel.State):
-  """State: the player to move and both players' views, as bit masks and counters.
+  """State: the player to move and both players' views, one packed int per player.
 
-  For player p (0 = X, 1 = O): `mine{p}` and `enemy{p}` are masks of the cells p sees as
-  its own or the opponent's, `enemy_count{p}` counts revealed enemy marks (including those
-  overwritten by p's own move), `pending{p}` is p's unrevealed last move or -1. The count
-  of p's own marks is the size of `mine{p}`: a mine mark is never overwritten.
+  View layout: bits 0-8 the cells the player sees as its own marks, bits 9-17 those it
+  sees as the opponent's, bits 18-21 the number of revealed enemy marks (counting those
+  its own move overwrote), bits 22-25 its pending move + 1 (0 if none). The number of a
+  player's own marks is the size of its own mask: an own mark is never overwritten.
   """
 
   def __init__(self, game):
     super().__init__(game)
     self.player = 0
-    self.mine0 = self.mine1 = 0
-    self.enemy0 = self.enemy1 = 0
-    self.enemy_count0 = self.enemy_count1 = 0
-    self.pending0 = self.pending1 = _NO_MOVE
+    self.view0 = 0
+    self.view1 = 0
 
   def current_player(self):
     return self.player
@@ -116,45 +117,43 @@ class LatentTTTState(pyspiel.State):
     return self._legal_actions(self.player)
 
   def _legal_actions(self, player):
-    # The pending move is always a mine mark in the player's view, so it is known.
-    if player:
-      return list(_UNKNOWN_CELLS[self.mine1 | self.enemy1])
-    return list(_UNKNOWN_CELLS[self.mine0 | self.enemy0])
+    # The pending move is always an own mark in the player's view, so it is known.
+    view = self.view1 if player else self.view0
+    return list(_UNKNOWN_CELLS[(view | view >> _ENEMY_SHIFT) & _ALL_CELLS])
 
   def _apply_action(self, action):
     player = self.player
     if player == _TERMINAL:
       raise ValueError(f"Cannot apply action {action} to a terminal state:\n{self}")
-    if player:
-      mine, enemy, enemy_count, revealed = (
-          self.mine1, self.enemy1, self.enemy_count1, self.pending0)
-    else:
-      mine, enemy, enemy_count, revealed = (
-          self.mine0, self.enemy0, self.enemy_count0, self.pending1)
+    own, other = (self.view1, self.view0) if player else (self.view0, self.view1)
+    mine = own & _ALL_CELLS
+    enemy = own >> _ENEMY_SHIFT & _ALL_CELLS
+    enemy_count = own >> _ENEMY_COUNT_SHIFT & 15
     known = mine | enemy
     if not 0 <= action < _NUM_CELLS or known >> action & 1:
       raise ValueError(
           f"Illegal action {action} for player {player} in state:\n{self}\n"
           f"legal actions: {self._legal_actions(player)}")
+    revealed = (other >> _PENDING_SHIFT) - 1
     if revealed != _NO_MOVE and not known >> revealed & 1:
       enemy |= 1 << revealed
       enemy_count += 1
     mine |= 1 << action
     enemy &= ~(1 << action)
+    own = (mine | enemy << _ENEMY_SHIFT | enemy_count << _ENEMY_COUNT_SHIFT
+           | (action + 1) << _PENDING_SHIFT)
     if player:
-      self.mine1, self.enemy1, self.enemy_count1, self.pending1 = (
-          mine, enemy, enemy_count, action)
+      self.view1 = own
     else:
-      self.mine0, self.enemy0, self.enemy_count0, self.pending0 = (
-          mine, enemy, enemy_count, action)
+      self.view0 = own
     self.player = _TERMINAL if self._game_over(1 - player) else 1 - player
 
   def _game_over(self, next_player):
     """The thesis's terminal test, with `next_player` to move next."""
-    if (self.mine0.bit_count() + self.enemy_count0 + (self.pending0 != _NO_MOVE) >= 9
-        or self.mine1.bit_count() + self.enemy_count1 + (self.pending1 != _NO_MOVE) >= 9):
-      return True
-    return _HAS_LINE[self.mine1] or (next_player == 0 and _HAS_LINE[self.mine0])
+    x_view, o_view = self.view0, self.view1
+    return (not _has_legal_move(x_view) or not _has_legal_move(o_view)
+            or _HAS_LINE[o_view & _ALL_CELLS]
+            or (next_player == 0 and _HAS_LINE[x_view & _ALL_CELLS]))
 
   def _action_to_string(self, player, action):
     return f"Mark({action})"
@@ -162,17 +161,21 @@ class LatentTTTState(pyspiel.State):
   def returns(self):
     if self.player != _TERMINAL:
       return [0.0, 0.0]
-    x_won = _HAS_LINE[self.mine0]
-    o_won = _HAS_LINE[self.mine1]
+    x_won = _HAS_LINE[self.view0 & _ALL_CELLS]
+    o_won = _HAS_LINE[self.view1 & _ALL_CELLS]
     if x_won == o_won:
       return [0.0, 0.0]
     return [1.0, -1.0] if x_won else [-1.0, 1.0]
 
   def view(self, player):
-    """Player's view as (mine mask, enemy mask, pending cell or -1)."""
-    if player:
-      return self.mine1, self.enemy1, self.pending1
-    return self.mine0, self.enemy0, self.pending0
+    """Player's view as (own marks mask, enemy marks mask, pending cell or -1)."""
+    view = self.view1 if player else self.view0
+    return (view & _ALL_CELLS, view >> _ENEMY_SHIFT & _ALL_CELLS,
+            (view >> _PENDING_SHIFT) - 1)
+
+  def enemy_count(self, player):
+    """Player's counter of revealed enemy marks (those overwritten included)."""
+    return (self.view1 if player else self.view0) >> _ENEMY_COUNT_SHIFT & 15
 
   def moves_with_reveals(self, player):
     """Player's information: [(own move, opponent move revealed then, or -1)]."""
@@ -184,6 +187,12 @@ class LatentTTTState(pyspiel.State):
     return " ".join(
         f"{'XO'[p]}:{_board_string(*self.view(p), p)}" for p in (0, 1)) + (
             f" to move:{self.player}")
+
+
+def _has_legal_move(view):
+  """has_legal of the thesis: own marks + enemy marks + pending move < 9."""
+  return ((view & _ALL_CELLS).bit_count() + (view >> _ENEMY_COUNT_SHIFT & 15)
+          + (view >> _PENDING_SHIFT > 0) < _NUM_CELLS)
 
 
 def _board_string(mine, enemy, pending, player):
@@ -202,9 +211,9 @@ def _board_string(mine, enemy, pending, player):
 
 
 class LatentTTTObserver(common.GameObserver):
-  """Info state: own moves with the reveals seen then. Observation: the player's current
-  view (the thesis's imperfect-recall information set) and its pending move. Public: the
-  number of moves made."""
+  """Info state: own moves with the reveals seen then, e.g. `p0:4/- 8/0` (X marked 4,
+  then marked 8 and saw O's 0). Observation: the player's current view (the thesis's
+  imperfect-recall information set) with its pending move. Public: moves made."""
 
   def tensor_layout(self, kind):
     if kind == common.ObservationKind.PUBLIC:
