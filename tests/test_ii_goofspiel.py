@@ -1,4 +1,4 @@
-"""Tests of python_ii_goofspiel: rules, sizes, views, bad input, and the OpenSpiel peer."""
+"""Tests of python_ii_goofspiel: rules, sizes, views, bad input and the OpenSpiel peer."""
 
 import numpy as np
 import pytest
@@ -159,7 +159,8 @@ def test_python_answers_match_openspiel_base_class(points_order):
 @pytest.mark.parametrize("points_order", ["ascending", "random"])
 def test_views_are_consistent(points_order):
   """Info-state tensors split histories exactly as the strings do; public views agree."""
-  game = pyspiel.load_game(f"python_ii_goofspiel(num_cards=3,points_order={points_order})")
+  game = pyspiel.load_game(
+      f"python_ii_goofspiel(num_cards=3,points_order={points_order})")
   public = game.make_py_observer(PUBLIC)
   string_of_tensor = {}
   strings = set()
@@ -215,7 +216,8 @@ def test_wrong_parameter_type_fails():
     ("python_ii_goofspiel(num_cards=3)", [], -2),
     ("python_ii_goofspiel(num_cards=3)", [1, 0], 1),  # p0 bid card 2 already
     ("python_ii_goofspiel(num_cards=3)", [1, 0, 2], 0),  # p1 bid card 1 already
-    ("python_ii_goofspiel(num_cards=3,points_order=random)", [1, 0, 0], 1),  # prize 2 shown
+    # Prize 2 was shown already.
+    ("python_ii_goofspiel(num_cards=3,points_order=random)", [1, 0, 0], 1),
     ("python_ii_goofspiel(num_cards=1)", [0, 0], 0),  # game over
 ])
 def test_illegal_actions_raise(game_string, prefix, action):

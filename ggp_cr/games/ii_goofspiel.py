@@ -97,7 +97,7 @@ class IIGoofspielGame(pyspiel.Game):
 
 
 class IIGoofspielState(pyspiel.State):
-  """State as four or five ints, so that OpenSpiel's clone (a deep copy of them) stays cheap.
+  """State as four or five ints, so that OpenSpiel's clone (deep copies) stays cheap.
 
   `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
   bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
@@ -240,9 +240,9 @@ class IIGoofspielState(pyspiel.State):
       raise ValueError(f"No information state for player {player}.")
     parts = []
     for prize, card0, card1 in self.turns():
-      own = card1 if player else card0
+      own, other = (card1, card0) if player else (card0, card1)
       if card1:
-        parts.append(f"Prize({prize}) Bet({own}) {result(own, card0 if player else card1)}")
+        parts.append(f"Prize({prize}) Bet({own}) {result(own, other)}")
       elif own:
         parts.append(f"Prize({prize}) Bet({own})")
       else:
