@@ -161,3 +161,13 @@ def test_a_bot_choosing_an_illegal_action_is_reported():
   game = players.load_game("python_rps")
   with pytest.raises(ValueError, match="chose action 99, which is not legal"):
     matches.play(game, [Cheater(), Cheater()], 0, ["cheater", "cheater"])
+
+
+def test_search_players_take_simulations_from_an_iteration_budget():
+  game = players.load_game("kuhn_poker")
+  bot = players.make_bot("ismcts", game, 0, 1, players.Budget.parse("0", "37it"))
+  assert bot._max_simulations == 37  # pylint: disable=protected-access
+  bot = players.make_bot("ismcts(5)", game, 0, 1, players.Budget.parse("0", "37it"))
+  assert bot._max_simulations == 5  # pylint: disable=protected-access
+  with pytest.raises(ValueError, match="not seconds.*'500it'"):
+    players.make_bot("ismcts", game, 0, 1, players.Budget.parse("0", "2s"))

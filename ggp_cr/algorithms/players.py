@@ -113,7 +113,8 @@ class PlayerType:
   def usage(self):
     if not self.parameters:
       return self.name
-    args = ",".join(f"{p.name}={p.default}" for p in self.parameters)
+    args = ",".join(p.name if p.default is None else f"{p.name}={p.default}"
+                    for p in self.parameters)
     return f"{self.name}({args})"
 
 
@@ -335,8 +336,20 @@ def _check_sequential(game, name):
     raise ValueError(f"Player {name} needs a game with terminal rewards.")
 
 
+def _simulations(name, simulations, budget):
+  """Explicit simulations, else the per-move budget in iterations, else 1000."""
+  if simulations is not None:
+    return simulations
+  if budget.move.seconds:
+    raise ValueError(
+        f"Player {name} runs a number of simulations, not seconds; give the per-move "
+        f"budget in iterations ('500it') or set {name}(simulations=...).")
+  return budget.move.iterations or 1000
+
+
 def _build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
-  del player_id, budget
+  del player_id
+  simulations = _simulations("mcts", simulations, budget)
   _check_sequential(game, "mcts")
   if game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION:
     raise ValueError(
@@ -350,8 +363,9 @@ def _build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
 register_player(
     "mcts", "OpenSpiel's Python UCT search (perfect-information games only)",
     _build_mcts,
-    (Parameter("simulations", int_parameter("simulations", 1), 1000,
-               "simulations per move (the time budget is not used)"),
+    (Parameter("simulations", int_parameter("simulations", 1), None,
+               "simulations per move (default: the per-move budget in iterations, "
+               "else 1000; no time budgets)"),
      Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
      Parameter("rollouts", int_parameter("rollouts", 1), 1,
                "random rollouts per leaf evaluation")))
@@ -438,7 +452,8 @@ _ISMCTS_FINAL_POLICY = {
 
 def _build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
                   final_policy):
-  del player_id, budget
+  del player_id
+  simulations = _simulations("ismcts", simulations, budget)
   _check_sequential(game, "ismcts")
   if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
     raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
@@ -447,7 +462,11 @@ def _build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
   bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
                          simulations, random_state=rng,
                          final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
-  if not _supports_resampling(game):
+  if _supports_resampling(game):
+    # The game's own resampler, drawing from the bot's seeded generator.
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(
+        player, rng.uniform))
+  else:
     bot.set_resampler(InfostateResampler(game, rng))
   return bot
 
@@ -457,8 +476,9 @@ register_player(
     "OpenSpiel's Python information-set MCTS (Cowling et al. 2011); on Python games "
     "it samples histories by enumeration (small games)",
     _build_ismcts,
-    (Parameter("simulations", int_parameter("simulations", 1), 1000,
-               "simulations per move (the time budget is not used)"),
+    (Parameter("simulations", int_parameter("simulations", 1), None,
+               "simulations per move (default: the per-move budget in iterations, "
+               "else 1000; no time budgets)"),
      Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
      Parameter("rollouts", int_parameter("rollouts", 1), 1,
                "random rollouts per leaf evaluation"),

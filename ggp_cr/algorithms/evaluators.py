@@ -1,0 +1,292 @@
+"""Player evaluators: the strategy an online player plays, and its exploitability ([S] §3.5).
+
+An online player computes its strategy move by move, so its strategy for the whole game
+has to be assembled from many decisions:
+
+* `traversing_evaluation` (exact, small games; [S] TraversingEvaluator): for every
+  information set I of either player, a fresh bot (same seed, same pre-play) replays one
+  history of I as the player would have seen it in a match: it is told the chance and
+  opponent moves (`inform_action`), chooses at each of its earlier decision points with
+  its per-move budget and is then held to the history's action (`force_action`, when
+  the bot provides it; bots without it must read their own past moves from the state),
+  and finally reports its policy at I (`step_with_policy`). Using one seed per player
+  makes every replay the same player instance up to the point where the histories part,
+  like the thesis's copying of the player object.
+* `game_playing_evaluation` (Lisý et al. 2015's aggregate method, [S] GamePlayingEvaluator):
+  play matches against a random opponent (seats alternate; the opponent avoids moves
+  that end the match when it can, as in the thesis's implementation, so matches reach
+  deeper information sets) and aggregate the strategies computed along the way. Each
+  decision contributes the policy at its information set; a bot that also reports what
+  its computation produced for later information sets (method `computed_strategy()`,
+  returning {information state string: {action: weight}} with unnormalised average-
+  strategy sums, scoped as in [S] §3.5) contributes those too. weighting="visits"
+  adds the sums as given, so information sets the search visited more weigh more
+  (Lisý et al.); "uniform" normalises every contribution first (CFRPlayground's
+  StrategyAggregatorListener). Information sets never reached play uniformly.
+
+Both return an `Evaluation` holding an OpenSpiel TabularPolicy of the whole game and its
+exact NashConv (what [S] calls exploitability) and OpenSpiel exploitability (NashConv/2),
+from `best_response` on the compiled tree.
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+import pyspiel
+from open_spiel.python.bots import uniform_random
+
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import matches
+from ggp_cr.algorithms import players
+
+WEIGHTINGS = ("visits", "uniform")
+
+
+@dataclasses.dataclass
+class Evaluation:
+  """The assembled strategy of a player and how exploitable it is."""
+  evaluator: str
+  policy: object = None
+  nash_conv: float = float("nan")
+  exploitability: float = float("nan")
+  decisions: int = 0
+  mean_init_seconds: float = 0.0
+  mean_move_seconds: float = 0.0
+  infosets_defined: int = 0
+  infosets_total: int = 0
+  matches: int = 0
+  seconds: float = 0.0
+
+
+def _bot_factory(player, game, budget):
+  """(player_id, seed) -> Bot, from a player string/PlayerSpec or a factory callable."""
+  if callable(player) and not isinstance(player, (str, players.PlayerSpec)):
+    return lambda player_id, seed: player(game, player_id, seed, budget)
+  spec = players.parse_player(player)
+  if spec.interactive:
+    raise ValueError(f"Player {spec} is interactive and cannot be evaluated.")
+  return lambda player_id, seed: players.make_bot(spec, game, player_id, seed, budget)
+
+
+def _player_seeds(seed):
+  return [int(s) for s in np.random.SeedSequence(seed, spawn_key=(2,)).generate_state(2)]
+
+
+def _policy_of(bot, state, player):
+  """The bot's (policy as {action: probability}, chosen action) at `state`, checked."""
+  try:
+    pairs, chosen = bot.step_with_policy(state)
+  except (pyspiel.SpielError, RuntimeError, NotImplementedError) as error:
+    raise ValueError(f"The player does not report its policy (step_with_policy): "
+                     f"{error}") from None
+  legal = set(state.legal_actions(player))
+  probabilities = {}
+  for action, probability in pairs:
+    if probability > 0 and action not in legal:
+      raise ValueError(f"The player gives probability {probability} to illegal action "
+                       f"{action} at {state.information_state_string(player)!r}.")
+    probabilities[int(action)] = probabilities.get(int(action), 0.0) + float(probability)
+  total = sum(probabilities.values())
+  if not total > 0:
+    raise ValueError("The player reported a policy with no positive probability at "
+                     f"{state.information_state_string(player)!r}.")
+  return {a: p / total for a, p in probabilities.items() if a in legal}, int(chosen)
+
+
+def _fill(tree, slots, infoset, probabilities):
+  offset = int(tree.infoset_action_offset[infoset])
+  count = int(tree.infoset_num_actions[infoset])
+  actions = tree.infoset_actions[offset:offset + count].tolist()
+  row = np.array([probabilities.get(a, 0.0) for a in actions])
+  slots[offset:offset + count] = row / row.sum()
+
+
+def _finish(evaluation, tree, slots, start):
+  result = best_response.nash_conv_slots(tree, slots)
+  evaluation.policy = tree.slots_to_tabular_policy(slots)
+  evaluation.nash_conv = result.nash_conv
+  evaluation.exploitability = result.nash_conv / 2
+  evaluation.infosets_total = tree.num_infosets
+  evaluation.seconds = time.perf_counter() - start
+  return evaluation
+
+
+def _check_sequential(game):
+  if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    raise ValueError(f"Evaluators need a sequential game; load {game} with "
+                     "pyspiel.load_game_as_turn_based.")
+
+
+def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progress=None,
+                          progress_seconds=5.0):
+  """Asks the player at every information set of the game; exact ([S] §3.5).
+
+  Args:
+    game: a small two-player zero-sum sequential perfect-recall pyspiel game.
+    player: a player string / PlayerSpec, or a callable
+      (game, player_id, seed, budget) -> pyspiel.Bot.
+    budget: pre-play and per-move limits given to every bot.
+    seed: base seed; each seat's bot gets one seed used for all its replays.
+    progress: optional callable taking a line of text.
+  """
+  _check_sequential(game)
+  start = time.perf_counter()
+  tree = compiled_tree.cached_tree(game)
+  make = _bot_factory(player, game, budget)
+  seeds = _player_seeds(seed)
+  slots = tree.uniform_slots()
+  evaluation = Evaluation("traversing")
+  init_seconds = move_seconds = 0.0
+  last_report = time.monotonic()
+  for done, (infoset, target) in enumerate(tree.infoset_states(), 1):
+    acting = int(tree.infoset_player[infoset])
+    clock = time.perf_counter()
+    bot = make(acting, seeds[acting])
+    init_seconds += time.perf_counter() - clock
+    state = game.new_initial_state()
+    for action in target.history():
+      if state.current_player() == acting:
+        clock = time.perf_counter()
+        bot.step_with_policy(state)
+        move_seconds += time.perf_counter() - clock
+        evaluation.decisions += 1
+        if bot.provides_force_action():
+          bot.force_action(state, action)
+      else:
+        bot.inform_action(state, state.current_player(), action)
+      state.apply_action(action)
+    clock = time.perf_counter()
+    _fill(tree, slots, infoset, _policy_of(bot, state, acting)[0])
+    move_seconds += time.perf_counter() - clock
+    evaluation.decisions += 1
+    if progress is not None and (time.monotonic() - last_report > progress_seconds or
+                                 done == tree.num_infosets):
+      last_report = time.monotonic()
+      progress(f"traversing: {done}/{tree.num_infosets} information sets, "
+               f"{time.perf_counter() - start:.1f} s")
+  evaluation.mean_init_seconds = init_seconds / max(tree.num_infosets, 1)
+  evaluation.mean_move_seconds = move_seconds / max(evaluation.decisions, 1)
+  evaluation.infosets_defined = tree.num_infosets
+  return _finish(evaluation, tree, slots, start)
+
+
+class TerminalAvoidingRandomBot(pyspiel.Bot):
+  """Uniform random among the moves that do not end the match, if there are any."""
+
+  def __init__(self, player_id, seed):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._rng = np.random.RandomState(seed % 2**32)
+
+  def restart_at(self, state):
+    pass
+
+  def step(self, state):
+    legal = state.legal_actions(self._player_id)
+    continuing = [a for a in legal if not state.child(a).is_terminal()]
+    return int(self._rng.choice(continuing or legal))
+
+
+class _RecordingBot(pyspiel.Bot):
+  """Wraps the evaluated bot; every decision adds its strategies to the aggregate."""
+
+  def __init__(self, inner, player_id, aggregate, weighting):
+    pyspiel.Bot.__init__(self)
+    self._inner = inner
+    self._player_id = player_id
+    self._aggregate = aggregate
+    self._weighting = weighting
+    self.move_seconds = 0.0
+    self.decisions = 0
+
+  def restart_at(self, state):
+    self._inner.restart_at(state)
+
+  def inform_action(self, state, player_id, action):
+    self._inner.inform_action(state, player_id, action)
+
+  def _add(self, key, weights):
+    total = sum(weights.values())
+    if not total > 0:
+      return
+    scale = 1.0 / total if self._weighting == "uniform" else 1.0
+    target = self._aggregate.setdefault((self._player_id, key), {})
+    for action, weight in weights.items():
+      target[action] = target.get(action, 0.0) + scale * weight
+
+  def step(self, state):
+    clock = time.perf_counter()
+    probabilities, action = _policy_of(self._inner, state, self._player_id)
+    self.move_seconds += time.perf_counter() - clock
+    self.decisions += 1
+    key = state.information_state_string(self._player_id)
+    computed = getattr(self._inner, "computed_strategy", None)
+    computed = dict(computed()) if computed is not None else {}
+    if key not in computed:
+      self._add(key, probabilities)
+    for other_key, weights in computed.items():
+      self._add(other_key, dict(weights))
+    return action
+
+
+def game_playing_evaluation(game, player, budget=players.Budget(), num_matches=100,
+                            seed=0, weighting="visits", progress=None,
+                            progress_seconds=5.0):
+  """Lisý et al. (2015)'s aggregate method: matches against a random opponent ([S] §3.5).
+
+  Args:
+    game: a two-player zero-sum sequential perfect-recall pyspiel game (its tree is
+      compiled to compute the exact exploitability).
+    player: a player string / PlayerSpec, or a callable
+      (game, player_id, seed, budget) -> pyspiel.Bot.
+    budget: pre-play and per-move limits of the evaluated bot.
+    num_matches: matches to play; the evaluated player alternates seats.
+    seed: base seed of the matches.
+    weighting: "visits" or "uniform" (see the module docstring).
+    progress: optional callable taking a line of text.
+  """
+  _check_sequential(game)
+  if weighting not in WEIGHTINGS:
+    raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got "
+                     f"{weighting!r}.")
+  if int(num_matches) < 1:
+    raise ValueError(f"num_matches must be >= 1, got {num_matches}.")
+  start = time.perf_counter()
+  tree = compiled_tree.cached_tree(game)
+  make = _bot_factory(player, game, budget)
+  aggregate = {}
+  evaluation = Evaluation("game_playing", matches=int(num_matches))
+  init_seconds = move_seconds = 0.0
+  last_report = time.monotonic()
+  for index in range(int(num_matches)):
+    seat = index % 2
+    seeds = matches.match_seeds(seed, "evaluated", "random", seat, index)
+    clock = time.perf_counter()
+    evaluated = _RecordingBot(make(seat, seeds.bots[seat]), seat, aggregate, weighting)
+    init_seconds += time.perf_counter() - clock
+    bots = [None, None]
+    bots[seat] = evaluated
+    bots[1 - seat] = TerminalAvoidingRandomBot(1 - seat, seeds.bots[1 - seat])
+    matches.play(game, bots, seeds.chance)
+    move_seconds += evaluated.move_seconds
+    evaluation.decisions += evaluated.decisions
+    if progress is not None and (time.monotonic() - last_report > progress_seconds or
+                                 index + 1 == num_matches):
+      last_report = time.monotonic()
+      progress(f"game-playing: {index + 1}/{num_matches} matches, {len(aggregate)}/"
+               f"{tree.num_infosets} information sets defined, "
+               f"{time.perf_counter() - start:.1f} s")
+  slots = tree.uniform_slots()
+  for (acting, key), weights in aggregate.items():
+    try:
+      infoset = tree.infoset_index(acting, key)
+    except KeyError as error:
+      raise ValueError(f"The player reported a strategy for {error}") from None
+    _fill(tree, slots, infoset, weights)
+  evaluation.mean_init_seconds = init_seconds / int(num_matches)
+  evaluation.mean_move_seconds = move_seconds / max(evaluation.decisions, 1)
+  evaluation.infosets_defined = len(aggregate)
+  return _finish(evaluation, tree, slots, start)

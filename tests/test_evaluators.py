@@ -1,0 +1,219 @@
+"""Traversing and game-playing evaluators of online players."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pyspiel
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+from open_spiel.python.bots import policy as policy_bot
+
+from ggp_cr.algorithms import evaluators
+from ggp_cr.algorithms import players
+
+
+def _random_strategy(game, seed):
+  strategy = policy_lib.TabularPolicy(game)
+  rng = np.random.default_rng(seed)
+  weights = rng.random(strategy.action_probability_array.shape)
+  weights *= strategy.legal_actions_mask
+  strategy.action_probability_array = weights / weights.sum(axis=1, keepdims=True)
+  return strategy
+
+
+def _fixed_player(strategy):
+  return lambda game, player_id, seed, budget: policy_bot.PolicyBot(
+      player_id, np.random.RandomState(seed % 2**32), strategy)
+
+
+def _assert_same_strategy(got, expected, keys=None):
+  for key in keys if keys is not None else expected.state_lookup:
+    np.testing.assert_allclose(got.policy_for_key(key), expected.policy_for_key(key),
+                               atol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker", "python_rps",
+                                         "python_leduc(cards_per_suit=2,max_raises=1)"])
+def test_traversing_evaluation_of_a_fixed_strategy_is_that_strategy(game_string):
+  game = players.load_game(game_string)
+  strategy = _random_strategy(game, 1)
+  result = evaluators.traversing_evaluation(game, _fixed_player(strategy))
+  _assert_same_strategy(result.policy, strategy)
+  assert result.infosets_defined == result.infosets_total == len(strategy.state_lookup)
+  assert result.nash_conv == pytest.approx(
+      openspiel_exploitability.nash_conv(game, strategy), abs=1e-9)
+  assert result.exploitability == pytest.approx(result.nash_conv / 2)
+
+
+class _HistoryCheckingBot(pyspiel.Bot):
+  """Tracks what it is told and checks it against the state at every decision."""
+
+  def __init__(self, player_id, seen_decisions):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._history = []
+    self._pending = None
+    self._seen = seen_decisions
+
+  def restart_at(self, state):
+    self._history = list(state.history())
+
+  def inform_action(self, state, player_id, action):
+    assert player_id != self._player_id
+    self._history.append(action)
+
+  def provides_force_action(self):
+    return True
+
+  def force_action(self, state, action):
+    assert self._pending is not None
+    self._pending = None
+    self._history.append(action)
+
+  def step_with_policy(self, state):
+    assert self._pending is None, "the previous own move was never settled"
+    assert self._history == state.history()
+    self._seen.append(tuple(self._history))
+    legal = state.legal_actions()
+    self._pending = legal[0]
+    return [(a, 1.0 / len(legal)) for a in legal], legal[0]
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+def test_traversing_evaluation_replays_each_history_as_the_player_saw_it():
+  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  seen = []
+  result = evaluators.traversing_evaluation(
+      game, lambda g, player_id, seed, budget: _HistoryCheckingBot(player_id, seen))
+  assert result.decisions == len(seen) > result.infosets_total
+  assert result.nash_conv == pytest.approx(openspiel_exploitability.nash_conv(
+      game, policy_lib.UniformRandomPolicy(game)))
+
+
+def test_traversing_evaluation_is_reproducible_for_a_seeded_search_player():
+  game = players.load_game("kuhn_poker")
+  budget = players.Budget.parse("0", "30it")
+  first = evaluators.traversing_evaluation(game, "ismcts(final_policy=visits)", budget,
+                                           seed=3)
+  second = evaluators.traversing_evaluation(game, "ismcts(final_policy=visits)", budget,
+                                            seed=3)
+  np.testing.assert_array_equal(first.policy.action_probability_array,
+                                second.policy.action_probability_array)
+  assert first.nash_conv == second.nash_conv
+
+
+@pytest.mark.parametrize("weighting", evaluators.WEIGHTINGS)
+def test_game_playing_evaluation_of_a_fixed_strategy_matches_it_where_reached(weighting):
+  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  strategy = _random_strategy(game, 2)
+  result = evaluators.game_playing_evaluation(game, _fixed_player(strategy),
+                                              num_matches=30, weighting=weighting)
+  assert result.matches == 30
+  assert 0 < result.infosets_defined < result.infosets_total
+  reached = []
+  for key, row in result.policy.state_lookup.items():
+    mask = result.policy.legal_actions_mask[row]
+    if not np.allclose(result.policy.action_probability_array[row], mask / mask.sum()):
+      reached.append(key)
+  # A random strategy is never uniform: every defined information set shows up.
+  assert len(reached) == result.infosets_defined
+  _assert_same_strategy(result.policy, strategy, reached)
+
+
+class _ReportingBot(pyspiel.Bot):
+  """Plays Pick(1) in python_rps and reports computed strategies with weights."""
+
+  reports = iter(())
+
+  def __init__(self, player_id):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+
+  def restart_at(self, state):
+    pass
+
+  def step_with_policy(self, state):
+    return [(0, 1.0)], 0
+
+  def step(self, state):
+    return 0
+
+  def computed_strategy(self):
+    return next(_ReportingBot.reports)
+
+
+def test_game_playing_weighting_by_visits_or_uniformly():
+  game = players.load_game("python_rps")
+  key = game.new_initial_state().information_state_string(0)
+  other = "an information set the player only computed"
+  # Seat 0 acts in matches 0 and 2; each report covers its information set and below.
+  reports = [{key: {0: 3.0, 1: 1.0}}, {key: {2: 2.0}}]
+  expected = {"visits": [0.5, 1 / 6, 1 / 3], "uniform": [0.375, 0.125, 0.5]}
+  for weighting, probabilities in expected.items():
+    _ReportingBot.reports = iter([reports[0], {}, reports[1], {}])
+    result = evaluators.game_playing_evaluation(
+        game, lambda g, player_id, seed, budget: _ReportingBot(player_id),
+        num_matches=4, weighting=weighting)
+    np.testing.assert_allclose(result.policy.policy_for_key(key), probabilities)
+  _ReportingBot.reports = iter([{other: {0: 1.0}}])
+  with pytest.raises(ValueError, match="reported a strategy for .*only computed"):
+    evaluators.game_playing_evaluation(
+        game, lambda g, player_id, seed, budget: _ReportingBot(player_id),
+        num_matches=1)
+
+
+def test_terminal_avoiding_opponent_keeps_matches_going():
+  game = players.load_game("python_leduc")
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  bot = evaluators.TerminalAvoidingRandomBot(state.current_player(), 0)
+  choices = {bot.step(state) for _ in range(40)}
+  assert choices and all(not state.child(a).is_terminal() for a in choices)
+  assert len(choices) > 1
+
+
+def test_bad_input_is_a_clear_error():
+  game = players.load_game("kuhn_poker")
+
+  class Silent(pyspiel.Bot):
+
+    def step(self, state):
+      return state.legal_actions()[0]
+
+    def restart_at(self, state):
+      pass
+
+  with pytest.raises(ValueError, match="does not report its policy"):
+    evaluators.traversing_evaluation(game, lambda g, p, s, b: Silent())
+  with pytest.raises(ValueError, match="weighting must be one of visits, uniform"):
+    evaluators.game_playing_evaluation(game, "random", weighting="by_luck")
+  with pytest.raises(ValueError, match="num_matches must be >= 1"):
+    evaluators.game_playing_evaluation(game, "random", num_matches=0)
+  with pytest.raises(ValueError, match="load_game_as_turn_based"):
+    evaluators.traversing_evaluation(players.load_game("goofspiel(num_cards=3)"),
+                                     "random")
+  with pytest.raises(ValueError, match="interactive"):
+    evaluators.traversing_evaluation(game, "human")
+  with pytest.raises(ValueError, match="Unknown player"):
+    evaluators.game_playing_evaluation(game, "oracle")
+
+
+def test_evaluate_example_writes_rows_and_plot(tmp_path):
+  output = tmp_path / "ev.csv"
+  command = [sys.executable, "-m", "ggp_cr.examples.evaluate", "--game=kuhn_poker",
+             "--player=ismcts", "--evaluator=traversing", "--evaluator=game_playing",
+             "--matches=10", "--move=5it", "--move=20it", f"--output={output}"]
+  result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  lines = output.read_text().splitlines()
+  assert lines[0].startswith("game,player,evaluator") and len(lines) == 5
+  assert (tmp_path / "ev.png").stat().st_size > 1000
+  bad = subprocess.run(command[:-3] + ["--move=5it", "--move=1s", f"--output={output}"],
+                       capture_output=True, text=True, timeout=120)
+  assert bad.returncode == 1 and "one unit" in bad.stderr
