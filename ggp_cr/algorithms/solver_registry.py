@@ -1,0 +1,284 @@
+"""Offline solvers by name with parameters, as on the thesis's command line ([S] App. A).
+
+A solver string is ``name`` or ``name(arg,...,key=value,...)``, e.g. ``cfr+``,
+``dcfr(1.5,0,2)``, ``cfr(rm=drm(1,1),updates=alternating,cse=1)`` or
+``cfr+(dl=4,ue=randomplayout(10))``. `make_solver(spec, game, seed)` builds it.
+
+Every solver returned has either `evaluate_and_update_policy()` (full-width) or
+`iteration()` (sampling) and `average_policy()`; ours also expose `visited_states`
+and, when they run on a compiled tree, `tree` and `average_strategy_slots()`.
+Stock OpenSpiel solvers (``openspiel_*``) are registered for side-by-side runs.
+Other modules add their solvers with `register_solver`.
+"""
+
+import dataclasses
+from typing import Any, Callable
+
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import cfr as openspiel_cfr
+from open_spiel.python.algorithms import discounted_cfr as openspiel_discounted_cfr
+import pyspiel
+
+from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import regret_matching
+from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms import utility_estimators
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+  """One solver parameter: its name, parser (text -> value), default and meaning."""
+  name: str
+  parse: Callable[[str], Any]
+  default: Any
+  help: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverType:
+  """A registered solver: `build(game, seed, **params)` -> solver object."""
+  name: str
+  summary: str
+  build: Callable[..., Any]
+  parameters: tuple = ()
+
+  def usage(self):
+    if not self.parameters:
+      return self.name
+    return f"{self.name}({','.join(f'{p.name}={p.default}' for p in self.parameters)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverSpec:
+  """A parsed solver string: its type and parameter values (defaults filled in)."""
+  text: str
+  solver_type: SolverType
+  parameters: dict
+
+  @property
+  def name(self):
+    return self.solver_type.name
+
+  def __str__(self):
+    return self.text
+
+
+_SOLVERS: dict[str, SolverType] = {}
+
+
+def register_solver(name, summary, build, parameters=()):
+  """Registers a solver type under `name` (lower case); returns the SolverType."""
+  solver_type = SolverType(name.lower(), summary, build, tuple(parameters))
+  _SOLVERS[solver_type.name] = solver_type
+  return solver_type
+
+
+def solver_names():
+  return sorted(_SOLVERS)
+
+
+def describe_solvers():
+  """Multi-line help: every solver with its parameters and defaults."""
+  lines = []
+  for name in solver_names():
+    solver_type = _SOLVERS[name]
+    lines.append(f"  {solver_type.usage()}: {solver_type.summary}")
+    for parameter in solver_type.parameters:
+      lines.append(f"      {parameter.name}: {parameter.help}")
+  return "\n".join(lines)
+
+
+def parse_solver(text):
+  """Parses a solver string; raises ValueError listing what is accepted on bad input."""
+  if isinstance(text, SolverSpec):
+    return text
+  try:
+    call = spec_strings.parse_call(text)
+  except ValueError as error:
+    raise ValueError(f"Malformed solver {text!r}: {error}\nAccepted solvers:\n"
+                     f"{describe_solvers()}") from None
+  solver_type = _SOLVERS.get(call.name)
+  if solver_type is None:
+    raise ValueError(f"Unknown solver {call.name!r} in {text!r}. Accepted solvers:\n"
+                     f"{describe_solvers()}")
+  accepted = [p.name for p in solver_type.parameters]
+  usage = f"usage: {solver_type.usage()}"
+  if len(call.args) > len(accepted):
+    raise ValueError(
+        f"Solver {text!r}: {solver_type.name} takes at most {len(accepted)} positional "
+        f"argument(s), got {len(call.args)}; {usage}.")
+  raw = dict(zip(accepted, call.args))
+  for key, value in call.kwargs.items():
+    if key not in accepted:
+      raise ValueError(
+          f"Solver {text!r}: unknown parameter {key!r} for {solver_type.name}; "
+          f"accepted: {', '.join(accepted) or 'none'}; {usage}.")
+    if key in raw:
+      raise ValueError(f"Solver {text!r}: parameter {key!r} given twice; {usage}.")
+    raw[key] = value
+  values = {}
+  for parameter in solver_type.parameters:
+    if parameter.name in raw:
+      try:
+        values[parameter.name] = parameter.parse(raw[parameter.name])
+      except ValueError as error:
+        raise ValueError(f"Solver {text!r}: {error} ({usage})") from None
+    else:
+      values[parameter.name] = parameter.default
+  return SolverSpec(str(call), solver_type, values)
+
+
+def make_solver(spec, game, seed=0):
+  """Builds the solver of `spec` (a SolverSpec or string) on `game`.
+
+  `game` is a pyspiel game; our full-width solvers also accept a CompiledTree.
+  """
+  spec = parse_solver(spec)
+  return spec.solver_type.build(game, seed, **spec.parameters)
+
+
+def python_average_policy(solver, game):
+  """The solver's average policy as an open_spiel Python policy.
+
+  OpenSpiel's C++ solvers return a pyspiel policy; it is converted via their tabular
+  average policy.
+  """
+  average = solver.average_policy()
+  if isinstance(average, policy_lib.Policy):
+    return average
+  return policy_lib.pyspiel_policy_to_python_policy(game,
+                                                    solver.tabular_average_policy())
+
+
+# Parameter parsers whose messages name the parameter.
+
+def int_parameter(name, minimum=None):
+  return lambda text: spec_strings.parse_int(text, f"parameter {name!r}", minimum)
+
+
+def float_parameter(name, minimum=None):
+  def parse(text):
+    value = spec_strings.parse_float(text, f"parameter {name!r}")
+    if minimum is not None and value < minimum:
+      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
+    return value
+  return parse
+
+
+def choice_parameter(name, choices):
+  def parse(text):
+    if text.lower() not in choices:
+      raise ValueError(
+          f"parameter {name!r} must be one of {', '.join(choices)}; got {text!r}.")
+    return text.lower()
+  return parse
+
+
+def _optional_depth(text):
+  if text.lower() == "none":
+    return None
+  return spec_strings.parse_int(text, "parameter 'dl'", minimum=0)
+
+
+def _checked_estimator(text):
+  # Parsed for validation here; the solver gets a fresh, seeded estimator.
+  utility_estimators.parse_utility_estimator(text)
+  return text
+
+
+# Our full-width CFR family (cfr.py), [S] Table 5.2.
+
+_UPDATES = ("alternating", "simultaneous")
+
+
+def _depth_parameters():
+  return (
+      Parameter("dl", _optional_depth, None,
+                "depth limit: histories deeper than this are valued by `ue` "
+                "(none = full depth)"),
+      Parameter("ue", _checked_estimator, "randomplayout(1)",
+                "utility estimator below the depth limit: randomplayout(n)"),
+  )
+
+
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue):
+  estimator = None
+  if dl is not None:
+    estimator = utility_estimators.parse_utility_estimator(ue, seed=seed)
+  return cfr.GeneralCFRSolver(
+      game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
+      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator)
+
+
+def _register_cfr_preset(name, summary):
+  preset = cfr.PRESETS[name]
+  register_solver(name, summary, _build_general_cfr, (
+      Parameter("rm", regret_matching.parse_regret_matcher,
+                regret_matching.parse_regret_matcher(preset["regret_matcher"]),
+                "regret matcher: rm, rm+, drm(alpha,beta), erm(inner,gamma)"),
+      Parameter("updates", choice_parameter("updates", _UPDATES),
+                "alternating" if preset["alternating_updates"] else "simultaneous",
+                "alternating or simultaneous updates"),
+      Parameter("cse", float_parameter("cse", minimum=0.0),
+                preset["cumulative_strategy_exponent"],
+                "cumulative strategy exponent gamma: iteration t weighs t^gamma"),
+  ) + _depth_parameters())
+
+
+_register_cfr_preset("cfr", "CFR, RM with simultaneous updates ([S] Table 5.2); "
+                     "the general form takes every parameter")
+_register_cfr_preset("cfr-au", "CFR with alternating updates (= OpenSpiel's CFRSolver)")
+_register_cfr_preset("cfr+", "CFR+: RM+, alternating, linear averaging "
+                     "(= OpenSpiel's CFRPlusSolver)")
+_register_cfr_preset("cfr+2", "CFR+ with cumulative strategy exponent 2")
+_register_cfr_preset("lcfr", "Linear CFR = DCFR(1,1,1) (= OpenSpiel's LCFRSolver)")
+_register_cfr_preset("deepstack-cfr", "RM+, simultaneous updates, plain averaging")
+_register_cfr_preset("thesis-dcfr", "the thesis's candidate DCFR(1.5,0.5,1.5), "
+                     "alternating ([S] §5.1.1)")
+
+
+def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
+  return _build_general_cfr(
+      game, seed, regret_matching.RegretMatcher(kind=regret_matching.DRM, alpha=alpha,
+                                                beta=beta),
+      updates, gamma, dl, ue)
+
+
+register_solver(
+    "dcfr", "Discounted CFR(alpha,beta,gamma) (= OpenSpiel's DCFRSolver)", _build_dcfr, (
+        Parameter("alpha", float_parameter("alpha"), 1.5,
+                  "positive regrets x t^alpha/(t^alpha+1)"),
+        Parameter("beta", float_parameter("beta"), 0.0,
+                  "negative regrets x t^beta/(t^beta+1)"),
+        Parameter("gamma", float_parameter("gamma", minimum=0.0), 2.0,
+                  "iteration t's strategy weighs t^gamma"),
+        Parameter("updates", choice_parameter("updates", _UPDATES), "alternating",
+                  "alternating or simultaneous updates"),
+    ) + _depth_parameters())
+
+
+# Stock OpenSpiel solvers, for side-by-side runs.
+
+def _stock(build):
+  return lambda game, seed: build(game)
+
+
+register_solver("openspiel_cfr", "OpenSpiel's Python cfr.CFRSolver",
+                _stock(openspiel_cfr.CFRSolver))
+register_solver("openspiel_cfr_plus", "OpenSpiel's Python cfr.CFRPlusSolver",
+                _stock(openspiel_cfr.CFRPlusSolver))
+register_solver("openspiel_lcfr", "OpenSpiel's Python discounted_cfr.LCFRSolver",
+                _stock(openspiel_discounted_cfr.LCFRSolver))
+register_solver(
+    "openspiel_dcfr", "OpenSpiel's Python discounted_cfr.DCFRSolver",
+    lambda game, seed, alpha, beta, gamma: openspiel_discounted_cfr.DCFRSolver(
+        game, alpha=alpha, beta=beta, gamma=gamma), (
+            Parameter("alpha", float_parameter("alpha"), 1.5, "positive exponent"),
+            Parameter("beta", float_parameter("beta"), 0.0, "negative exponent"),
+            Parameter("gamma", float_parameter("gamma", minimum=0.0), 2.0,
+                      "strategy weight exponent"),
+        ))
+register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",
+                _stock(pyspiel.CFRSolver))
+register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver",
+                _stock(pyspiel.CFRPlusSolver))
