@@ -11,10 +11,13 @@ Table 6.1's Leduc subgame Deal(0->1), Deal(0->2), Call, Raise), resolved for the
 acting there. Its gadget is built from the opponent's exact counterfactual best-response
 values (--values=cbr) or its counterfactual values under the trunk (--values=trunk),
 each multiplied by an independent N(1, sigma) factor for every sigma in --sigmas
-(--repeats draws for sigma > 0, as [S] §6 did 50 times), and solved by --solver. The
-combined strategy (trunk, with the resolving player's subgame information sets taken
-from the gadget's average strategy) is evaluated every --eval_every iterations. The
-unsafe gadget ignores the values, so it runs once (first sigma, repeat 0).
+(--repeats draws for sigma > 0, as [S] §6 did 50 times), and solved by --solver. Solvers
+are solver strings of ggp_cr.algorithms.solver_registry (cfr+, dcfr(1.5,0,2),
+vr_mccfr, openspiel_cpp_cfr_plus, ...); an iteration is one
+`evaluate_and_update_policy()` or `iteration()`. The combined strategy (trunk, with the
+resolving player's subgame information sets taken from the gadget's average strategy)
+is evaluated every --eval_every iterations. The unsafe gadget ignores the values, so
+it runs once (first sigma, repeat 0).
 
 One CSV row per evaluation is appended to --output as the run goes: variant, values,
 sigma, repeat, iteration, trunk_exploitability, combined_exploitability,
@@ -39,9 +42,9 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import solver_registry
 
 _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
@@ -51,8 +54,8 @@ _ROOTS_BY = flags.DEFINE_enum("roots_by", "augmented", ["augmented", "public"],
                               "How the subgame's roots are found (gadgets.subgame_root_nodes).")
 _PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
                                "acting at --history).")
-_TRUNK_SOLVER = flags.DEFINE_enum("trunk_solver", "cfr+", sorted(cfr.PRESETS),
-                                  "Solver preset computing the trunk.")
+_TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
+                                    "Solver string computing the trunk.")
 _TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 100,
                                          "Iterations of --trunk_solver.")
 _TRUNK_STRATEGY = flags.DEFINE_string(
@@ -67,8 +70,7 @@ _VALUES = flags.DEFINE_enum("values", "cbr", ["cbr", "trunk"],
 _SIGMAS = flags.DEFINE_list("sigmas", ["0"], "Relative noise levels sigma >= 0.")
 _REPEATS = flags.DEFINE_integer("repeats", 10, "Noise draws per sigma > 0.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the noise.")
-_SOLVER = flags.DEFINE_enum("solver", "cfr+", sorted(cfr.PRESETS),
-                            "Solver preset for the gadget.")
+_SOLVER = flags.DEFINE_string("solver", "cfr+", "Solver string for the gadget.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Gadget solver iterations.")
 _EVAL_EVERY = flags.DEFINE_integer("eval_every", 10,
                                    "Evaluate every this many iterations (and at 1).")
@@ -106,15 +108,26 @@ def _check_flags():
   for flag in (_TRUNK_ITERATIONS, _ITERATIONS, _EVAL_EVERY, _REPEATS):
     if flag.value < 1:
       raise app.UsageError(f"--{flag.name} must be >= 1, got {flag.value}.")
+  for flag in (_TRUNK_SOLVER, _SOLVER):
+    try:
+      solver_registry.parse_solver(flag.value)
+    except ValueError as error:
+      raise app.UsageError(f"--{flag.name}: {error}") from None
   if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
     raise app.UsageError(f"{_OUTPUT.value} exists; pass --overwrite to replace it.")
 
 
-def _solve(tree, preset, iterations):
-  solver = cfr.GeneralCFRSolver(tree, **cfr.PRESETS[preset])
-  for _ in range(iterations):
-    solver.evaluate_and_update_policy()
-  return solver.average_strategy_slots()
+def _make_solver(spec, game):
+  try:
+    solver = solver_registry.make_solver(spec, game, seed=_SEED.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
+  return solver, step
+
+
+def _average_slots(solver, game, tree):
+  return tree.policy_to_slots(solver_registry.python_average_policy(solver, game))
 
 
 def _trunk(tree):
@@ -128,7 +141,10 @@ def _trunk(tree):
                            f"needs ({tree.num_infoset_actions},).")
     return trunk.astype(np.float64)
   print(f"trunk: {_TRUNK_ITERATIONS.value} iterations of {_TRUNK_SOLVER.value}")
-  trunk = _solve(tree, _TRUNK_SOLVER.value, _TRUNK_ITERATIONS.value)
+  solver, step = _make_solver(_TRUNK_SOLVER.value, tree.game)
+  for _ in range(_TRUNK_ITERATIONS.value):
+    step()
+  trunk = _average_slots(solver, tree.game, tree)
   if _SAVE_TRUNK.value:
     directory = os.path.dirname(os.path.abspath(_SAVE_TRUNK.value))
     os.makedirs(directory, exist_ok=True)
@@ -143,12 +159,12 @@ def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels
   """Solves one gadget, appending a row every --eval_every iterations."""
   gadget = gadgets.make_gadget(subgame, variant)
   gadget_tree = gadget.tree()
-  solver = cfr.GeneralCFRSolver(gadget_tree, **cfr.PRESETS[_SOLVER.value])
+  solver, step = _make_solver(_SOLVER.value, gadget)
   for iteration in range(1, _ITERATIONS.value + 1):
-    solver.evaluate_and_update_policy()
+    step()
     if iteration % _EVAL_EVERY.value and iteration not in (1, _ITERATIONS.value):
       continue
-    average = solver.average_strategy_slots()
+    average = _average_slots(solver, gadget, gadget_tree)
     combined = gadgets.combine(tree, trunk, gadget, average)
     append({**labels, "variant": variant, "iteration": iteration,
             "combined_exploitability": best_response.exploitability_slots(tree, combined),
