@@ -78,7 +78,8 @@ def test_rps_resolve_is_safe_where_unsafe_resolving_is_not(rps):
   assert subgame.opponent_values == pytest.approx(dict.fromkeys(subgame.infosets, 0.0))
   unsafe = gadgets.make_gadget(subgame, "unsafe")
   rock = _pure(unsafe.tree(), 1, "p1", 0)
-  assert best_response.nash_conv_slots(unsafe.tree(), rock).nash_conv == pytest.approx(0)
+  rock_nash_conv = best_response.nash_conv_slots(unsafe.tree(), rock).nash_conv
+  assert rock_nash_conv == pytest.approx(0)
   combined_rock = gadgets.combine(tree, trunk, unsafe, rock)
   assert best_response.exploitability_slots(tree, combined_rock) == pytest.approx(0.5)
   assert gadgets.subgame_margin(tree, subgame, combined_rock) == pytest.approx(-1.0)

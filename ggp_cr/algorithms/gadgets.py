@@ -85,7 +85,8 @@ def _root_state(game, root, index):
   """A fresh pyspiel state for `root` (a state of `game` or an action sequence)."""
   if isinstance(root, pyspiel.State):
     if str(root.get_game()) != str(game):
-      raise ValueError(f"roots[{index}] is a state of {root.get_game()}, not of {game}.")
+      raise ValueError(
+          f"roots[{index}] is a state of {root.get_game()}, not of {game}.")
     state = root.clone()
   else:
     state = game.new_initial_state()
@@ -163,7 +164,8 @@ class Subgame:
       raise ValueError(
           f"opponent_values has keys that are not player {self.opponent}'s information "
           f"states at the roots: {unknown[:5]}{' ...' if len(unknown) > 5 else ''}.")
-    missing = [k for k in self.infosets if self.infoset_reach[k] > 0 and k not in values]
+    missing = [k for k in self.infosets
+               if self.infoset_reach[k] > 0 and k not in values]
     if missing:
       raise ValueError(f"opponent_values lacks values for reachable root information "
                        f"states of player {self.opponent}: {missing[:5]}.")
@@ -192,15 +194,18 @@ class Subgame:
   def fingerprint(self):
     """A short hash of everything that defines the subgame."""
     digest = hashlib.sha1()
+    opponent_reach = (None if self.opponent_reach is None else
+                      self.opponent_reach.tobytes())
     for part in (str(self.game), self.player, self.root_histories,
                  self.reach.tobytes(), sorted(self.opponent_values.items()),
-                 None if self.opponent_reach is None else self.opponent_reach.tobytes()):
+                 opponent_reach):
       digest.update(repr(part).encode("utf-8"))
     return digest.hexdigest()[:16]
 
   def __repr__(self):
-    return (f"Subgame({self.game}, player={self.player}, {len(self.root_states)} roots, "
-            f"{len(self.infosets)} opponent root infosets, K={self.total_reach:.6g})")
+    return (f"Subgame({self.game}, player={self.player}, "
+            f"{len(self.root_states)} roots, {len(self.infosets)} opponent root "
+            f"infosets, K={self.total_reach:.6g})")
 
 
 class _StateHandle:
@@ -248,7 +253,8 @@ class GadgetGame(pyspiel.Game):
     if not isinstance(subgame, Subgame):
       raise ValueError(f"subgame must be a Subgame, got {type(subgame).__name__}.")
     if variant not in VARIANTS:
-      raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}.")
+      raise ValueError(
+          f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}.")
     self.subgame = subgame
     self.variant = variant
     self.original = subgame.game
@@ -324,7 +330,7 @@ class GadgetGame(pyspiel.Game):
     return -bound, bound
 
   def opponent_utility(self, root_infoset, original_utility):
-    """o's gadget utility at a subgame terminal reached from root info set `root_infoset`."""
+    """o's gadget utility at a subgame terminal below root info set `root_infoset`."""
     if self.variant == "max_margin":
       key = self.subgame.infosets[root_infoset]
       return (self.subgame.infoset_reach[key] * original_utility -
@@ -595,7 +601,8 @@ def _as_slots(tree, profile, name):
 
 def _check_tree(tree, game):
   if tree.game_string != str(game):
-    raise ValueError(f"The compiled tree is of {tree.game_string}, the subgame of {game}.")
+    raise ValueError(
+        f"The compiled tree is of {tree.game_string}, the subgame of {game}.")
 
 
 def combine(tree, trunk, gadget, gadget_policy):
@@ -611,11 +618,12 @@ def combine(tree, trunk, gadget, gadget_policy):
   for key, probabilities in resolved_strategy(gadget, gadget_policy).items():
     infoset = tree.infoset_index(gadget.player, key)
     offset = int(tree.infoset_action_offset[infoset])
-    actions = tree.infoset_actions[offset:offset + int(tree.infoset_num_actions[infoset])]
+    end = offset + int(tree.infoset_num_actions[infoset])
+    actions = tree.infoset_actions[offset:end]
     if sorted(actions.tolist()) != sorted(probabilities):
       raise ValueError(f"Information state {key!r} has actions {actions.tolist()} in "
                        f"{tree.game_string} but {sorted(probabilities)} in the gadget.")
-    combined[offset:offset + len(actions)] = [probabilities[a] for a in actions.tolist()]
+    combined[offset:end] = [probabilities[a] for a in actions.tolist()]
   return combined
 
 

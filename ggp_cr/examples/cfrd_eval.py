@@ -50,8 +50,9 @@ _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
     "history", "0,0,1,2", "Comma-separated action ids from the root to a history of "
     "the subgame (empty: the root).")
-_ROOTS_BY = flags.DEFINE_enum("roots_by", "augmented", ["augmented", "public"],
-                              "How the subgame's roots are found (gadgets.subgame_root_nodes).")
+_ROOTS_BY = flags.DEFINE_enum(
+    "roots_by", "augmented", ["augmented", "public"],
+    "How the subgame's roots are found (gadgets.subgame_root_nodes).")
 _PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
                                "acting at --history).")
 _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
@@ -137,8 +138,8 @@ def _trunk(tree):
     except (OSError, ValueError) as error:
       raise app.UsageError(f"Cannot read --trunk_strategy: {error}") from None
     if trunk.shape != (tree.num_infoset_actions,):
-      raise app.UsageError(f"--trunk_strategy has shape {trunk.shape}; {tree.game_string} "
-                           f"needs ({tree.num_infoset_actions},).")
+      raise app.UsageError(f"--trunk_strategy has shape {trunk.shape}; "
+                           f"{tree.game_string} needs ({tree.num_infoset_actions},).")
     return trunk.astype(np.float64)
   print(f"trunk: {_TRUNK_ITERATIONS.value} iterations of {_TRUNK_SOLVER.value}")
   solver, step = _make_solver(_TRUNK_SOLVER.value, tree.game)
@@ -166,10 +167,10 @@ def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels
       continue
     average = _average_slots(solver, gadget, gadget_tree)
     combined = gadgets.combine(tree, trunk, gadget, average)
+    exploitability = best_response.exploitability_slots
     append({**labels, "variant": variant, "iteration": iteration,
-            "combined_exploitability": best_response.exploitability_slots(tree, combined),
-            "gadget_exploitability": best_response.exploitability_slots(gadget_tree,
-                                                                        average),
+            "combined_exploitability": exploitability(tree, combined),
+            "gadget_exploitability": exploitability(gadget_tree, average),
             "margin": gadgets.subgame_margin(tree, subgame, combined, exact_values)})
 
 
