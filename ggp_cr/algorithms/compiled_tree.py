@@ -278,8 +278,9 @@ class CompiledTree:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
       raise ValueError(
           f"Cache file {path} is not a readable tree cache ({error}).") from None
-    missing = set(_ARRAY_FIELDS + ("cache_format", "game_string", "utility_sum",
-                                   "num_distinct_actions", "infoset_keys")) - set(contents)
+    expected = _ARRAY_FIELDS + ("cache_format", "game_string", "utility_sum",
+                                "num_distinct_actions", "infoset_keys")
+    missing = set(expected) - set(contents)
     if missing:
       raise ValueError(f"Cache file {path} lacks {sorted(missing)}.")
     if int(contents["cache_format"]) != _CACHE_FORMAT:
@@ -322,8 +323,8 @@ def check_game(game):
     raise ValueError(f"{game} has {game.num_players()} players; only two-player games "
                      "can be compiled.")
   if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-    raise ValueError(f"{game} is not sequential ({game_type.dynamics}); convert it with "
-                     "pyspiel.load_game_as_turn_based.")
+    raise ValueError(f"{game} is not sequential ({game_type.dynamics}); convert it "
+                     "with pyspiel.load_game_as_turn_based.")
   if game_type.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
                                pyspiel.GameType.Utility.CONSTANT_SUM):
     raise ValueError(f"{game} is not zero-sum or constant-sum ({game_type.utility}); "
@@ -553,8 +554,8 @@ def _renumber_breadth_first(game, game_string, utility_sum, parents, action_indi
   infoset_order = np.argsort(first_node, kind="stable")
   renumber = np.empty(num_infosets, dtype=np.int32)
   renumber[infoset_order] = np.arange(num_infosets, dtype=np.int32)
-  arrays["node_infoset"] = np.where(old_infoset >= 0, renumber[np.maximum(old_infoset, 0)],
-                                    -1).astype(np.int32)
+  arrays["node_infoset"] = np.where(
+      old_infoset >= 0, renumber[np.maximum(old_infoset, 0)], -1).astype(np.int32)
   arrays["infoset_node"] = first_node[infoset_order].astype(np.int32)
   old_num_actions = np.array([len(a) for a in infoset_actions], dtype=np.int16)
   num_actions = old_num_actions[infoset_order]
