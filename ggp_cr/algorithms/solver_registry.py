@@ -36,11 +36,15 @@ class Parameter:
 
 @dataclasses.dataclass(frozen=True)
 class SolverType:
-  """A registered solver: `build(game, seed, **params)` -> solver object."""
+  """A registered solver: `build(game, seed, **params)` -> solver object.
+
+  `accepts_tree`: `build` also takes a CompiledTree in place of the game.
+  """
   name: str
   summary: str
   build: Callable[..., Any]
   parameters: tuple = ()
+  accepts_tree: bool = False
 
   def usage(self):
     if not self.parameters:
@@ -66,9 +70,10 @@ class SolverSpec:
 _SOLVERS: dict[str, SolverType] = {}
 
 
-def register_solver(name, summary, build, parameters=()):
+def register_solver(name, summary, build, parameters=(), accepts_tree=False):
   """Registers a solver type under `name` (lower case); returns the SolverType."""
-  solver_type = SolverType(name.lower(), summary, build, tuple(parameters))
+  solver_type = SolverType(name.lower(), summary, build, tuple(parameters),
+                           accepts_tree)
   _SOLVERS[solver_type.name] = solver_type
   return solver_type
 
@@ -131,7 +136,7 @@ def parse_solver(text):
 def make_solver(spec, game, seed=0):
   """Builds the solver of `spec` (a SolverSpec or string) on `game`.
 
-  `game` is a pyspiel game; our full-width solvers also accept a CompiledTree.
+  `game` is a pyspiel game, or a CompiledTree for solver types with `accepts_tree`.
   """
   spec = parse_solver(spec)
   return spec.solver_type.build(game, seed, **spec.parameters)
@@ -222,7 +227,7 @@ def _register_cfr_preset(name, summary):
       Parameter("cse", float_parameter("cse", minimum=0.0),
                 preset["cumulative_strategy_exponent"],
                 "cumulative strategy exponent gamma: iteration t weighs t^gamma"),
-  ) + _depth_parameters())
+  ) + _depth_parameters(), accepts_tree=True)
 
 
 _register_cfr_preset("cfr", "CFR, RM with simultaneous updates ([S] Table 5.2); "
@@ -254,7 +259,7 @@ register_solver(
                   "iteration t's strategy weighs t^gamma"),
         Parameter("updates", choice_parameter("updates", _UPDATES), "alternating",
                   "alternating or simultaneous updates"),
-    ) + _depth_parameters())
+    ) + _depth_parameters(), accepts_tree=True)
 
 
 # Stock OpenSpiel solvers, for side-by-side runs.
@@ -282,3 +287,7 @@ register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",
                 _stock(pyspiel.CFRSolver))
 register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver",
                 _stock(pyspiel.CFRPlusSolver))
+
+# The sampling solvers (os_mccfr, mc_cfr, vr_mccfr, es_mccfr, mixed, locus) register
+# themselves; imported last because that module uses the definitions above.
+from ggp_cr.algorithms import sampling_registry  # pylint: disable=wrong-import-position,unused-import

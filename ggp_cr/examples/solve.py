@@ -1,0 +1,304 @@
+r"""Runs an offline solver on a game and tracks its exploitability ([S] App. A, `solve`).
+
+  python -m ggp_cr.examples.solve --game=leduc_poker --solver=cfr+ --time_limit=60
+  python -m ggp_cr.examples.solve --game=leduc_poker --solver=openspiel_cpp_cfr_plus \
+      --time_limit=60          # same output directory: the plot shows both runs
+  python -m ggp_cr.examples.solve --game=kuhn_poker --solver="dcfr(1.5,0,2)" \
+      --iterations=1000 --eval_every=100 --save_strategy=kuhn.strategy.npz
+  python -m ggp_cr.examples.solve --load_strategy=kuhn.strategy.npz
+
+Solvers are chosen by name with parameters (--list_solvers prints them all): ours,
+e.g. cfr, cfr+, lcfr, dcfr(1.5,0,2) or cfr(rm=drm(1,1),updates=alternating,cse=1), and
+stock OpenSpiel ones (openspiel_cfr, openspiel_cfr_plus, openspiel_dcfr,
+openspiel_cpp_cfr_plus, ...) for side-by-side runs.
+
+The solver runs until --iterations or --time_limit (whichever comes first) and its
+average strategy is evaluated per --eval_every: ``log`` (iterations 1, 2, 4, 8, ...,
+and the last), ``N`` (every N iterations) or ``Ns`` (every N seconds of solver time).
+Each evaluation appends a row to <output_dir>/<game>__<solver>.csv and prints it:
+
+  game            the game string
+  solver          the solver string
+  time            seconds spent in the solver's iterations (tree construction and
+                  evaluations excluded; the construction time is printed once)
+  iterations      iterations completed
+  visited_states  histories touched so far, including random-playout histories
+                  ([S] §5.1's measure); empty for stock OpenSpiel solvers
+  nash_conv       sum of both players' best-response gains (the thesis's and
+                  CFRPlayground's "exploitability")
+  exploitability  NashConv / 2 (OpenSpiel's `exploitability`)
+
+A log-log plot of exploitability against --plot_x of every run of the game in
+<output_dir> is written to <output_dir>/<game>.png. --save_strategy writes the average
+strategy (atomically, after every evaluation) to a strategy file holding the game
+string and information-set keys; --load_strategy evaluates such a file instead of
+solving and refuses a damaged file or one of another game.
+"""
+
+import csv
+import glob
+import math
+import os
+import re
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import strategy_files
+
+_GAME = flags.DEFINE_string("game", "kuhn_poker",
+                            "Game string, e.g. leduc_poker or python_leduc(max_raises=3).")
+_SOLVER = flags.DEFINE_string("solver", "cfr+", "Solver string, see --list_solvers.")
+_LIST_SOLVERS = flags.DEFINE_bool("list_solvers", False,
+                                  "Print the accepted solvers and exit.")
+_ITERATIONS = flags.DEFINE_integer("iterations", None,
+                                   "Stop after this many iterations.")
+_TIME_LIMIT = flags.DEFINE_float("time_limit", None,
+                                 "Stop after this many seconds of solver time.")
+_EVAL_EVERY = flags.DEFINE_string(
+    "eval_every", "log", "When to evaluate: 'log' (iterations 1, 2, 4, ...), 'N' "
+    "(every N iterations) or 'Ns' (every N seconds of solver time).")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "solve"),
+                                  "Directory of the CSV files and plots.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False,
+                               "Replace an existing CSV of the same game and solver.")
+_PLOT_X = flags.DEFINE_enum("plot_x", "time", ["time", "iterations", "visited_states"],
+                            "x axis of the plot.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of solvers that sample.")
+_CACHE_DIR = flags.DEFINE_string(
+    "cache_dir", None, "Cache compiled game trees in this directory (e.g. results/trees).")
+_SAVE_STRATEGY = flags.DEFINE_string(
+    "save_strategy", None, "Write the average strategy to this strategy file.")
+_LOAD_STRATEGY = flags.DEFINE_string(
+    "load_strategy", None,
+    "Evaluate this strategy file instead of solving (its game unless --game is given).")
+
+COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
+           "exploitability")
+
+
+def parse_eval_every(text):
+  """'log' -> ('log', None); 'N' -> ('iterations', N); 'Ns' -> ('seconds', N)."""
+  text = text.strip().lower()
+  if text == "log":
+    return "log", None
+  try:
+    if text.endswith("s"):
+      value = float(text[:-1])
+      if value > 0 and math.isfinite(value):
+        return "seconds", value
+    else:
+      value = int(text)
+      if value > 0:
+        return "iterations", value
+  except ValueError:
+    pass
+  raise ValueError(f"--eval_every must be 'log', a positive integer of iterations or "
+                   f"seconds such as '30s'; got {text!r}.")
+
+
+class EvaluationSchedule:
+  """Decides after which iterations the average strategy is evaluated."""
+
+  def __init__(self, kind, every):
+    self._kind = kind
+    self._every = every
+    self._next = 1 if kind == "log" else every
+
+  def due(self, iterations, seconds):
+    if self._kind == "seconds":
+      if seconds < self._next:
+        return False
+      while self._next <= seconds:
+        self._next += self._every
+      return True
+    if iterations < self._next:
+      return False
+    self._next = 2 * self._next if self._kind == "log" else self._next + self._every
+    return True
+
+
+def slug(text):
+  """A file-name-safe version of a game or solver string."""
+  return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
+
+
+def load_game(game_string):
+  try:
+    return pyspiel.load_game(game_string)
+  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
+    raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from None
+
+
+class Evaluator:
+  """NashConv of a solver's average strategy on the compiled tree."""
+
+  def __init__(self, game, solver, cache_dir):
+    self._game = game
+    self._solver = solver
+    tree = getattr(solver, "tree", None)
+    self.tree = tree if tree is not None else compiled_tree.compile_game(
+        game, cache_dir=cache_dir)
+
+  def average_slots(self):
+    if hasattr(self._solver, "average_strategy_slots") and \
+        getattr(self._solver, "tree", None) is self.tree:
+      return self._solver.average_strategy_slots()
+    return self.tree.policy_to_slots(
+        solver_registry.python_average_policy(self._solver, self._game))
+
+  def nash_conv(self, slots):
+    return best_response.nash_conv_slots(self.tree, slots).nash_conv
+
+
+def plot_runs(output_dir, game_string, plot_x):
+  """Log-log plot of every run of `game_string` in `output_dir`; returns its path."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  figure, axes = plt.subplots(figsize=(7, 4.5))
+  for path in sorted(glob.glob(os.path.join(output_dir, f"{slug(game_string)}__*.csv"))):
+    frame = pd.read_csv(path)
+    frame = frame[(frame["game"] == game_string) & (frame[plot_x] > 0)]
+    frame = frame.dropna(subset=[plot_x])
+    if frame.empty:
+      continue
+    axes.plot(frame[plot_x], frame["exploitability"], marker=".",
+              label=str(frame["solver"].iloc[0]))
+  labels = {"time": "solver time [s]", "iterations": "iterations",
+            "visited_states": "visited states (histories touched)"}
+  axes.set_xscale("log")
+  axes.set_yscale("log")
+  axes.set_xlabel(labels[plot_x])
+  axes.set_ylabel("exploitability = NashConv / 2 [utility]")
+  axes.set_title(f"Average-strategy exploitability in {game_string}")
+  axes.grid(True, which="both", alpha=0.3)
+  if axes.lines:
+    axes.legend()
+  figure.tight_layout()
+  path = os.path.join(output_dir, f"{slug(game_string)}.png")
+  figure.savefig(path, dpi=120)
+  plt.close(figure)
+  return path
+
+
+def evaluate_strategy_file(path):
+  game_string = _GAME.value if _GAME.present else None
+  try:
+    if game_string is None:
+      game_string = strategy_files.read_game_string(path)
+    game = load_game(game_string)
+    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
+    slots = strategy_files.load_strategy(path, tree)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  nash_conv = best_response.nash_conv_slots(tree, slots).nash_conv
+  print(f"strategy file:  {path}")
+  print(f"game:           {tree.game_string}")
+  print(f"nash_conv:      {nash_conv:.9g}")
+  print(f"exploitability: {nash_conv / 2:.9g}")
+
+
+def _check_flags():
+  if _ITERATIONS.value is None and _TIME_LIMIT.value is None:
+    raise app.UsageError("Give --iterations and/or --time_limit.")
+  if _ITERATIONS.value is not None and _ITERATIONS.value < 1:
+    raise app.UsageError(f"--iterations must be >= 1, got {_ITERATIONS.value}.")
+  if _TIME_LIMIT.value is not None and not _TIME_LIMIT.value > 0:
+    raise app.UsageError(f"--time_limit must be > 0 seconds, got {_TIME_LIMIT.value}.")
+  try:
+    return parse_eval_every(_EVAL_EVERY.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  if _LIST_SOLVERS.value:
+    print(solver_registry.describe_solvers())
+    return
+  if _LOAD_STRATEGY.value:
+    evaluate_strategy_file(_LOAD_STRATEGY.value)
+    return
+  schedule = EvaluationSchedule(*_check_flags())
+  try:
+    spec = solver_registry.parse_solver(_SOLVER.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  game = load_game(_GAME.value)
+  csv_path = os.path.join(_OUTPUT_DIR.value,
+                          f"{slug(str(game))}__{slug(str(spec))}.csv")
+  if os.path.exists(csv_path) and not _OVERWRITE.value:
+    raise app.UsageError(f"{csv_path} exists; pass --overwrite to replace it or choose "
+                         "another --output_dir.")
+  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+
+  start = time.perf_counter()
+  try:
+    target = game
+    if spec.solver_type.accepts_tree:
+      target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
+                                          progress=True)
+    solver = solver_registry.make_solver(spec, target, seed=_SEED.value)
+    evaluator = Evaluator(game, solver, _CACHE_DIR.value)
+  except ValueError as error:
+    raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
+  print(f"Solving {game} with {spec}; setup (tree construction) took "
+        f"{time.perf_counter() - start:.2f} s; writing {csv_path}", flush=True)
+
+  step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
+  iterations, solver_seconds, last_iterations, last_seconds = 0, 0.0, 0, 0.0
+  with open(csv_path, "w", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer.writeheader()
+    file.flush()
+    try:
+      while True:
+        tick = time.perf_counter()
+        step()
+        solver_seconds += time.perf_counter() - tick
+        iterations += 1
+        done = ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
+                (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
+        if not (schedule.due(iterations, solver_seconds) or done):
+          continue
+        slots = evaluator.average_slots()
+        nash_conv = evaluator.nash_conv(slots)
+        visited = getattr(solver, "visited_states", None)
+        writer.writerow({"game": str(game), "solver": str(spec),
+                         "time": f"{solver_seconds:.6f}", "iterations": iterations,
+                         "visited_states": "" if visited is None else visited,
+                         "nash_conv": repr(nash_conv),
+                         "exploitability": repr(nash_conv / 2)})
+        file.flush()
+        rate = (iterations - last_iterations) / max(solver_seconds - last_seconds, 1e-9)
+        visited_text = "" if visited is None else f"  {visited:>15,} states"
+        print(f"{solver_seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
+              f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
+              f"({rate:,.1f} it/s)", flush=True)
+        last_iterations, last_seconds = iterations, solver_seconds
+        if _SAVE_STRATEGY.value:
+          strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
+        if done:
+          break
+    except KeyboardInterrupt:
+      print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
+            "evaluation so far.")
+    finally:
+      print(f"Plot: {plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)}")
+  if _SAVE_STRATEGY.value:
+    print(f"Average strategy saved to {_SAVE_STRATEGY.value}")
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,139 @@
+"""Tests of the solve example and of strategy files."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyspiel
+import pytest
+
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import strategy_files
+from ggp_cr.examples import solve
+
+
+def _run(*args):
+  return subprocess.run([sys.executable, "-m", "ggp_cr.examples.solve", *args],
+                        capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_solve_writes_csv_plot_and_a_strategy_that_loads_back(tmp_path):
+  strategy = tmp_path / "kuhn.npz"
+  result = _run("--game=kuhn_poker", "--solver=dcfr(1.5,0,2)", "--iterations=40",
+                "--eval_every=10", f"--output_dir={tmp_path}",
+                f"--save_strategy={strategy}")
+  assert result.returncode == 0, result.stderr
+  (csv_path,) = tmp_path.glob("kuhn_poker__*.csv")
+  frame = pd.read_csv(csv_path)
+  assert tuple(frame.columns) == solve.COLUMNS
+  assert frame["iterations"].tolist() == [10, 20, 30, 40]
+  tree = compiled_tree.compile_game(pyspiel.load_game("kuhn_poker"))
+  assert frame["visited_states"].tolist() == [2 * tree.num_nodes * i
+                                              for i in (10, 20, 30, 40)]
+  np.testing.assert_allclose(frame["exploitability"], frame["nash_conv"] / 2)
+  assert frame["exploitability"].iloc[-1] < frame["exploitability"].iloc[0]
+  assert (tmp_path / "kuhn_poker.png").stat().st_size > 0
+
+  solver = cfr.DCFRSolver(tree, 1.5, 0, 2)
+  for _ in range(40):
+    solver.evaluate_and_update_policy()
+  np.testing.assert_array_equal(strategy_files.load_strategy(strategy, tree),
+                                solver.average_strategy_slots())
+
+  loaded = _run(f"--load_strategy={strategy}")
+  assert loaded.returncode == 0, loaded.stderr
+  assert f"nash_conv:      {frame['nash_conv'].iloc[-1]:.9g}" in loaded.stdout
+
+  again = _run("--game=kuhn_poker", "--solver=dcfr(1.5,0,2)", "--iterations=1",
+               f"--output_dir={tmp_path}")
+  assert again.returncode != 0 and "--overwrite" in again.stderr
+
+
+def test_solve_refuses_a_damaged_strategy_file(tmp_path):
+  bad = tmp_path / "bad.npz"
+  bad.write_bytes(b"not a strategy")
+  result = _run(f"--load_strategy={bad}")
+  assert result.returncode != 0
+  assert "Cannot read strategy file" in result.stderr
+  assert "Traceback" not in result.stderr
+
+
+def test_eval_every_parsing_and_schedule():
+  assert solve.parse_eval_every("log") == ("log", None)
+  assert solve.parse_eval_every("25") == ("iterations", 25)
+  assert solve.parse_eval_every("1.5s") == ("seconds", 1.5)
+  for bad in ("0", "-3", "xs", "0s", "abc"):
+    with pytest.raises(ValueError):
+      solve.parse_eval_every(bad)
+  schedule = solve.EvaluationSchedule("log", None)
+  assert [i for i in range(1, 40) if schedule.due(i, 0.0)] == [1, 2, 4, 8, 16, 32]
+  schedule = solve.EvaluationSchedule("seconds", 1.0)
+  assert [t for t in (0.5, 1.2, 1.7, 2.0, 4.5) if schedule.due(0, t)] == [1.2, 2.0, 4.5]
+
+
+@pytest.fixture(name="kuhn_tree")
+def _kuhn_tree():
+  return compiled_tree.compile_game(pyspiel.load_game("kuhn_poker"))
+
+
+def test_strategy_file_round_trip(tmp_path, kuhn_tree):
+  solver = cfr.CFRPlusSolver(kuhn_tree)
+  for _ in range(20):
+    solver.evaluate_and_update_policy()
+  path = tmp_path / "sub" / "s.npz"
+  strategy_files.save_strategy(path, kuhn_tree, solver.average_strategy_slots())
+  assert os.listdir(tmp_path / "sub") == ["s.npz"]
+  assert strategy_files.read_game_string(path) == "kuhn_poker()"
+  slots = strategy_files.load_strategy(path, kuhn_tree)
+  np.testing.assert_array_equal(slots, solver.average_strategy_slots())
+  assert best_response.nash_conv_slots(kuhn_tree, slots).nash_conv > 0
+
+
+def test_strategy_file_of_another_game_is_refused(tmp_path, kuhn_tree):
+  path = tmp_path / "s.npz"
+  strategy_files.save_strategy(path, kuhn_tree, kuhn_tree.uniform_slots())
+  leduc = compiled_tree.compile_game(pyspiel.load_game("leduc_poker"))
+  with pytest.raises(ValueError, match="is for kuhn_poker"):
+    strategy_files.load_strategy(path, leduc)
+
+
+def _rewrite(path, **changes):
+  with np.load(path, allow_pickle=False) as data:
+    contents = {name: data[name] for name in data.files}
+  contents.update(changes)
+  np.savez(path, **contents)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda t: {"probabilities": np.full(t.num_infoset_actions, 0.7)},
+     "not a distribution"),
+    (lambda t: {"infoset_actions": t.infoset_actions[::-1].copy()}, "has actions"),
+    (lambda t: {"format": np.array("other")}, "format"),
+    (lambda t: {"infoset_player": 1 - t.infoset_player}, "does not have"),
+    (lambda t: {"probabilities": np.ones(3)}, "inconsistent"),
+])
+def test_damaged_strategy_files_are_refused(tmp_path, kuhn_tree, change, message):
+  path = tmp_path / "s.npz"
+  strategy_files.save_strategy(path, kuhn_tree, kuhn_tree.uniform_slots())
+  _rewrite(path, **change(kuhn_tree))
+  with pytest.raises(ValueError, match=message):
+    strategy_files.load_strategy(path, kuhn_tree)
+
+
+def test_non_strategy_files_are_refused(tmp_path, kuhn_tree):
+  array_file = tmp_path / "a.npy"
+  np.save(array_file, kuhn_tree.uniform_slots())
+  other = tmp_path / "o.npz"
+  np.savez(other, x=np.zeros(2))
+  truncated = tmp_path / "t.npz"
+  strategy_files.save_strategy(truncated, kuhn_tree, kuhn_tree.uniform_slots())
+  truncated.write_bytes(truncated.read_bytes()[:100])
+  for path, message in ((array_file, "single array"), (other, "not a strategy file"),
+                        (truncated, "Cannot read"), (tmp_path / "missing.npz",
+                                                      "Cannot read")):
+    with pytest.raises(ValueError, match=message):
+      strategy_files.load_strategy(path, kuhn_tree)
