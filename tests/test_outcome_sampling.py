@@ -111,7 +111,7 @@ def test_compiled_fast_path_samples_the_same_histories(config):
     np.testing.assert_allclose(data.cumulative, fast.cumulative[slots], rtol=1e-9,
                                atol=1e-9)
   assert _exploitability(game, live) == pytest.approx(
-      best_response.exploitability_slots(tree, fast.average_slots()), abs=1e-9)
+      best_response.exploitability_slots(tree, fast.average_strategy_slots()), abs=1e-9)
 
 
 def test_compiled_fast_path_targets_like_the_live_solver():
@@ -147,7 +147,7 @@ def test_variance_reduction_helps_on_leduc():
       solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
           tree, seed=seed, **config)
       solver.run(100_000)
-      values.append(best_response.exploitability_slots(tree, solver.average_slots()))
+      values.append(best_response.exploitability_slots(tree, solver.average_strategy_slots()))
     results[name] = np.median(values)
   assert results["vr"] < results["mc"], results
 

@@ -323,11 +323,16 @@ class CompiledOutcomeSamplingSolver:
     """One iteration: an episode with each player as the updated player."""
     self.run(1)
 
-  def average_slots(self):
+  @property
+  def visited_states(self):
+    """Histories touched so far (the solver registry's name for nodes_touched)."""
+    return self.nodes_touched
+
+  def average_strategy_slots(self):
     """The average strategy in slot form (uniform where nothing was accumulated)."""
     return _average_slots(self.cumulative, self.tree.infoset_action_offset,
                           self.tree.infoset_num_actions)
 
   def average_policy(self):
     """The average strategy as an open_spiel TabularPolicy."""
-    return self.tree.slots_to_tabular_policy(self.average_slots())
+    return self.tree.slots_to_tabular_policy(self.average_strategy_slots())

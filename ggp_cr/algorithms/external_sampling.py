@@ -107,6 +107,11 @@ class _SamplingSolver:
     """Information state string -> outcome_sampling.InfosetData."""
     return self._table
 
+  @property
+  def visited_states(self):
+    """Histories touched so far (the solver registry's name for nodes_touched)."""
+    return self.nodes_touched
+
   def average_policy(self):
     """The average strategy as a policy.Policy (live view of the table)."""
     return outcome_sampling.TablePolicy(self.game, self._table, average=True)

@@ -407,6 +407,11 @@ class OutcomeSamplingSolver:
     """Information state string -> InfosetData."""
     return self._table
 
+  @property
+  def visited_states(self):
+    """Histories touched so far (the solver registry's name for nodes_touched)."""
+    return self.nodes_touched
+
   def set_target(self, state, player, scheme=IST):
     """Targets the histories consistent with `player`'s view of `state` (IST) or with
     its public state (PST); later iterations target them with probability delta."""
