@@ -11,8 +11,11 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 from open_spiel.python.bots import policy as policy_bot
 
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import evaluators
 from ggp_cr.algorithms import players
+from ggp_cr.algorithms import strategy_files
 
 
 def _random_strategy(game, seed):
@@ -217,3 +220,19 @@ def test_evaluate_example_writes_rows_and_plot(tmp_path):
   bad = subprocess.run(command[:-3] + ["--move=5it", "--move=1s", f"--output={output}"],
                        capture_output=True, text=True, timeout=120)
   assert bad.returncode == 1 and "one unit" in bad.stderr
+
+
+def test_traversing_evaluation_of_a_saved_strategy_player_is_the_saved_strategy(tmp_path):
+  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  tree = compiled_tree.cached_tree(game)
+  rng = np.random.default_rng(4)
+  slots = rng.random(tree.num_infoset_actions)
+  sums = np.zeros(tree.num_infosets)
+  np.add.at(sums, tree.slot_infoset, slots)
+  slots /= sums[tree.slot_infoset]
+  path = tmp_path / "s.npz"
+  strategy_files.save_strategy(path, tree, slots)
+  result = evaluators.traversing_evaluation(game, f"strategy(path={path})")
+  np.testing.assert_allclose(tree.policy_to_slots(result.policy), slots, atol=1e-12)
+  assert result.nash_conv == pytest.approx(
+      best_response.nash_conv_slots(tree, slots).nash_conv, abs=1e-12)

@@ -171,3 +171,40 @@ def test_search_players_take_simulations_from_an_iteration_budget():
   assert bot._max_simulations == 5  # pylint: disable=protected-access
   with pytest.raises(ValueError, match="not seconds.*'500it'"):
     players.make_bot("ismcts", game, 0, 1, players.Budget.parse("0", "2s"))
+
+
+def test_solver_player_plays_the_solvers_average_strategy():
+  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
+  game = players.load_game("kuhn_poker")
+  spec = players.parse_player("solver(cfr+, iterations=25)")
+  assert spec.parameters["name"] == "cfr+" and spec.parameters["iterations"] == 25
+  solver = solver_registry.make_solver("cfr+", game)
+  for _ in range(25):
+    solver.evaluate_and_update_policy()
+  expected = solver_registry.python_average_policy(solver, game)
+  bot = players.make_bot(spec, game, 0, 5)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(2)
+  policy, action = bot.step_with_policy(state)
+  assert dict(policy) == pytest.approx(expected.action_probabilities(state))
+  assert action in state.legal_actions()
+  with pytest.raises(ValueError, match="(?s)Unknown solver 'nosuch'.*cfr\\+"):
+    players.parse_player("solver(name=nosuch)")
+
+
+def test_strategy_player_needs_an_existing_file_for_its_game(tmp_path):
+  with pytest.raises(ValueError, match="parameter 'path' is required"):
+    players.parse_player("strategy")
+  with pytest.raises(ValueError, match="no strategy file"):
+    players.parse_player(f"strategy(path={tmp_path / 'missing.npz'})")
+  from ggp_cr.algorithms import compiled_tree  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms import strategy_files  # pylint: disable=g-import-not-at-top
+  tree = compiled_tree.cached_tree(players.load_game("python_rps"))
+  path = tmp_path / "rps.npz"
+  strategy_files.save_strategy(path, tree, tree.uniform_slots())
+  bot = players.make_bot(f"strategy({path})", players.load_game("python_rps"), 1, 0)
+  assert bot.step(players.load_game("python_rps").new_initial_state().child(0)) in (
+      0, 1, 2)
+  with pytest.raises(ValueError, match="is for python_rps\\(n=3\\), not kuhn_poker"):
+    players.make_bot(f"strategy({path})", players.load_game("kuhn_poker"), 0, 0)

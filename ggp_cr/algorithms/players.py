@@ -15,8 +15,11 @@ Adding a player type is one ``register_player(...)`` line naming its build funct
 """
 
 import dataclasses
+import os
+import pathlib
 import re
 import sys
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -92,9 +95,21 @@ class Budget:
     return f"preplay={self.preplay},move={self.move}"
 
 
+class _Required:
+  """Default of a parameter that must be given."""
+
+  def __repr__(self):
+    return "..."
+
+  __str__ = __repr__
+
+
+REQUIRED = _Required()
+
+
 @dataclasses.dataclass(frozen=True)
 class Parameter:
-  """One parameter of a player type: its name, parser, default and meaning."""
+  """One parameter of a player type: its name, parser, default (or REQUIRED), meaning."""
   name: str
   parse: Callable[[str], Any]
   default: Any
@@ -197,6 +212,9 @@ def parse_player(text):
         values[parameter.name] = parameter.parse(raw[parameter.name])
       except ValueError as error:
         raise ValueError(f"Player {text!r}: {error} ({usage})") from None
+    elif parameter.default is REQUIRED:
+      raise ValueError(f"Player {text!r}: parameter {parameter.name!r} is required; "
+                       f"{usage}.")
     else:
       values[parameter.name] = parameter.default
   return PlayerSpec(str(call), player_type, values)
@@ -223,14 +241,6 @@ def float_parameter(name, minimum=None):
   return parse
 
 
-def string_parameter(name):
-  def parse(text):
-    if not text:
-      raise ValueError(f"parameter {name!r} must not be empty.")
-    return text
-  return parse
-
-
 def choice_parameter(name, choices):
   def parse(text):
     if text.lower() not in choices:
@@ -252,6 +262,124 @@ def _build_random(game, player_id, seed, budget):
 
 
 register_player("random", "uniform random legal action", _build_random)
+
+
+# Fixed strategies.
+
+class StrategyBot(pyspiel.Bot):
+  """Plays a fixed policy.Policy: samples each move from its action probabilities."""
+
+  def __init__(self, player_id, policy, seed):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._policy = policy
+    self._rng = _rng(seed)
+
+  def player_id(self):
+    return self._player_id
+
+  def restart_at(self, state):
+    pass
+
+  def provides_policy(self):
+    return True
+
+  def step_with_policy(self, state):
+    probabilities = self._policy.action_probabilities(state, self._player_id)
+    legal = state.legal_actions(self._player_id)
+    weights = np.array([max(probabilities.get(a, 0.0), 0.0) for a in legal])
+    if not weights.sum() > 0:
+      weights = np.ones(len(legal))
+    weights /= weights.sum()
+    action = legal[self._rng.choice(len(legal), p=weights)]
+    return list(zip(legal, weights.tolist())), action
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+_SOLVED_POLICIES = {}
+
+
+def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
+  """The average policy of `solver` after the budget, computed once per process.
+
+  Runs `evaluate_and_update_policy()` (full-width) or `iteration()` (sampling) until
+  `iterations` are done or `seconds` have passed, whichever comes first.
+  """
+  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
+  spec = solver_registry.parse_solver(solver)
+  key = (str(game), str(spec), iterations, seconds, seed)
+  if key not in _SOLVED_POLICIES:
+    instance = solver_registry.make_solver(spec, game, seed)
+    step = getattr(instance, "evaluate_and_update_policy", None) or instance.iteration
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    done = 0
+    while ((iterations is None or done < iterations) and
+           (deadline is None or time.perf_counter() < deadline)):
+      step()
+      done += 1
+    _SOLVED_POLICIES.clear()
+    _SOLVED_POLICIES[key] = solver_registry.python_average_policy(instance, game)
+  return _SOLVED_POLICIES[key]
+
+
+def _solver_name(text):
+  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
+  return str(solver_registry.parse_solver(text))
+
+
+def _build_solver(game, player_id, seed, budget, name, iterations, seconds, solver_seed):
+  del budget
+  if iterations is None and seconds is None:
+    iterations = 1000
+  return StrategyBot(player_id,
+                     solved_policy(game, name, iterations, seconds, solver_seed), seed)
+
+
+register_player(
+    "solver",
+    "a fixed strategy: the average strategy of an offline solver after a budget, "
+    "computed once per process (e.g. solver(name=cfr+,iterations=1000))",
+    _build_solver,
+    (Parameter("name", _solver_name, "cfr+",
+               "solver string of the solver registry, e.g. cfr+, dcfr(1.5,0,2)"),
+     Parameter("iterations", int_parameter("iterations", 1), None,
+               "iterations to run (default 1000 when seconds is not given either)"),
+     Parameter("seconds", float_parameter("seconds", 0.0), None,
+               "wall-clock seconds to run (results then depend on machine speed)"),
+     Parameter("solver_seed", int_parameter("solver_seed", 0), 0,
+               "seed of sampling solvers (the same strategy in every match)")))
+
+
+_LOADED_STRATEGIES = {}
+
+
+def _strategy_path(text):
+  path = pathlib.Path(text).expanduser()
+  if not path.is_file():
+    raise ValueError(f"parameter 'path': no strategy file {str(path)!r}.")
+  return str(path)
+
+
+def _build_strategy(game, player_id, seed, budget, path):
+  """A strategy file written by the solve example (strategy_files.py)."""
+  del budget
+  from ggp_cr.algorithms import compiled_tree  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms import strategy_files  # pylint: disable=g-import-not-at-top
+  key = (str(game), path, os.stat(path).st_mtime_ns)
+  if key not in _LOADED_STRATEGIES:
+    tree = compiled_tree.cached_tree(game)
+    _LOADED_STRATEGIES.clear()
+    _LOADED_STRATEGIES[key] = tree.slots_to_tabular_policy(
+        strategy_files.load_strategy(path, tree))
+  return StrategyBot(player_id, _LOADED_STRATEGIES[key], seed)
+
+
+register_player(
+    "strategy", "a fixed strategy saved by the solve example (--save_strategy)",
+    _build_strategy,
+    (Parameter("path", _strategy_path, REQUIRED, "strategy file (.npz)"),))
 
 
 # human
