@@ -53,6 +53,106 @@ def test_equals_exact_best_response_and_policy_attains_it(game):
               <= tree.num_nodes)
 
 
+class _UnevenGame(pyspiel.Game):
+  """Information sets spanning two depths, with two decisions of each player.
+
+  Chance picks c ∈ {0, 1} (0.4 / 0.6); if c = 0, player 1 moves x ∈ {0, 1}. Player 0,
+  seeing nothing, moves b ∈ {0, 1} (depth 1 or 2); player 1, seeing b, moves
+  d ∈ {0, 1, 2}; player 0, seeing d, moves e ∈ {0, 1}. Player 0 gets an irregular
+  payoff of (c, x, b, d, e).
+  """
+
+  def __init__(self, params=None):
+    game_type = pyspiel.GameType(
+        short_name="test_brs_uneven", long_name="test BRS uneven depths",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=2, min_num_players=2,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False, provides_observation_string=False,
+        provides_observation_tensor=False, parameter_specification={})
+    super().__init__(game_type, pyspiel.GameInfo(
+        num_distinct_actions=3, max_chance_outcomes=2, num_players=2, min_utility=-6.0,
+        max_utility=6.0, utility_sum=0.0, max_game_length=5), params or {})
+
+  def new_initial_state(self):
+    return _UnevenState(self)
+
+
+class _UnevenState(pyspiel.State):
+
+  def __init__(self, game):
+    super().__init__(game)
+    self.chance = None
+    self.moves = ()  # x (only if c = 0), b, d, e
+
+  def _own_start(self):
+    return 1 if self.chance == 0 else 0
+
+  def current_player(self):
+    if self.chance is None:
+      return pyspiel.PlayerId.CHANCE
+    done = len(self.moves) - self._own_start()
+    if done < 0:
+      return 1
+    return (0, 1, 0, pyspiel.PlayerId.TERMINAL)[done]
+
+  def chance_outcomes(self):
+    return [(0, 0.4), (1, 0.6)]
+
+  def _legal_actions(self, player):
+    return [0, 1, 2] if len(self.moves) - self._own_start() == 1 else [0, 1]
+
+  def _apply_action(self, action):
+    if self.chance is None:
+      self.chance = action
+    else:
+      self.moves += (action,)
+
+  def _action_to_string(self, player, action):
+    return str(action)
+
+  def is_terminal(self):
+    return self.chance is not None and len(self.moves) - self._own_start() == 3
+
+  def returns(self):
+    if not self.is_terminal():
+      return [0.0, 0.0]
+    x = self.moves[0] if self.chance == 0 else 2
+    b, d, e = self.moves[-3:]
+    u0 = float((3 * self.chance + 5 * x + 7 * b + 11 * d + 13 * e + b * d * e) % 13 - 6)
+    return [u0, -u0]
+
+  def information_state_string(self, player=None):
+    if player is None:
+      player = self.current_player()
+    start = self._own_start()
+    if player == 0:
+      return f"p0 {self.moves[start:]}"
+    return f"p1 own={self.moves[:start]} seen={self.moves[start:start + 1]}"
+
+  def __str__(self):
+    return f"{self.chance} {self.moves}"
+
+
+def test_information_sets_at_several_depths():
+  tree = compiled_tree.compile_game(_UnevenGame())
+  assert set(tree.node_depth[tree.node_infoset == tree.infoset_index(0, "p0 ()")]
+             .tolist()) == {1, 2}
+  for slots in random_profiles(tree, seed=4, count=30):
+    exact = best_response.best_response_values(tree, slots)
+    for player in (0, 1):
+      assert pbr.pruned_best_response_slots(tree, slots, player)[0] == pytest.approx(
+          exact[player], abs=1e-9)
+      for setting in (dict(epsilon=0.5), dict(eta=0.5, start_depth=2)):
+        value, _, bound, _ = pbr.pruned_best_response_slots(tree, slots, player,
+                                                            **setting)
+        assert -1e-9 <= exact[player] - value <= bound + 1e-9
+
+
 def test_policy_input_matches_openspiel_cpp_best_response():
   game = pyspiel.load_game("leduc_poker")
   tabular = policy_lib.TabularPolicy(game)

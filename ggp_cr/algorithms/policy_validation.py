@@ -64,25 +64,30 @@ def opponent_slots(tree, policy, player):
 def _read_tabular(tree, policy, infosets, slots):
   """Reads the opponent's rows of a TabularPolicy, refusing mass on illegal actions."""
   table = policy.action_probability_array
-  for infoset in infosets.tolist():
-    key = tree.infoset_keys[infoset]
-    row = policy.state_lookup.get(key)
-    if row is None:
-      raise ValueError(f"The policy has no entry for player "
-                       f"{tree.infoset_player[infoset]}'s information state {key!r}.")
-    offset = int(tree.infoset_action_offset[infoset])
-    actions = tree.infoset_actions[offset:offset + int(tree.infoset_num_actions[infoset])]
-    if actions.max() >= table.shape[1]:
-      raise ValueError(f"The policy's table has {table.shape[1]} actions; "
-                       f"{tree.game_string} has {tree.num_distinct_actions}.")
-    probabilities = table[row]
-    slots[offset:offset + len(actions)] = probabilities[actions]
-    illegal = np.ones(len(probabilities), dtype=bool)
-    illegal[actions] = False
-    if np.any(probabilities[illegal] > 0):
-      action = int(np.flatnonzero(illegal & (probabilities > 0))[0])
-      raise ValueError(f"The policy gives probability {probabilities[action]} to illegal "
-                       f"action {action} in information state {key!r}.")
+  lookup = policy.state_lookup
+  keys = tree.infoset_keys
+  rows = np.array([lookup.get(keys[i], -1) for i in infosets.tolist()], dtype=np.int64)
+  if np.any(rows < 0):
+    infoset = int(infosets[np.flatnonzero(rows < 0)[0]])
+    raise ValueError(f"The policy has no entry for player "
+                     f"{tree.infoset_player[infoset]}'s information state "
+                     f"{keys[infoset]!r}.")
+  if len(infosets) and table.shape[1] <= tree.infoset_actions.max():
+    raise ValueError(f"The policy's table has {table.shape[1]} actions; "
+                     f"{tree.game_string} has {tree.num_distinct_actions}.")
+  row_of_infoset = np.full(tree.num_infosets, -1, dtype=np.int64)
+  row_of_infoset[infosets] = np.arange(len(infosets))
+  mine = np.flatnonzero(row_of_infoset[tree.slot_infoset] >= 0)
+  opponent_table = table[rows]
+  slots[mine] = opponent_table[row_of_infoset[tree.slot_infoset[mine]],
+                               tree.infoset_actions[mine]]
+  illegal_mass = opponent_table.copy()
+  illegal_mass[row_of_infoset[tree.slot_infoset[mine]], tree.infoset_actions[mine]] = 0
+  if np.any(illegal_mass > 0):
+    row, action = np.argwhere(illegal_mass > 0)[0]
+    raise ValueError(f"The policy gives probability {opponent_table[row, action]} to "
+                     f"illegal action {action} in information state "
+                     f"{keys[infosets[row]]!r}.")
 
 
 def _fill(tree, infoset, probabilities, slots):

@@ -153,30 +153,43 @@ def _approximated_infosets(responder, start_depth, infoset_player, infoset_node,
   return approximated
 
 
+# The search's arrays, packed so that a recursive call passes few of them (numba's
+# call cost grows with the number of array arguments):
+# node_ints[row, node], int32
+_PLAYER, _INFOSET, _PARENT, _FIRST_CHILD, _NUM_CHILDREN, _ACTION_INDEX, _SEEN = range(7)
+# node_reals[row, node]: chance probability, responder's utility, cached value (NaN:
+# unknown), π_{-i} (-1: not computed yet)
+_CHANCE_PROB, _UTILITY, _CACHED, _REACH = range(4)
+# infoset_ints[row, infoset]; _START has one more entry (infoset_nodes index)
+_ACTION_OFFSET, _NUM_ACTIONS, _APPROXIMATED, _BEST_INDEX, _START = range(5)
+# integers[:_SCRATCH]: the statistics counters and the tops of the scratch stacks;
+# integers[_SCRATCH:] and floats[:] are the scratch stacks.
+_FLOAT_TOP, _INTEGER_TOP = 7, 8
+_SCRATCH = 9
+
+
 @numba.njit(cache=True)
-def _reach_of(node, tree_arrays, search_arrays, responder):
+def _reach_of(node, node_ints, node_reals, infoset_ints, slots, integers, responder):
   """π_{-responder}(node), computed on demand along the path from the nearest known
-  ancestor and remembered."""
-  (node_player, node_infoset, node_parent, _, _, node_action_index, node_chance_prob,
-   _, infoset_action_offset, _, _, _, _, slots) = tree_arrays
-  reach, path = search_arrays[1], search_arrays[5]
+  ancestor and remembered. The path is kept on top of the integer stack."""
+  path = integers[_INTEGER_TOP]
   length = 0
   current = node
-  while reach[current] < 0.0:
-    path[length] = current
+  while node_reals[_REACH, current] < 0.0:
+    integers[path + length] = current
     length += 1
-    current = node_parent[current]
-  value = reach[current]
+    current = node_ints[_PARENT, current]
+  value = node_reals[_REACH, current]
   for k in range(length - 1, -1, -1):
-    child = path[k]
-    parent = node_parent[child]
-    player = node_player[parent]
+    child = integers[path + k]
+    parent = node_ints[_PARENT, child]
+    player = node_ints[_PLAYER, parent]
     if player == _CHANCE:
-      value *= node_chance_prob[child]
+      value *= node_reals[_CHANCE_PROB, child]
     elif player != responder:
-      value *= slots[infoset_action_offset[node_infoset[parent]] +
-                     node_action_index[child]]
-    reach[child] = value
+      value *= slots[infoset_ints[_ACTION_OFFSET, node_ints[_INFOSET, parent]] +
+                     node_ints[_ACTION_INDEX, child]]
+    node_reals[_REACH, child] = value
   return value
 
 
@@ -195,91 +208,126 @@ def _threshold(leader_lower, total_weight, approximated, mode, epsilon, eta,
 
 
 @numba.njit(cache=True)
-def _value(node, lower_bound, tree_arrays, search_arrays, params):
+def _sort_descending(keys, key_base, order, order_base, count):
+  """order[order_base:+count] = 0..count-1 sorted by keys[key_base + k], descending,
+  stable (insertion sort: the lists are short)."""
+  for k in range(count):
+    key = keys[key_base + k]
+    m = k
+    while m > 0 and keys[key_base + order[order_base + m - 1]] < key:
+      order[order_base + m] = order[order_base + m - 1]
+      m -= 1
+    order[order_base + m] = k
+
+
+@numba.njit(cache=True)
+def _value(node, lower_bound, node_ints, node_reals, infoset_ints, infoset_nodes,
+           slots, integers, floats, params):
   """BRS_i(h, λ) of [B] Figures 4.1 and 4.2: the reach-weighted value of `node` for
-  the responder, or -inf if it is proven to be below `lower_bound`."""
-  (node_player, node_infoset, _, node_first_child, node_num_children, _,
-   node_chance_prob, node_utility, infoset_action_offset, infoset_num_actions,
-   infoset_start, infoset_nodes, approximated, slots) = tree_arrays
-  value_cache, reach, best_index, visited, stats, _ = search_arrays
-  responder, utility_sum, min_utility, max_utility, mode, epsilon, eta = params
-  cached = value_cache[node]
+  the responder, or -inf if it is proven to be below `lower_bound`.
+
+  Per-call arrays live on the two scratch stacks; every return restores the tops of
+  the call's entry.
+  """
+  responder, min_utility, max_utility, mode, epsilon, eta = params
+  cached = node_reals[_CACHED, node]
   if not math.isnan(cached):
-    stats[_CACHE_HITS] += 1
+    integers[_CACHE_HITS] += 1
     return cached
-  stats[_CALLS] += 1
-  player = node_player[node]
+  integers[_CALLS] += 1
+  player = node_ints[_PLAYER, node]
 
   if player != responder:
-    if not visited[node]:
-      visited[node] = True
-      stats[_VISITED] += 1
-    weight = reach[node]
+    if node_ints[_SEEN, node] == 0:
+      node_ints[_SEEN, node] = 1
+      integers[_VISITED] += 1
+    weight = node_reals[_REACH, node]
     if player == _TERMINAL:
-      utility = node_utility[node] if responder == 0 else utility_sum - node_utility[node]
-      return utility * weight
-    # Figure 4.1: chance and opponent nodes.
-    first = node_first_child[node]
-    num_children = node_num_children[node]
-    child_weights = np.empty(num_children)
+      return node_reals[_UTILITY, node] * weight
+    # Figure 4.1: chance and opponent nodes, children by decreasing reach.
+    first = node_ints[_FIRST_CHILD, node]
+    num_children = node_ints[_NUM_CHILDREN, node]
+    float_base = integers[_FLOAT_TOP]
+    integer_base = integers[_INTEGER_TOP]
+    integers[_FLOAT_TOP] += num_children
+    integers[_INTEGER_TOP] += num_children
     remaining = 0.0
     for k in range(num_children):
       if player == _CHANCE:
-        probability = node_chance_prob[first + k]
+        probability = node_reals[_CHANCE_PROB, first + k]
       else:
-        probability = slots[infoset_action_offset[node_infoset[node]] + k]
-      child_weights[k] = weight * probability
-      reach[first + k] = child_weights[k]
-      remaining += child_weights[k]
-    order = np.argsort(-child_weights, kind="mergesort")
+        probability = slots[infoset_ints[_ACTION_OFFSET, node_ints[_INFOSET, node]] + k]
+      child_weight = weight * probability
+      floats[float_base + k] = child_weight
+      node_reals[_REACH, first + k] = child_weight
+      remaining += child_weight
+    _sort_descending(floats, float_base, integers, integer_base, num_children)
     value = 0.0
-    for k in order:
-      child_weight = child_weights[k]
+    for position in range(num_children):
+      k = integers[integer_base + position]
+      child_weight = floats[float_base + k]
       if child_weight <= 0.0:
         break
       child_bound = lower_bound - (value + (remaining - child_weight) * max_utility)
       if child_bound > child_weight * max_utility:
-        stats[_CUTOFFS_OTHERS] += 1
-        return -math.inf
-      child_value = _value(first + k, child_bound, tree_arrays, search_arrays, params)
+        integers[_CUTOFFS_OTHERS] += 1
+        value = -math.inf
+        break
+      child_value = _value(first + k, child_bound, node_ints, node_reals, infoset_ints,
+                           infoset_nodes, slots, integers, floats, params)
       if child_value == -math.inf:
-        return -math.inf
+        value = -math.inf
+        break
       value += child_value
       remaining -= child_weight
-    value_cache[node] = value
+    integers[_FLOAT_TOP] = float_base
+    integers[_INTEGER_TOP] = integer_base
+    if value > -math.inf:
+      node_reals[_CACHED, node] = value
     return value
 
   # Figure 4.2: the responder's information set, histories by decreasing reach.
-  infoset = node_infoset[node]
-  start = infoset_start[infoset]
-  size = infoset_start[infoset + 1] - start
-  weights = np.empty(size)
+  infoset = node_ints[_INFOSET, node]
+  start = infoset_ints[_START, infoset]
+  size = infoset_ints[_START, infoset + 1] - start
+  num_actions = infoset_ints[_NUM_ACTIONS, infoset]
+  float_base = integers[_FLOAT_TOP]
+  integer_base = integers[_INTEGER_TOP]
+  weights = float_base                   # size floats
+  totals = weights + size                # num_actions floats
+  history_values = totals + num_actions  # (histories with reach > 0) x num_actions
+  order = integer_base                   # size integers
+  alive = order + size                   # num_actions integers (1 = not cut)
+  integers[_INTEGER_TOP] = alive + num_actions
   for k in range(size):
-    weights[k] = _reach_of(infoset_nodes[start + k], tree_arrays, search_arrays,
-                           responder)
-  order = np.argsort(-weights, kind="mergesort")
+    floats[weights + k] = _reach_of(infoset_nodes[start + k], node_ints, node_reals,
+                                    infoset_ints, slots, integers, responder)
+  _sort_descending(floats, weights, integers, order, size)
   num_positive = 0
   total_weight = 0.0
-  for k in order:
-    if weights[k] <= 0.0:
+  for position in range(size):
+    weight = floats[weights + integers[order + position]]
+    if weight <= 0.0:
       break
     num_positive += 1
-    total_weight += weights[k]
-  num_actions = infoset_num_actions[infoset]
-  totals = np.zeros(num_actions)
-  alive = np.ones(num_actions, dtype=np.bool_)
-  history_values = np.empty((num_positive, num_actions))
-  is_approximated = approximated[infoset]
+    total_weight += weight
+  for action in range(num_actions):
+    floats[totals + action] = 0.0
+    integers[alive + action] = 1
+  integers[_FLOAT_TOP] = history_values + num_positive * num_actions
+  is_approximated = infoset_ints[_APPROXIMATED, infoset] == 1
   remaining = total_weight
   leader = -1
+  aborted = False
   for j in range(num_positive):
-    history = infoset_nodes[start + order[j]]
-    history_weight = weights[order[j]]
+    history = infoset_nodes[start + integers[order + j]]
+    history_weight = floats[weights + integers[order + j]]
+    row = history_values + j * num_actions
     rest = remaining - history_weight
-    if not visited[history]:
-      visited[history] = True
-      stats[_VISITED] += 1
-    first = node_first_child[history]
+    if node_ints[_SEEN, history] == 0:
+      node_ints[_SEEN, history] = 1
+      integers[_VISITED] += 1
+    first = node_ints[_FIRST_CHILD, history]
     first_action = leader
     for step in range(-1, num_actions):
       # The leader first, then the others in action order.
@@ -289,73 +337,104 @@ def _value(node, lower_bound, tree_arrays, search_arrays, params):
         action = first_action
       else:
         action = step
-        if action == first_action or not alive[action]:
+        if action == first_action or integers[alive + action] == 0:
           continue
       child_bound = -math.inf
       if leader >= 0 and action != leader:
-        threshold = _threshold(totals[leader] + rest * min_utility, total_weight,
-                               is_approximated, mode, epsilon, eta, min_utility)
-        child_bound = threshold - (totals[action] + rest * max_utility)
+        threshold = _threshold(floats[totals + leader] + rest * min_utility,
+                               total_weight, is_approximated, mode, epsilon, eta,
+                               min_utility)
+        child_bound = threshold - (floats[totals + action] + rest * max_utility)
         if child_bound > history_weight * max_utility:
-          alive[action] = False
-          stats[_CUTOFFS_RESPONDER] += 1
+          integers[alive + action] = 0
+          integers[_CUTOFFS_RESPONDER] += 1
           continue
-      reach[first + action] = history_weight
-      child_value = _value(first + action, child_bound, tree_arrays, search_arrays,
-                           params)
+      node_reals[_REACH, first + action] = history_weight
+      child_value = _value(first + action, child_bound, node_ints, node_reals,
+                           infoset_ints, infoset_nodes, slots, integers, floats, params)
       if child_value == -math.inf:
-        alive[action] = False
-        stats[_CUTOFFS_RESPONDER] += 1
+        integers[alive + action] = 0
+        integers[_CUTOFFS_RESPONDER] += 1
         continue
-      history_values[j, action] = child_value
-      totals[action] += child_value
-      if leader < 0 or totals[action] > totals[leader]:
+      floats[row + action] = child_value
+      floats[totals + action] += child_value
+      if leader < 0 or floats[totals + action] > floats[totals + leader]:
         leader = action
     remaining = rest
     if history == node and lower_bound > -math.inf:
       best_here = -math.inf
       for action in range(num_actions):
-        if alive[action] and history_values[j, action] > best_here:
-          best_here = history_values[j, action]
+        if integers[alive + action] == 1 and floats[row + action] > best_here:
+          best_here = floats[row + action]
       if best_here < lower_bound:
-        stats[_ABORTED] += 1
-        return -math.inf
-  chosen = max(leader, 0)
-  best_index[infoset] = chosen
-  for j in range(num_positive):
-    value_cache[infoset_nodes[start + order[j]]] = history_values[j, chosen]
-  for j in range(num_positive, size):
-    value_cache[infoset_nodes[start + order[j]]] = 0.0
-  stats[_SOLVED] += 1
-  return value_cache[node]
+        integers[_ABORTED] += 1
+        aborted = True
+        break
+  value = -math.inf
+  if not aborted:
+    chosen = max(leader, 0)
+    infoset_ints[_BEST_INDEX, infoset] = chosen
+    for j in range(num_positive):
+      node_reals[_CACHED, infoset_nodes[start + integers[order + j]]] = floats[
+          history_values + j * num_actions + chosen]
+    for j in range(num_positive, size):
+      node_reals[_CACHED, infoset_nodes[start + integers[order + j]]] = 0.0
+    integers[_SOLVED] += 1
+    value = node_reals[_CACHED, node]
+  integers[_FLOAT_TOP] = float_base
+  integers[_INTEGER_TOP] = integer_base
+  return value
 
 
 @numba.njit(cache=True)
-def _thesis_visited_count(visited, reach, best_index, infoset_player, responder,
-                          infoset_start, infoset_nodes, node_first_child, node_player):
-  """Distinct histories [B]'s Figure 4.2 evaluates: `visited` plus, for every solved
-  responder information set, its zero-reach histories and their child under the
-  chosen action (the thesis's loop over H' does not skip zero reach; a zero-reach
+def _thesis_visited_count(node_ints, node_reals, infoset_ints, infoset_player,
+                          responder, infoset_nodes):
+  """Distinct histories [B]'s Figure 4.2 evaluates: the visited ones plus, for every
+  solved responder information set, its zero-reach histories and their child under
+  the chosen action (the thesis's loop over H' does not skip zero reach; a zero-reach
   chance/opponent child returns 0 at once, Fig. 4.1 skipping w_a = 0)."""
-  marked = visited.copy()
+  marked = node_ints[_SEEN].copy()
   count = 0
   for node in range(len(marked)):
-    if marked[node]:
-      count += 1
+    count += marked[node]
   for infoset in range(len(infoset_player)):
-    if infoset_player[infoset] != responder or best_index[infoset] < 0:
+    chosen = infoset_ints[_BEST_INDEX, infoset]
+    if infoset_player[infoset] != responder or chosen < 0:
       continue
-    for k in range(infoset_start[infoset], infoset_start[infoset + 1]):
+    for k in range(infoset_ints[_START, infoset], infoset_ints[_START, infoset + 1]):
       history = infoset_nodes[k]
-      if reach[history] != 0.0:
+      if node_reals[_REACH, history] != 0.0:
         continue
-      child = node_first_child[history] + best_index[infoset]
+      child = node_ints[_FIRST_CHILD, history] + chosen
       for touched in range(2):
         touched_node = history if touched == 0 else child
-        if not marked[touched_node]:
-          marked[touched_node] = True
+        if marked[touched_node] == 0:
+          marked[touched_node] = 1
           count += 1
   return count
+
+
+def _scratch_sizes(tree, infoset_start, infoset_nodes):
+  """Sizes of the float and integer scratch stacks: one frame per pending call, each
+  at most what the largest chance/opponent node or responder information set needs.
+
+  A call's child is one depth deeper than the call's history or, at a responder
+  information set, than another history of the set. If every information set lies at
+  one depth, pending calls therefore have distinct depths (max_depth + 1 frames);
+  otherwise each of at most max_depth responder calls may restart higher up.
+  """
+  largest_infoset = int(np.diff(infoset_start).max(initial=0))
+  most_actions = int(tree.infoset_num_actions.max(initial=0))
+  most_children = int(tree.node_num_children.max(initial=0))
+  depths = tree.node_depth[infoset_nodes]
+  first_depth = tree.node_depth[tree.infoset_node][tree.node_infoset[infoset_nodes]]
+  frames = tree.max_depth + 1
+  if np.any(depths != first_depth):
+    frames *= tree.max_depth + 1
+  floats = max(most_children, largest_infoset * (most_actions + 1) + most_actions)
+  integers = max(most_children, largest_infoset + most_actions)
+  # The integer stack also holds, on top, the path of one reach computation.
+  return frames * floats, frames * integers + tree.max_depth + 1
 
 
 def _check_parameters(tree, epsilon, eta, start_depth):
@@ -383,23 +462,31 @@ def pruned_best_response_slots(tree, slots, player, epsilon=None, eta=None,
       _ADDITIVE if epsilon is not None else _RELATIVE)
   min_utility, max_utility = utility_bounds(tree, player)
   infoset_start, infoset_nodes = infoset_histories(tree)
-  approximated = _approximated_infosets(
+  node_ints = np.stack([tree.node_player, tree.node_infoset, tree.node_parent,
+                        tree.node_first_child, tree.node_num_children,
+                        tree.node_action_index,
+                        np.zeros(tree.num_nodes, dtype=np.int32)]).astype(np.int32)
+  utility = tree.node_utility if player == 0 else tree.utility_sum - tree.node_utility
+  node_reals = np.stack([tree.node_chance_prob, utility,
+                         np.full(tree.num_nodes, np.nan), np.full(tree.num_nodes, -1.0)])
+  node_reals[_REACH, 0] = 1.0
+  infoset_ints = np.zeros((5, tree.num_infosets + 1), dtype=np.int64)
+  infoset_ints[_ACTION_OFFSET, :-1] = tree.infoset_action_offset
+  infoset_ints[_NUM_ACTIONS, :-1] = tree.infoset_num_actions
+  infoset_ints[_APPROXIMATED, :-1] = _approximated_infosets(
       player, start_depth, tree.infoset_player, tree.infoset_node,
       tree.infoset_parent_slot, tree.slot_infoset, tree.node_depth)
-  tree_arrays = (tree.node_player, tree.node_infoset, tree.node_parent,
-                 tree.node_first_child, tree.node_num_children, tree.node_action_index,
-                 tree.node_chance_prob, tree.node_utility, tree.infoset_action_offset,
-                 tree.infoset_num_actions, infoset_start, infoset_nodes, approximated,
-                 slots)
-  reach = np.full(tree.num_nodes, -1.0)
-  reach[0] = 1.0
-  best_index = np.full(tree.num_infosets, -1, dtype=np.int32)
-  search_arrays = (np.full(tree.num_nodes, np.nan), reach, best_index,
-                   np.zeros(tree.num_nodes, dtype=np.bool_), np.zeros(7, dtype=np.int64),
-                   np.empty(tree.max_depth + 1, dtype=np.int32))
-  params = (np.int64(player), float(tree.utility_sum), min_utility, max_utility,
-            np.int64(mode), float(epsilon or 0.0), float(eta or 0.0))
-  value = float(_value(0, -math.inf, tree_arrays, search_arrays, params))
+  infoset_ints[_BEST_INDEX] = -1
+  infoset_ints[_START] = infoset_start
+  float_size, integer_size = _scratch_sizes(tree, infoset_start, infoset_nodes)
+  integers = np.zeros(_SCRATCH + integer_size, dtype=np.int64)
+  integers[_INTEGER_TOP] = _SCRATCH
+  floats = np.empty(float_size)
+  params = (np.int64(player), min_utility, max_utility, np.int64(mode),
+            float(epsilon or 0.0), float(eta or 0.0))
+  value = float(_value(0, -math.inf, node_ints, node_reals, infoset_ints, infoset_nodes,
+                       slots, integers, floats, params))
+  best_index = infoset_ints[_BEST_INDEX, :-1]
 
   response = np.array(slots, dtype=np.float64)
   own = np.flatnonzero(tree.infoset_player == player)
@@ -414,17 +501,16 @@ def pruned_best_response_slots(tree, slots, player, epsilon=None, eta=None,
     highest = max_utility if eta >= 1 else min(
         max_utility, min_utility + (value - min_utility) / (1.0 - eta))
     error_bound = max(highest - value, 0.0)
-  stats = search_arrays[4]
   statistics = dict(
-      histories_visited=int(stats[_VISITED]),
+      histories_visited=int(integers[_VISITED]),
       histories_visited_thesis=int(_thesis_visited_count(
-          search_arrays[3], reach, best_index, tree.infoset_player, player,
-          infoset_start, infoset_nodes, tree.node_first_child, tree.node_player)),
+          node_ints, node_reals, infoset_ints, tree.infoset_player, player,
+          infoset_nodes)),
       histories_total=tree.num_nodes,
-      cutoffs_chance_opponent=int(stats[_CUTOFFS_OTHERS]),
-      cutoffs_responder=int(stats[_CUTOFFS_RESPONDER]),
-      aborted_infosets=int(stats[_ABORTED]), solved_infosets=int(stats[_SOLVED]),
-      calls=int(stats[_CALLS]), cache_hits=int(stats[_CACHE_HITS]))
+      cutoffs_chance_opponent=int(integers[_CUTOFFS_OTHERS]),
+      cutoffs_responder=int(integers[_CUTOFFS_RESPONDER]),
+      aborted_infosets=int(integers[_ABORTED]), solved_infosets=int(integers[_SOLVED]),
+      calls=int(integers[_CALLS]), cache_hits=int(integers[_CACHE_HITS]))
   return value, response, error_bound, statistics
 
 
