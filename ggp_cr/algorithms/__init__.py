@@ -2,3 +2,4 @@
 
 from ggp_cr.algorithms.game_size import game_size
 from ggp_cr.algorithms.best_response import exploitability, nash_conv
+from ggp_cr.algorithms.online_solving import OnlineSolvingBot, OOSBot

@@ -109,6 +109,15 @@ def parse_baseline(spec):
   raise ValueError(f"Bad baseline {spec!r}. Accepted baselines: {BASELINES_ACCEPTED}.")
 
 
+def warm_up(regret_matcher):
+  """Loads (or compiles) the numba regret-matching kernels the solver calls, so that
+  a timed budget does not pay for it."""
+  params = regret_matcher.params()
+  regrets = np.zeros(2)
+  regret_matching.current_strategy(regrets, np.zeros(2), 0, 2, params)
+  regret_matching.accumulate_regrets(regrets, 0, 2, np.zeros(2), params, 1.0)
+
+
 def check_sampling_game(game):
   """Raises ValueError unless the sampling solvers can run on `game`."""
   compiled_tree.check_game(game)

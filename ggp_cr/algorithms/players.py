@@ -624,3 +624,7 @@ def load_game(text):
     return pyspiel.load_game(text)
   except (pyspiel.SpielError, ValueError) as error:
     raise ValueError(f"Cannot load game {text!r}: {error}") from None
+
+# The online solving and OOS players register themselves; imported last because that
+# module uses the definitions above.
+from ggp_cr.algorithms import online_solving  # pylint: disable=wrong-import-position,unused-import

@@ -1,0 +1,213 @@
+"""Tests of the online solving player and Online Outcome Sampling (OOS) bots."""
+
+import numpy as np
+from open_spiel.python.bots import uniform_random
+import pyspiel
+import pytest
+
+import ggp_cr.games  # pylint: disable=unused-import
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import evaluators
+from ggp_cr.algorithms import online_solving
+from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms import players
+
+BOTS = {
+    "online_ist": lambda game, p, seed: online_solving.OnlineSolvingBot(
+        game, p, preplay="100it", move="40it", seed=seed),
+    "online_pst": lambda game, p, seed: online_solving.OnlineSolvingBot(
+        game, p, solver="mc_cfr(delta=0.5)", preplay="100it", move="40it",
+        targeting="pst", seed=seed),
+    "online_compiled": lambda game, p, seed: online_solving.OnlineSolvingBot(
+        game, p, solver="vr_mccfr(delta=0.5,compiled=true)", preplay="100it",
+        move="40it", seed=seed),
+    "oos": lambda game, p, seed: online_solving.OOSBot(
+        game, p, preplay="100it", move="40it", seed=seed),
+    "oos_pst": lambda game, p, seed: online_solving.OOSBot(
+        game, p, preplay="100it", move="40it", targeting="pst", seed=seed),
+}
+GAMES = ["kuhn_poker", "leduc_poker", "python_rps", "python_ii_goofspiel(num_cards=3)",
+         "python_princess_monster(max_turns=2)",
+         "python_leduc(max_raises=1,cards_per_suit=2)"]
+
+
+def _supports(name, game):
+  if "compiled" in name:
+    return True
+  if "pst" in name:
+    try:
+      outcome_sampling.public_observer(game)
+    except ValueError:
+      return False
+  return True
+
+
+def _play_match(game, bots, seed):
+  """Plays one match, checking every reported policy; returns the returns."""
+  rng = np.random.default_rng(seed)
+  state = game.new_initial_state()
+  for bot in bots:
+    bot.restart()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      action = outcomes[rng.choice(len(outcomes), p=probs)]
+    else:
+      player = state.current_player()
+      bot = bots[player]
+      if bot.provides_policy():
+        policy, action = bot.step_with_policy(state)
+        actions = [a for a, _ in policy]
+        probs = np.array([p for _, p in policy])
+        assert sorted(actions) == sorted(state.legal_actions(player))
+        assert np.all(probs >= 0) and probs.sum() == pytest.approx(1.0)
+        assert dict(policy)[action] > 0
+      else:
+        action = bot.step(state)
+      for other, other_bot in enumerate(bots):
+        if other != player:
+          other_bot.inform_action(state, player, action)
+    state.apply_action(action)
+  return state.returns()
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+@pytest.mark.parametrize("name", sorted(BOTS))
+def test_bots_play_whole_games_with_valid_policies(game_string, name):
+  game = pyspiel.load_game(game_string)
+  if not _supports(name, game):
+    pytest.skip(f"{game_string} has no public observer")
+  for seat in (0, 1):
+    bots = [uniform_random.UniformRandomBot(p, np.random.RandomState(p))
+            for p in (0, 1)]
+    bots[seat] = BOTS[name](game, seat, seed=seat)
+    returns = _play_match(game, bots, seed=seat)
+    assert sum(returns) == pytest.approx(0.0)
+
+
+def test_bots_run_under_openspiel_evaluate_bots():
+  game = pyspiel.load_game("leduc_poker")
+  bots = [BOTS["oos"](game, 0, 1), BOTS["online_ist"](game, 1, 2)]
+  returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, 3)
+  assert sum(returns) == pytest.approx(0.0)
+
+
+def test_iteration_budgets_are_deterministic_per_seed():
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=3)")
+
+  def policies(seed):
+    bots = [BOTS["oos"](game, 0, seed), BOTS["online_ist"](game, 1, seed + 1)]
+    state = game.new_initial_state()
+    seen = []
+    while not state.is_terminal():
+      policy, action = bots[state.current_player()].step_with_policy(state)
+      seen.append((tuple(policy), action))
+      state.apply_action(action)
+    return seen
+
+  assert policies(5) == policies(5)
+  assert policies(5) != policies(6)
+
+
+def test_budgets_spent_as_asked():
+  game = pyspiel.load_game("kuhn_poker")
+  bot = online_solving.OnlineSolvingBot(game, 0, preplay="70it", move="30it")
+  bot.step(game.new_initial_state().child(0).child(1))
+  assert bot.iterations_per_move == [100]
+  assert bot.solver.num_iterations == 100
+  bot.restart()  # a new match: fresh tables, pre-play again
+  assert bot.solver.num_iterations == 0
+  bot.step(game.new_initial_state().child(1).child(0))
+  assert bot.iterations_per_move == [100]
+
+
+@pytest.mark.parametrize("name", ["online_ist", "oos"])
+def test_online_players_are_far_less_exploitable_than_random(name):
+  """The traversing evaluator ([S] §3.5) asks the player at every information set."""
+  game = pyspiel.load_game("kuhn_poker")
+  tree = compiled_tree.cached_tree(game)
+  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
+
+  def make(game, player_id, seed, budget):
+    del budget
+    return BOTS[name](game, player_id, seed)
+
+  evaluation = evaluators.traversing_evaluation(game, make, seed=0)
+  assert evaluation.exploitability < 0.5 * uniform
+
+
+def test_oos_reweights_after_a_target_change():
+  game = pyspiel.load_game("leduc_poker")
+  state = game.new_initial_state()
+  for action in (0, 3, 1, 2):
+    state.apply_action(action)
+  bot = online_solving.OOSBot(game, 0, preplay="500it", move="50it", seed=0)
+  bot.step(state)
+  assert bot.solver.iteration_weight > 1.0
+  target = bot.solver.target
+  assert online_solving.target_weight(game, target, bot.solver.table, 0.0) == 1.0
+  no_reweight = online_solving.OOSBot(game, 0, preplay="500it", move="50it",
+                                      reweight=False, seed=0)
+  no_reweight.step(state)
+  assert no_reweight.solver.iteration_weight == 1.0
+
+
+def test_target_weight_by_hand_on_rps():
+  """Player 1's only information set in RPS: the target histories are player 0's
+  three picks, all consistent, so S1 = S2 = 1 and the weight is 1 for any delta; a
+  solver with no table reaches no history (weight 1 too)."""
+  game = pyspiel.load_game("python_rps")
+  state = game.new_initial_state().child(0)
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=0)
+  target = solver.set_target(state, 1)
+  assert online_solving.target_weight(game, target, solver.table, 0.9) == 1.0
+  for _ in range(50):
+    solver.iteration()
+  assert online_solving.target_weight(game, target, solver.table, 0.9) == \
+      pytest.approx(1.0)
+
+
+def test_players_by_name():
+  game = pyspiel.load_game("kuhn_poker")
+  budget = players.Budget.parse("50it", "20it")
+  for spec in ("online_solving", "online_solving(solver=mc_cfr(delta=0.3),targeting=pst)",
+               "oos(delta=0.5,gamma=0.05)", "oos(reweight=false)"):
+    bot = players.make_bot(spec, game, 0, 0, budget)
+    assert bot.step(game.new_initial_state().child(0).child(1)) in (0, 1)
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("oos(delta=1.5)", r"'delta' must be in \[0, 1\]"),
+    ("oos(e=-0.5)", r"'e' must be in \[0, 1\]"),
+    ("oos(gamma=2)", r"'gamma' must be in \[0, 1\]"),
+    ("online_solving(solver=cfr+)", "outcome-sampling solver"),
+    ("online_solving(solver=vr_mccfr(e=3))", r"'e' must be in \[0, 1\]"),
+    ("online_solving(targeting=all)", "must be one of ist, pst"),
+])
+def test_bad_player_specs_are_rejected(spec, match):
+  with pytest.raises(ValueError, match=match):
+    players.parse_player(spec)
+
+
+def test_bad_construction_is_rejected():
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match="player_id"):
+    online_solving.OnlineSolvingBot(game, 2)
+  with pytest.raises(ValueError, match="budget"):
+    online_solving.OnlineSolvingBot(game, 0, move="10 parsecs")
+  with pytest.raises(ValueError, match="zero"):
+    online_solving.OnlineSolvingBot(game, 0, preplay="0", move="0")
+  with pytest.raises(ValueError, match="targeting"):
+    online_solving.OnlineSolvingBot(game, 0, targeting="everything")
+  with pytest.raises(ValueError, match="information-set targeting only"):
+    online_solving.OnlineSolvingBot(game, 0, solver="os_mccfr(compiled=true)",
+                                    targeting="pst")
+  turn_based = pyspiel.load_game_as_turn_based("goofspiel(imp_info=True,num_cards=3)")
+  with pytest.raises(ValueError, match="public observations"):
+    online_solving.OOSBot(turn_based, 0, targeting="pst")
+  with pytest.raises(ValueError, match="sequential"):
+    online_solving.OOSBot(pyspiel.load_game("goofspiel(num_cards=3)"), 0)
+  bot = online_solving.OnlineSolvingBot(game, 0)
+  with pytest.raises(ValueError, match="turn"):
+    bot.step(game.new_initial_state().child(0).child(1).child(0))
