@@ -1,0 +1,77 @@
+"""Benchmark (product.md bar 6): do OOS and the online solving player keep their time?
+
+Plays --matches self-play matches per game and player with a --move budget (and a
+--preplay budget spent at each bot's first move) and reports, per game and player, the
+largest and the median ratio of a move's wall-clock time to its budget. The bar is an
+overrun below 5% (ratio < 1.05). The last line is the largest ratio over all.
+
+  python benchmarks/online_time_budget.py [--move=0.2] [--preplay=0.5] [--matches=2]
+"""
+
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms import online_solving
+
+_GAMES = flags.DEFINE_list(
+    "games", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",
+              "python_princess_monster(max_turns=8)",
+              "python_leduc(max_raises=3,cards_per_suit=30)"], "Games.")
+_MOVE = flags.DEFINE_float("move", 0.2, "Per-move budget in seconds.")
+_PREPLAY = flags.DEFINE_float("preplay", 0.5, "Pre-play budget in seconds.")
+_MATCHES = flags.DEFINE_integer("matches", 2, "Self-play matches per game and player.")
+
+_PLAYERS = {
+    "oos": lambda game, p, seed, preplay, move: online_solving.OOSBot(
+        game, p, preplay=f"{preplay}s", move=f"{move}s", seed=seed),
+    "online_solving": lambda game, p, seed, preplay, move: online_solving.OnlineSolvingBot(
+        game, p, preplay=f"{preplay}s", move=f"{move}s", seed=seed),
+}
+
+
+def _ratios(game, make, seed):
+  """Move time / budget of every move of one self-play match."""
+  bots = [make(game, p, seed + p, _PREPLAY.value, _MOVE.value) for p in (0, 1)]
+  rng = np.random.default_rng(seed)
+  state = game.new_initial_state()
+  first = [True, True]
+  ratios = []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+      continue
+    player = state.current_player()
+    start = time.perf_counter()
+    action = bots[player].step(state)
+    elapsed = time.perf_counter() - start
+    budget = _MOVE.value + (_PREPLAY.value if first[player] else 0.0)
+    first[player] = False
+    ratios.append(elapsed / budget)
+    state.apply_action(action)
+  return ratios
+
+
+def main(argv):
+  del argv
+  worst = 0.0
+  for game_string in _GAMES.value:
+    game = pyspiel.load_game(game_string)
+    for name, make in _PLAYERS.items():
+      ratios = []
+      for match in range(_MATCHES.value):
+        ratios += _ratios(game, make, 2 * match)
+      worst = max(worst, max(ratios))
+      print(f"{game_string} {name}: {len(ratios)} moves, time/budget max "
+            f"{max(ratios):.3f} median {statistics.median(ratios):.3f}", flush=True)
+  print(f"max time/budget: {worst:.3f}")
+
+
+if __name__ == "__main__":
+  app.run(main)
