@@ -36,11 +36,15 @@ _BOTH_PLAYERS = -1
 
 
 def as_compiled_tree(game_or_tree):
-  """A CompiledTree for a pyspiel game, a game string, or a CompiledTree."""
+  """A CompiledTree for a pyspiel game, a game string, or a CompiledTree.
+
+  Games are compiled once per process (compiled_tree.cached_tree), so the solver and
+  ggp_cr's exploitability share the tree.
+  """
   if isinstance(game_or_tree, compiled_tree.CompiledTree):
     return game_or_tree
   if isinstance(game_or_tree, (pyspiel.Game, str)):
-    return compiled_tree.compile_game(game_or_tree)
+    return compiled_tree.cached_tree(game_or_tree)
   raise TypeError(f"Expected a pyspiel game, a game string or a CompiledTree, got "
                   f"{type(game_or_tree).__name__}.")
 
@@ -248,8 +252,9 @@ class GeneralCFRSolver:
   """CFR with a pluggable regret matcher ([S] §3.3.2), OpenSpiel's solver API.
 
   Args:
-    game: a pyspiel game, game string or CompiledTree (a game is compiled with
-      compile_game; pass a CompiledTree to reuse or cache one).
+    game: a pyspiel game, game string or CompiledTree (a game is compiled once per
+      process; pass a CompiledTree built with compile_game(cache_dir=...) to cache it
+      on disk).
     regret_matcher: a RegretMatcher or its string, e.g. "rm+", "drm(1.5,0.5)".
     alternating_updates: update players one after the other (default) or both in one
       pass per iteration.
