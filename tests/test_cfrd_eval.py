@@ -11,13 +11,14 @@ def _run(*args):
                         capture_output=True, text=True, timeout=300, check=False)
 
 
-def test_cfrd_eval_writes_csv_and_plot(tmp_path):
-  output = tmp_path / "kuhn.csv"
-  result = _run("--game=kuhn_poker", "--history=0,1,1", "--trunk_iterations=50",
-                "--variants=resolve,max_margin,unsafe", "--sigmas=0,0.3", "--repeats=2",
-                "--iterations=20", "--eval_every=10", f"--output={output}")
+def test_cfrd_eval_writes_csv_plot_and_reuses_a_saved_trunk(tmp_path):
+  trunk = tmp_path / "trunk.npz"
+  flags = ["--game=kuhn_poker", "--history=0,1,1", "--variants=resolve,max_margin,unsafe",
+           "--sigmas=0,0.3", "--repeats=2", "--iterations=20", "--eval_every=10"]
+  result = _run(*flags, "--trunk_iterations=50", f"--save_trunk={trunk}",
+                f"--output={tmp_path / 'first.csv'}")
   assert result.returncode == 0, result.stderr
-  frame = pd.read_csv(output)
+  frame = pd.read_csv(tmp_path / "first.csv")
   assert list(frame.columns) == ["variant", "values", "sigma", "repeat", "iteration",
                                  "trunk_exploitability", "combined_exploitability",
                                  "gadget_exploitability", "margin"]
@@ -29,18 +30,23 @@ def test_cfrd_eval_writes_csv_and_plot(tmp_path):
       ("unsafe", 0.0, 0)]}
   assert frame["iteration"].unique().tolist() == [1, 10, 20]
   assert (frame["trunk_exploitability"] == frame["trunk_exploitability"].iloc[0]).all()
-  assert (tmp_path / "kuhn.png").stat().st_size > 0
-  rerun = _run("--game=kuhn_poker", f"--output={output}")
-  assert rerun.returncode != 0 and "--overwrite" in rerun.stderr
+  assert (tmp_path / "first.png").stat().st_size > 0
+  # The saved trunk gives the same run (same seed).
+  again = _run(*flags, f"--trunk_strategy={trunk}", f"--output={tmp_path / 'again.csv'}")
+  assert again.returncode == 0, again.stderr
+  pd.testing.assert_frame_equal(frame, pd.read_csv(tmp_path / "again.csv"))
 
 
-def test_cfrd_eval_rejects_bad_flags(tmp_path):
-  output = tmp_path / "bad.csv"
-  for flag, message in [("--history=0,1,7", "not legal"),
-                        ("--solver=nosuch", "Unknown solver"),
+def test_cfrd_eval_rejects_bad_flags_and_keeps_existing_output(tmp_path):
+  output = tmp_path / "out.csv"
+  for flag, message in [("--solver=nosuch", "Unknown solver"),
                         (f"--trunk_strategy={tmp_path / 'none.npz'}", "trunk_strategy")]:
     result = _run("--game=kuhn_poker", "--history=0,1,1", "--iterations=2",
                   f"--output={output}", flag)
     assert result.returncode != 0
-    assert message in result.stderr + result.stdout, (flag, result.stderr)
-  assert not output.exists()
+    assert message in result.stderr, (flag, result.stderr)
+    assert not output.exists()
+  output.write_text("earlier results\n")
+  result = _run("--game=kuhn_poker", "--history=0,1,1", f"--output={output}")
+  assert result.returncode != 0 and "--overwrite" in result.stderr
+  assert output.read_text() == "earlier results\n"

@@ -4,8 +4,9 @@ r"""One resolving step with a fixed trunk strategy ([S] §6, Table 6.1, Figures 
       --trunk_solver=cfr+ --trunk_iterations=100 --variants=resolve,max_margin,unsafe \
       --sigmas=0,0.1,0.5 --repeats=5 --iterations=1000 --output=cfrd_eval.csv
 
-A trunk strategy is computed (--trunk_solver for --trunk_iterations) or loaded
-(--trunk_strategy, a slot vector saved by --save_trunk). The subgame is the one
+A trunk strategy is computed (--trunk_solver for --trunk_iterations) or loaded from a
+strategy file (--trunk_strategy, as written by --save_trunk or by the solve example's
+--save_strategy; ggp_cr.algorithms.strategy_files). The subgame is the one
 containing --history (comma-separated action ids from the root; the default is [S]
 Table 6.1's Leduc subgame Deal(0->1), Deal(0->2), Call, Raise), resolved for the player
 acting there. Its gadget is built from the opponent's exact counterfactual best-response
@@ -32,7 +33,6 @@ the mean combined exploitability and margin per variant and sigma goes to --plot
 import csv
 import os
 import sys
-import tempfile
 
 from absl import app
 from absl import flags
@@ -45,6 +45,7 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import gadgets
 from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import strategy_files
 
 _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
@@ -60,9 +61,9 @@ _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
 _TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 100,
                                          "Iterations of --trunk_solver.")
 _TRUNK_STRATEGY = flags.DEFINE_string(
-    "trunk_strategy", None, "Load the trunk from this .npy slot vector instead.")
+    "trunk_strategy", None, "Load the trunk from this strategy file (.npz) instead.")
 _SAVE_TRUNK = flags.DEFINE_string("save_trunk", None,
-                                  "Save the trunk's slot vector to this .npy file.")
+                                  "Save the computed trunk to this strategy file.")
 _VARIANTS = flags.DEFINE_list("variants", ["resolve"],
                               f"Gadget variants, of {', '.join(gadgets.VARIANTS)}.")
 _VALUES = flags.DEFINE_enum("values", "cbr", ["cbr", "trunk"],
@@ -134,25 +135,16 @@ def _average_slots(solver, game, tree):
 def _trunk(tree):
   if _TRUNK_STRATEGY.value:
     try:
-      trunk = np.load(_TRUNK_STRATEGY.value, allow_pickle=False)
-    except (OSError, ValueError) as error:
-      raise app.UsageError(f"Cannot read --trunk_strategy: {error}") from None
-    if trunk.shape != (tree.num_infoset_actions,):
-      raise app.UsageError(f"--trunk_strategy has shape {trunk.shape}; "
-                           f"{tree.game_string} needs ({tree.num_infoset_actions},).")
-    return trunk.astype(np.float64)
+      return strategy_files.load_strategy(_TRUNK_STRATEGY.value, tree)
+    except ValueError as error:
+      raise app.UsageError(f"--trunk_strategy: {error}") from None
   print(f"trunk: {_TRUNK_ITERATIONS.value} iterations of {_TRUNK_SOLVER.value}")
   solver, step = _make_solver(_TRUNK_SOLVER.value, tree.game)
   for _ in range(_TRUNK_ITERATIONS.value):
     step()
   trunk = _average_slots(solver, tree.game, tree)
   if _SAVE_TRUNK.value:
-    directory = os.path.dirname(os.path.abspath(_SAVE_TRUNK.value))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".npy")
-    with os.fdopen(handle, "wb") as file:
-      np.save(file, trunk)
-    os.replace(temporary, _SAVE_TRUNK.value)
+    strategy_files.save_strategy(_SAVE_TRUNK.value, tree, trunk)
   return trunk
 
 
