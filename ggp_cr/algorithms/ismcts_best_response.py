@@ -75,7 +75,8 @@ def _reach(node_player, node_infoset, node_first_child, node_num_children,
       elif player == responder:
         reach[first + k] = reach[node]
       else:
-        reach[first + k] = reach[node] * slots[infoset_action_offset[node_infoset[node]] + k]
+        slot = infoset_action_offset[node_infoset[node]] + k
+        reach[first + k] = reach[node] * slots[slot]
   return reach
 
 

@@ -74,8 +74,8 @@ class BestResponseResult:
   evaluated out of `histories_total` (`histories_unvisited` the rest, [B] §6.2.2's
   "pruned"; zero-reach histories are never evaluated), `histories_visited_thesis` the
   count [B]'s Figure 4.2 would give (it also evaluates the zero-reach histories of an
-  information set and their child under the chosen action), `cutoffs_chance_opponent` (Fig. 4.1 returns of -∞ at their origin),
-  `cutoffs_responder` (actions cut at a responder information set),
+  information set and their child under the chosen action), `cutoffs_chance_opponent`
+  (Fig. 4.1 returns of -∞ at their origin), `cutoffs_responder` (actions cut at a responder information set),
   `aborted_infosets` (information-set evaluations abandoned below λ), `solved_infosets`,
   `calls` (value requests) and `cache_hits` (requests answered from the cache).
   """
