@@ -1,0 +1,171 @@
+r"""Meyer's Table 5.1: exploration lambda in mixed ES/OS sampling vs pure OS ([M] §5.2.2).
+
+  python -m ggp_cr.examples.mixed_sampling_exploration [--game=leduc_poker] \
+      [--iterations=1024] [--lambdas=0,0.25,0.5,0.75,1] [--seeds=10]
+
+For every lambda and seed, runs 2^10 iterations (by default) of
+* linear mixed sampling, re-drawn at every node: mixed(schedule=linear,pernode=true),
+  the method of [M] Figure 5.2d and Table 5.1(a), and
+* pure outcome sampling: mixed(schedule=os), Table 5.1(b),
+where an OS-mode node samples uniformly with probability lambda. The exploitability of
+the average strategy is OpenSpiel's (NashConv / 2), as in [M]. Each run appends a row
+to <output_dir>/<game>.csv (method, lambda, seed, solver, iterations, nodes_touched,
+seconds, exploitability); runs already in the file are skipped, so an interrupted
+sweep resumes. Then the mean (and standard error) per method and lambda is printed next
+to the thesis's figures and plotted to <output_dir>/<game>.png.
+"""
+
+import csv
+import os
+import re
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pandas as pd
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import solver_registry
+
+_GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
+_ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")
+_LAMBDAS = flags.DEFINE_list("lambdas", ["0", "0.25", "0.5", "0.75", "1"],
+                             "Exploration lambdas in [0, 1].")
+_SEEDS = flags.DEFINE_integer("seeds", 10, "Seeds per method and lambda.")
+_OUTPUT_DIR = flags.DEFINE_string(
+    "output_dir", os.path.join("results", "mixed_sampling"),
+    "Directory of the CSV and plot.")
+
+COLUMNS = ("method", "lambda", "seed", "solver", "iterations", "nodes_touched",
+           "seconds", "exploitability")
+METHODS = {
+    "linear mixed": "mixed(schedule=linear,pernode=true,i={iterations},lambda={lam})",
+    "pure OS": "mixed(schedule=os,lambda={lam})",
+}
+# [M] Table 5.1 (Leduc Hold'em, 2^10 iterations, OpenSpiel exploitability).
+THESIS = {
+    "linear mixed": {0.0: 1.48, 0.25: 1.58, 0.5: 1.65, 0.75: 1.67, 1.0: 1.73},
+    "pure OS": {0.0: 2.22, 0.25: 2.22, 0.5: 2.20, 0.75: 2.34, 1.0: 2.37},
+}
+
+
+def _lambdas():
+  values = []
+  for text in _LAMBDAS.value:
+    try:
+      value = float(text)
+    except ValueError:
+      raise app.UsageError(f"--lambdas must be numbers in [0, 1], got {text!r}.") from None
+    if not 0.0 <= value <= 1.0:
+      raise app.UsageError(f"--lambdas must be in [0, 1], got {value}.")
+    values.append(value)
+  return values
+
+
+def _done_runs(path):
+  if not os.path.exists(path):
+    return set()
+  frame = pd.read_csv(path)
+  return {(m, float(l), int(s), int(i)) for m, l, s, i in
+          zip(frame["method"], frame["lambda"], frame["seed"], frame["iterations"])}
+
+
+def _run(game, tree, solver_string, seed, iterations):
+  solver = solver_registry.make_solver(solver_string, game, seed=seed)
+  start = time.perf_counter()
+  for _ in range(iterations):
+    solver.iteration()
+  seconds = time.perf_counter() - start
+  slots = solver.average_policy().to_slots(tree)
+  return solver.nodes_touched, seconds, best_response.exploitability_slots(tree, slots)
+
+
+def summarize(frame, iterations):
+  """Mean, standard error and count per method and lambda, with the thesis's value."""
+  frame = frame[frame["iterations"] == iterations]
+  rows = []
+  for (method, lam), group in frame.groupby(["method", "lambda"]):
+    values = group["exploitability"].to_numpy()
+    rows.append({
+        "method": method, "lambda": lam, "runs": len(values),
+        "exploitability": values.mean(),
+        "stderr": values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0,
+        "nodes_touched": group["nodes_touched"].mean(),
+        "thesis": THESIS.get(method, {}).get(float(lam), float("nan")),
+    })
+  return pd.DataFrame(rows)
+
+
+def plot(summary, path, title):
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  figure, axes = plt.subplots(figsize=(6.5, 4.2))
+  for (method, group), color in zip(summary.groupby("method"), ("C0", "C1")):
+    axes.errorbar(group["lambda"], group["exploitability"], yerr=group["stderr"],
+                  marker="o", color=color, capsize=3, label=f"{method} (ours)")
+    axes.plot(group["lambda"], group["thesis"], marker="x", linestyle="--",
+              color=color, label=f"{method} ([M] Table 5.1)")
+  axes.set_xlabel("exploration lambda")
+  axes.set_ylabel("exploitability (NashConv / 2)")
+  axes.set_title(title)
+  axes.grid(alpha=0.3)
+  axes.legend(fontsize=8)
+  figure.tight_layout()
+  figure.savefig(path, dpi=120)
+  plt.close(figure)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  if _ITERATIONS.value < 1 or _SEEDS.value < 1:
+    raise app.UsageError("--iterations and --seeds must be >= 1.")
+  lambdas = _lambdas()
+  try:
+    game = pyspiel.load_game(_GAME.value)
+  except pyspiel.SpielError as error:
+    raise app.UsageError(f"Cannot load game {_GAME.value!r}: {error}") from None
+  tree = compiled_tree.cached_tree(game)
+  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+  name = re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", str(game)).strip("_")
+  csv_path = os.path.join(_OUTPUT_DIR.value, f"{name}.csv")
+  done = _done_runs(csv_path)
+  iterations = _ITERATIONS.value
+  new_file = not os.path.exists(csv_path)
+  with open(csv_path, "a", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    if new_file:
+      writer.writeheader()
+    for method, template in METHODS.items():
+      for lam in lambdas:
+        solver_string = template.format(iterations=iterations, lam=lam)
+        for seed in range(_SEEDS.value):
+          if (method, lam, seed, iterations) in done:
+            continue
+          nodes, seconds, value = _run(game, tree, solver_string, seed, iterations)
+          writer.writerow({"method": method, "lambda": lam, "seed": seed,
+                           "solver": solver_string, "iterations": iterations,
+                           "nodes_touched": nodes, "seconds": round(seconds, 3),
+                           "exploitability": value})
+          file.flush()
+          print(f"{method:12s} lambda={lam:<5g} seed={seed:<3d} exploitability "
+                f"{value:.4f}  nodes {nodes:,}  {seconds:.1f} s", flush=True)
+  summary = summarize(pd.read_csv(csv_path), iterations)
+  summary = summary[summary["lambda"].isin(lambdas)]
+  print(f"\n{game}, {iterations} iterations, exploitability (NashConv/2), mean ± s.e.:")
+  for row in summary.itertuples():
+    print(f"  {row.method:12s} lambda={row[2]:<5g} ours {row.exploitability:.3f} ± "
+          f"{row.stderr:.3f} ({row.runs} runs, {row.nodes_touched:,.0f} nodes)   "
+          f"thesis {row.thesis:.2f}")
+  plot_path = os.path.join(_OUTPUT_DIR.value, f"{name}.png")
+  plot(summary, plot_path, f"{game}, {iterations} iterations")
+  print(f"CSV: {csv_path}\nPlot: {plot_path}")
+
+
+if __name__ == "__main__":
+  app.run(main)
