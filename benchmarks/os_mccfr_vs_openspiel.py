@@ -55,8 +55,8 @@ def main(argv):
   start = time.perf_counter()
   tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
   print(f"game: {game}")
-  print(f"tree: {tree}, ready in {time.perf_counter() - start:.1f} s "
-        f"({'cache ' + _CACHE_DIR.value if _CACHE_DIR.value else 'extracted'})")
+  print(f"tree: {tree}, ready in {time.perf_counter() - start:.1f} s (extracted, or "
+        f"read from --cache_dir if it was cached there)")
 
   speeds = {"openspiel_cpp": [], "live": [], "compiled": []}
   batch = 10_000

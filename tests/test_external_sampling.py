@@ -183,4 +183,3 @@ def test_registered_sampling_solvers_run(spec):
 def test_registry_rejects_bad_specs(spec, match):
   with pytest.raises(ValueError, match=match):
     solver_registry.parse_solver(spec)
-
