@@ -270,3 +270,20 @@ def test_bad_targets_are_rejected():
   fast = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(game)
   with pytest.raises(ValueError, match="act"):
     fast.set_target(state, 1)
+
+
+def test_ist_uses_information_states_where_observations_are_missing():
+  """liars_dice provides no observation strings; targeting still concentrates."""
+  game = pyspiel.load_game("liars_dice")
+  assert not game.get_type().provides_observation_string
+  target = _play(game, [0, 3, 2])  # dice 1 and 4, player 0 bids
+  key = target.information_state_string(1)
+  visits = []
+  for delta in (0.0, 0.9):
+    solver = outcome_sampling.OutcomeSamplingSolver(game, seed=0,
+                                                    targeting_probability=delta)
+    solver.set_target(target, 1)
+    for _ in range(300):
+      solver.iteration()
+    visits.append(solver.table[key].visits if key in solver.table else 0)
+  assert visits[1] > 10 * max(visits[0], 1)

@@ -208,8 +208,9 @@ class Target:
   """The histories a targeted sample may follow ([S] §1.4.1; Lisý et al. 2015).
 
   Built from the state the player is in. IST: player `player`'s action-observation
-  sequence (own actions and `observation_string` after every step) must agree with
-  the target's; PST: the public observation after every step must agree. Which
+  sequence (own actions and `observation_string` after every step, or the information
+  state string in games without observation strings) must agree with the target's;
+  PST: the public observation after every step must agree. Which
   actions keep a history consistent is computed once per history and remembered in
   `prefixes`. A consistent history with no consistent continuation (a dead end, e.g.
   a card the opponent turns out to hold) is found on its first visit and then
@@ -228,6 +229,7 @@ class Target:
     self.scheme = scheme
     self.player = player
     self._observer = public_observer(game) if scheme == PST else None
+    self._use_observations = game.get_type().provides_observation_string
     replay = game.new_initial_state()
     self._records = []
     for action in state.history():
@@ -244,7 +246,9 @@ class Target:
     if self._observer is not None:
       return self._observer.string_from(child, 0)
     own_action = action if actor == self.player else None
-    return own_action, child.observation_string(self.player)
+    if self._use_observations:
+      return own_action, child.observation_string(self.player)
+    return own_action, child.information_state_string(self.player)
 
   def allowed(self, state, actions):
     """For a target-consistent `state`: a list of booleans over `actions`, or None if
