@@ -6,7 +6,7 @@ both responders, the median wall time of several runs of
 - OpenSpiel C++:    pyspiel.TabularBestResponse(game, p, table).value_from_state(root),
                     the {info state: [(action, prob)]} table built beforehand (untimed)
 - ggp_cr exact:     best_response.best_response(game, policy, p) (compiled tree)
-- ggp_cr BRS:       pruned_best_response.pruned_best_response(game, policy, p)
+- ggp_cr BRS:       pruned_br.pruned_best_response(game, policy, p)
 (ours: policy conversion and the returned TabularPolicy included; the compiled tree,
 built once per game, is timed separately). All values agree to 1e-9. A time is the sum
 over both responders. Prints per game the times and ratios OpenSpiel / ours, and last
@@ -28,7 +28,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import pruned_best_response
+from ggp_cr.algorithms import pruned_br
 
 _GAMES = flags.DEFINE_string("games", "leduc_poker;python_ii_goofspiel(num_cards=5)",
                              "Semicolon-separated game strings.")
@@ -88,7 +88,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
     return best_response.best_response(game, policy, player)[0]
 
   def brs(player):
-    return pruned_best_response.pruned_best_response(game, policy, player).value
+    return pruned_br.pruned_best_response(game, policy, player).value
 
   for function in (exact, brs):  # loads the numba kernels
     _both_players(function)()
@@ -103,7 +103,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
   reference = values["ggp_cr exact"]
   for name, value in values.items():
     assert np.allclose(value, reference, rtol=0, atol=1e-9), (name, value, reference)
-  visited = [pruned_best_response.pruned_best_response_slots(tree, slots, p)[3][
+  visited = [pruned_br.pruned_best_response_slots(tree, slots, p)[3][
       "histories_visited"] for p in (0, 1)]
   print(f"  BRS visited {visited[0]:,} and {visited[1]:,} of {tree.num_nodes:,} "
         "histories (responder 0, 1)")

@@ -8,7 +8,7 @@ import pytest
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms.ismcts_best_response import ismcts_best_response
+from ggp_cr.algorithms.ismcts_br import ismcts_best_response
 
 from test_pruned_best_response import random_profiles
 

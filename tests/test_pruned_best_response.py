@@ -8,7 +8,7 @@ import pytest
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import pruned_best_response as pbr
+from ggp_cr.algorithms import pruned_br as pbr
 
 GAMES = ["kuhn_poker", "leduc_poker", "python_rps", "python_ii_goofspiel(num_cards=3)",
          "python_princess_monster(max_turns=2)",

@@ -40,7 +40,7 @@ simulations ([B] Fig. 6.1).
 --pruning_trials=N (> 0) prints [B] §6.2.2's figures for BRS on the game: histories
 left unvisited against N random mixed opponents and visited against N random
 deterministic ones (one random action per information set), counted as our search
-counts them and as [B]'s Figure 4.2 would (see pruned_best_response), and writes
+counts them and as [B]'s Figure 4.2 would (see ggp_cr.algorithms.pruned_br), and writes
 <output_dir>/<game>__player<P>__pruning.csv.
 """
 
@@ -60,8 +60,8 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import ismcts_best_response
-from ggp_cr.algorithms import pruned_best_response
+from ggp_cr.algorithms import ismcts_br
+from ggp_cr.algorithms import pruned_br
 from ggp_cr.algorithms import spec_strings
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
@@ -235,7 +235,7 @@ class Comparison:
              lambda r: r[0], lambda r: self.tree.num_nodes)
 
   def brs(self, label="brs", **kwargs):
-    self.add(label, lambda: pruned_best_response.pruned_best_response(
+    self.add(label, lambda: pruned_br.pruned_best_response(
         self.game, self.tabular, self.player, **kwargs),
              lambda r: r.value, lambda r: r.histories_visited,
              (lambda r: r.error_bound) if kwargs else None)
@@ -245,11 +245,11 @@ class Comparison:
     errors = {}
     for budget in simulations:
       self.add(f"ismcts(simulations={budget})",
-               lambda b=budget: ismcts_best_response.ismcts_best_response(
+               lambda b=budget: ismcts_br.ismcts_best_response(
                    self.game, self.tabular, self.player, b, seed=0, uct_c=uct_c),
                lambda r: r.value)
       errors[budget] = [
-          ismcts_best_response.ismcts_best_response(
+          ismcts_br.ismcts_best_response(
               self.game, self.tabular, self.player, budget, seed=seed,
               uct_c=uct_c).error for seed in range(seeds)]
     return errors
@@ -316,7 +316,7 @@ def pruning_figures(tree, player, trials):
     rng = np.random.default_rng(1 if kind == "mixed" else 2)
     for trial in range(trials):
       slots = random_slots(tree, rng, deterministic=kind == "deterministic")
-      _, _, _, counts = pruned_best_response.pruned_best_response_slots(
+      _, _, _, counts = pruned_br.pruned_best_response_slots(
           tree, slots, player)
       rows.append(dict(opponent=kind, trial=trial, histories=tree.num_nodes,
                        visited=counts["histories_visited"],
@@ -365,8 +365,8 @@ def main(argv):
         f"built in {build_seconds:.3f} s\npolicy: {_POLICY.value}, responder: {player}")
   comparison = Comparison(game, tree, slots, player, _RUNS.value)
   # Load the numba kernels once so that no timed run includes it.
-  pruned_best_response.pruned_best_response(game, comparison.tabular, player, eta=0.5)
-  ismcts_best_response.ismcts_best_response(game, comparison.tabular, player, 1, 0)
+  pruned_br.pruned_best_response(game, comparison.tabular, player, eta=0.5)
+  ismcts_br.ismcts_best_response(game, comparison.tabular, player, 1, 0)
   print(f"exact best-response value: {comparison.exact_value:.9g}\n")
   print(header())
   errors = None

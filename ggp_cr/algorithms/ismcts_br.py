@@ -31,7 +31,7 @@ import numpy as np
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import policy_validation
-from ggp_cr.algorithms import pruned_best_response
+from ggp_cr.algorithms import pruned_br
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -241,8 +241,8 @@ def _search(tree, slots, player, simulations, seed, uct_c):
   reach = _reach(tree.node_player, tree.node_infoset, tree.node_first_child,
                  tree.node_num_children, tree.node_chance_prob,
                  tree.infoset_action_offset, slots, player)
-  infoset_start, infoset_nodes = pruned_best_response.infoset_histories(tree)
-  min_utility, max_utility = pruned_best_response.utility_bounds(tree, player)
+  infoset_start, infoset_nodes = pruned_br.infoset_histories(tree)
+  min_utility, max_utility = pruned_br.utility_bounds(tree, player)
   chosen, searches = _search_all(
       tree.node_player, tree.node_infoset, tree.node_first_child,
       tree.node_num_children, tree.node_chance_prob, tree.node_utility,
