@@ -50,12 +50,20 @@ def as_compiled_tree(game_or_tree):
 
 
 class _TraversalTree:
-  """The part of the compiled tree one CFR iteration walks, in breadth-first order.
+  """The part of the compiled tree one CFR iteration walks, laid out for streaming.
 
   Without a depth limit this is the whole tree. With one, histories deeper than the
   limit that the estimator may evaluate become leaves (`leaf_nodes`, valued by the
   estimator) and everything below them is dropped; breadth-first order and contiguous
   children survive the filtering. `tree_node` maps each node here to the tree's node.
+
+  Only internal (chance and decision) nodes need reach probabilities, so they get
+  compact positions 0..K-1 in breadth-first order. The top-down pass reads per
+  position (after the root) its parent's position, the parent's player, the slot of
+  the action taken (decision parents) and the chance probability (chance parents);
+  the bottom-up pass reads per internal node, in depth-first post-order, its node,
+  position, first child, child count, player and slot offset. Both read their arrays
+  front to back.
   """
 
   def __init__(self, tree, depth_limit, estimable):
@@ -71,44 +79,55 @@ class _TraversalTree:
       new_index = np.full(tree.num_nodes, -1, dtype=np.int32)
       new_index[self.tree_node] = np.arange(len(self.tree_node), dtype=np.int32)
       old_parent = tree.node_parent[self.tree_node]
-      self.parent = np.where(old_parent >= 0, new_index[np.maximum(old_parent, 0)],
-                             -1).astype(np.int32)
+      parent = np.where(old_parent >= 0, new_index[np.maximum(old_parent, 0)],
+                        -1).astype(np.int32)
       leaf_here = is_leaf[self.tree_node]
-      self.num_children = np.where(leaf_here, 0, tree.node_num_children[self.tree_node])
-      self.num_children = self.num_children.astype(np.int16)
-      self.first_child = np.where(
-          self.num_children > 0, new_index[tree.node_first_child[self.tree_node]],
-          0).astype(np.int32)
-      self.player = tree.node_player[self.tree_node]
-      self.infoset = tree.node_infoset[self.tree_node]
+      num_children = np.where(leaf_here, 0, tree.node_num_children[self.tree_node])
+      num_children = num_children.astype(np.int16)
+      first_child = np.where(num_children > 0,
+                             new_index[tree.node_first_child[self.tree_node]],
+                             0).astype(np.int32)
+      player = tree.node_player[self.tree_node]
+      infoset = tree.node_infoset[self.tree_node]
       self.chance_prob = tree.node_chance_prob[self.tree_node]
       self.utility = tree.node_utility[self.tree_node]
       self.leaf_nodes = np.flatnonzero(leaf_here).astype(np.int32)
+      self.leaf_tree_nodes = self.tree_node[self.leaf_nodes]
     else:
       self.tree_node = None
-      self.parent = tree.node_parent
-      self.num_children = tree.node_num_children
-      self.first_child = tree.node_first_child
-      self.player = tree.node_player
-      self.infoset = tree.node_infoset
+      parent = tree.node_parent
+      num_children = tree.node_num_children
+      first_child = tree.node_first_child
+      player = tree.node_player
+      infoset = tree.node_infoset
       self.chance_prob = tree.node_chance_prob
       self.utility = tree.node_utility
       self.leaf_nodes = np.zeros(0, dtype=np.int32)
-    self.num_nodes = len(self.player)
-    parent_player = self.player[np.maximum(self.parent, 0)]
-    parent_player[0] = -1
-    self.parent_player = parent_player
-    decision_parent = parent_player >= 0
-    edge_slot = np.full(self.num_nodes, -1, dtype=np.int32)
-    parents = self.parent[decision_parent]
-    edge_slot[decision_parent] = (
-        tree.infoset_action_offset[self.infoset[parents]] +
-        (np.flatnonzero(decision_parent) - self.first_child[parents]))
-    self.edge_slot = edge_slot
-    self.internal = _internal_postorder(self.first_child, self.num_children,
-                                        tree.max_depth + 1)
-    self.leaf_tree_nodes = (self.tree_node[self.leaf_nodes]
-                            if self.tree_node is not None else self.leaf_nodes)
+      self.leaf_tree_nodes = self.leaf_nodes
+    self.num_nodes = len(player)
+    slot_offset = np.where(player >= 0, tree.infoset_action_offset[np.maximum(infoset, 0)],
+                           -1).astype(np.int32)
+
+    internal = np.flatnonzero(num_children > 0).astype(np.int32)
+    position = np.full(self.num_nodes, -1, dtype=np.int32)
+    position[internal] = np.arange(len(internal), dtype=np.int32)
+    self.num_internal = len(internal)
+    below_root = internal[1:]
+    parents = parent[below_root]
+    self.down_parent = position[parents]
+    self.down_player = player[parents]
+    self.down_slot = np.where(self.down_player >= 0,
+                              slot_offset[parents] + (below_root - first_child[parents]),
+                              -1).astype(np.int32)
+    self.down_chance_prob = self.chance_prob[below_root]
+
+    postorder = _internal_postorder(first_child, num_children, tree.max_depth + 1)
+    self.up_node = postorder
+    self.up_position = position[postorder]
+    self.up_first_child = first_child[postorder]
+    self.up_num_children = num_children[postorder]
+    self.up_player = player[postorder]
+    self.up_slot_offset = slot_offset[postorder]
 
 
 @numba.njit(cache=True)
@@ -159,63 +178,65 @@ def _internal_postorder(first_child, num_children, max_stack):
 
 
 @numba.njit(cache=True)
-def _propagate_reach(parent, parent_player, edge_slot, chance_prob, strategy, reach):
-  """reach[n] = (pi_0(n), pi_1(n), pi_c(n)) under `strategy`, top-down."""
+def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, strategy,
+                     reach):
+  """reach[k] = (pi_0, pi_1, pi_chance) of internal position k, top-down."""
   reach[0, 0] = 1.0
   reach[0, 1] = 1.0
   reach[0, 2] = 1.0
-  for n in range(1, len(parent)):
-    p = parent[n]
+  for i in range(len(down_parent)):
+    p = down_parent[i]
     r0 = reach[p, 0]
     r1 = reach[p, 1]
     rc = reach[p, 2]
-    q = parent_player[n]
+    q = down_player[i]
     if q == 0:
-      r0 *= strategy[edge_slot[n]]
+      r0 *= strategy[down_slot[i]]
     elif q == 1:
-      r1 *= strategy[edge_slot[n]]
+      r1 *= strategy[down_slot[i]]
     else:
-      rc *= chance_prob[n]
-    reach[n, 0] = r0
-    reach[n, 1] = r1
-    reach[n, 2] = rc
+      rc *= down_chance_prob[i]
+    reach[i + 1, 0] = r0
+    reach[i + 1, 1] = r1
+    reach[i + 1, 2] = rc
 
 
 @numba.njit(cache=True)
-def _accumulate(update_player, internal, node_player, node_infoset, first_child,
-                num_children, chance_prob, infoset_action_offset, strategy, reach,
-                values, regrets, cumulative, strategy_weight):
+def _accumulate(update_player, up_node, up_position, up_first_child, up_num_children,
+                up_player, up_slot_offset, chance_prob, strategy, reach, values,
+                regrets, cumulative, strategy_weight):
   """Values bottom-up (player 0's utility) and the updated players' regrets and sums.
 
   `values` holds the leaves' utilities on entry; internal nodes are overwritten.
   """
-  for index in range(len(internal)):
-    n = internal[index]
-    first = first_child[n]
-    count = num_children[n]
-    q = node_player[n]
+  for i in range(len(up_node)):
+    n = up_node[i]
+    first = up_first_child[i]
+    count = up_num_children[i]
+    q = up_player[i]
     value = 0.0
     if q < 0:
       for c in range(first, first + count):
         value += chance_prob[c] * values[c]
       values[n] = value
       continue
-    offset = infoset_action_offset[node_infoset[n]]
+    offset = up_slot_offset[i]
     for a in range(count):
       value += strategy[offset + a] * values[first + a]
     values[n] = value
     if update_player != _BOTH_PLAYERS and update_player != q:
       continue
+    k = up_position[i]
     if q == 0:
-      counterfactual = reach[n, 1] * reach[n, 2]
+      counterfactual = reach[k, 1] * reach[k, 2]
       for a in range(count):
         regrets[offset + a] += counterfactual * (values[first + a] - value)
-      own = strategy_weight * reach[n, 0]
+      own = strategy_weight * reach[k, 0]
     else:
-      counterfactual = reach[n, 0] * reach[n, 2]
+      counterfactual = reach[k, 0] * reach[k, 2]
       for a in range(count):
         regrets[offset + a] += counterfactual * (value - values[first + a])
-      own = strategy_weight * reach[n, 1]
+      own = strategy_weight * reach[k, 1]
     for a in range(count):
       cumulative[offset + a] += own * strategy[offset + a]
 
@@ -310,7 +331,7 @@ class GeneralCFRSolver:
                    tree.infoset_num_actions, self._regrets, self._strategy,
                    self._params, 1.0)
     self._values = self._walk.utility.copy()
-    self._reach = np.empty((self._walk.num_nodes, 3))
+    self._reach = np.empty((max(self._walk.num_internal, 1), 3))
     self._leaf_estimates = np.empty(len(self._walk.leaf_nodes))
     self._iteration = 0
     # Strategy weights are t^gamma / _weight_scale; the scale grows (and the sums are
@@ -352,12 +373,12 @@ class GeneralCFRSolver:
       self.visited_states += self.utility_estimator.estimate(
           tree, walk.leaf_tree_nodes, self._leaf_estimates)
       self._values[walk.leaf_nodes] = self._leaf_estimates
-    _propagate_reach(walk.parent, walk.parent_player, walk.edge_slot,
-                     walk.chance_prob, self._strategy, self._reach)
-    _accumulate(update_player, walk.internal, walk.player, walk.infoset,
-                walk.first_child, walk.num_children, walk.chance_prob,
-                tree.infoset_action_offset, self._strategy, self._reach,
-                self._values, self._regrets, self._cumulative, weight)
+    _propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
+                     walk.down_chance_prob, self._strategy, self._reach)
+    _accumulate(update_player, walk.up_node, walk.up_position, walk.up_first_child,
+                walk.up_num_children, walk.up_player, walk.up_slot_offset,
+                walk.chance_prob, self._strategy, self._reach, self._values,
+                self._regrets, self._cumulative, weight)
     self.visited_states += walk.num_nodes
 
   def _end(self, infosets, t):
