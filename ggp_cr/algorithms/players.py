@@ -627,4 +627,5 @@ def load_game(text):
 
 # The online solving and OOS players register themselves; imported last because that
 # module uses the definitions above.
-from ggp_cr.algorithms import online_solving  # pylint: disable=wrong-import-position,unused-import
+# pylint: disable-next=wrong-import-position,unused-import
+from ggp_cr.algorithms import online_solving

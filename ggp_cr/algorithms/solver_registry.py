@@ -290,4 +290,5 @@ register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver
 
 # The sampling solvers (os_mccfr, mc_cfr, vr_mccfr, es_mccfr, mixed, locus) register
 # themselves; imported last because that module uses the definitions above.
-from ggp_cr.algorithms import sampling_registry  # pylint: disable=wrong-import-position,unused-import
+# pylint: disable-next=wrong-import-position,unused-import
+from ggp_cr.algorithms import sampling_registry
