@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -236,3 +237,71 @@ def test_traversing_evaluation_of_a_saved_strategy_player_is_the_saved_strategy(
   np.testing.assert_allclose(tree.policy_to_slots(result.policy), slots, atol=1e-12)
   assert result.nash_conv == pytest.approx(
       best_response.nash_conv_slots(tree, slots).nash_conv, abs=1e-12)
+
+
+class _TableBot(pyspiel.Bot):
+  """Passes/checks with a uniform policy; its `solver` holds fixed average-strategy
+  sums for every information set."""
+
+  def __init__(self, player_id, table, targeting_probability, asked):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._asked = asked
+    self.solver = types.SimpleNamespace(table=table,
+                                        targeting_probability=targeting_probability)
+
+  def restart_at(self, state):
+    pass
+
+  def step_with_policy(self, state):
+    self._asked.append(state.information_state_string())
+    legal = state.legal_actions()
+    return [(a, 1 / len(legal)) for a in legal], legal[0]
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+@pytest.mark.parametrize("scope, targeting", [
+    ("successors", 0.0), ("thesis", 0.5), ("thesis", 0.0), ("current", 0.0)])
+def test_game_playing_scope_selects_which_solver_sums_are_added(scope, targeting):
+  game = players.load_game("kuhn_poker")
+  tree = compiled_tree.cached_tree(game)
+  rng = np.random.default_rng(0)
+  table = {key: types.SimpleNamespace(actions=[0, 1], cumulative=rng.random(2) * 5)
+           for key in tree.infoset_keys}
+  asked = []
+  result = evaluators.game_playing_evaluation(
+      game, lambda g, player_id, seed, budget: _TableBot(player_id, table, targeting,
+                                                         asked),
+      num_matches=1, scope=scope)
+  # Seat 0 passes with its card c; the terminal-avoiding opponent bets; seat 0 folds.
+  card = asked[0]
+  assert asked == [card, card + "pb"]
+  expected = {
+      "successors": {card, card + "pb"},
+      "thesis": ({card, card + "pb"} if targeting else
+                 {"0", "1", "2", "0pb", "1pb", "2pb"}),
+      "current": set(asked),
+  }[scope]
+  assert result.infosets_defined == len(expected)
+  for key in tree.infoset_keys:
+    probabilities = result.policy.policy_for_key(key)[:2]
+    if key in expected and scope != "current":
+      np.testing.assert_allclose(probabilities,
+                                 table[key].cumulative / table[key].cumulative.sum())
+    else:
+      np.testing.assert_allclose(probabilities, [0.5, 0.5])
+
+
+def test_game_playing_evaluation_of_the_online_solving_player():
+  game = players.load_game("kuhn_poker")
+  budget = players.Budget.parse("200it", "50it")
+  by_scope = {scope: evaluators.game_playing_evaluation(
+      game, "online_solving", budget, num_matches=6, scope=scope)
+              for scope in evaluators.SCOPES}
+  defined = {scope: result.infosets_defined for scope, result in by_scope.items()}
+  assert defined["current"] < defined["successors"] <= 12, defined
+  assert defined["current"] <= defined["thesis"], defined
+  for result in by_scope.values():
+    assert 0 <= result.nash_conv < 0.9166  # better than uniform random (0.9167)

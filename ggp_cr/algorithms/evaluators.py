@@ -15,14 +15,22 @@ has to be assembled from many decisions:
 * `game_playing_evaluation` (Lisý et al. 2015's aggregate method, [S] GamePlayingEvaluator):
   play matches against a random opponent (seats alternate; the opponent avoids moves
   that end the match when it can, as in the thesis's implementation, so matches reach
-  deeper information sets) and aggregate the strategies computed along the way. Each
-  decision contributes the policy at its information set; a bot that also reports what
-  its computation produced for later information sets (method `computed_strategy()`,
-  returning {information state string: {action: weight}} with unnormalised average-
-  strategy sums, scoped as in [S] §3.5) contributes those too. weighting="visits"
-  adds the sums as given, so information sets the search visited more weigh more
-  (Lisý et al.); "uniform" normalises every contribution first (CFRPlayground's
-  StrategyAggregatorListener). Information sets never reached play uniformly.
+  deeper information sets) and aggregate the strategies computed along the way. At each
+  of the player's decisions at an information set I, `scope` says what is added:
+  - "successors" (Lisý et al.): the average-strategy sums the player's solver holds for
+    I and for every information set of the player below I (its sequence tree), so that
+    information sets never reached directly still get an estimate;
+  - "thesis" ([S] §3.5): with targeting, I and the player's information sets directly
+    under I; without, all of the player's information sets with as many own previous
+    moves as I (they had the same solving time);
+  - "current": only the policy at I.
+  The sums are read from a bot exposing `computed_strategy()` ({information state
+  string: {action: weight}}, already scoped by the bot) or from the outcome-sampling
+  solver of an online solving / OOS bot (`bot.solver`); other bots contribute the
+  policy at I only. weighting="visits" adds the sums as they are, so information sets
+  the search visited more weigh more (Lisý et al.); "uniform" normalises each
+  contribution first (CFRPlayground's StrategyAggregatorListener). Information sets
+  never given a strategy play uniformly.
 
 Both return an `Evaluation` holding an OpenSpiel TabularPolicy of the whole game and its
 exact NashConv (what [S] calls exploitability) and OpenSpiel exploitability (NashConv/2),
@@ -43,6 +51,7 @@ from ggp_cr.algorithms import matches
 from ggp_cr.algorithms import players
 
 WEIGHTINGS = ("visits", "uniform")
+SCOPES = ("successors", "thesis", "current")
 
 
 @dataclasses.dataclass
@@ -190,15 +199,69 @@ class TerminalAvoidingRandomBot(pyspiel.Bot):
     return int(self._rng.choice(continuing or legal))
 
 
+class _SequenceTrees:
+  """Each player's information sets as a tree of own decisions (perfect recall)."""
+
+  def __init__(self, tree):
+    parent_slot = tree.infoset_parent_slot
+    self.parent = np.where(parent_slot >= 0, tree.slot_infoset[parent_slot], -1)
+    self.children = [[] for _ in range(tree.num_infosets)]
+    self.own_depth = np.zeros(tree.num_infosets, dtype=np.int64)
+    for infoset in np.argsort(tree.node_depth[tree.infoset_node], kind="stable"):
+      parent = self.parent[infoset]
+      if parent >= 0:
+        self.children[parent].append(int(infoset))
+        self.own_depth[infoset] = self.own_depth[parent] + 1
+    self.player = tree.infoset_player
+    self._descendants = {}
+
+  def descendants(self, infoset):
+    """`infoset` and every information set of its player below it."""
+    if infoset not in self._descendants:
+      found, stack = [], [infoset]
+      while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(self.children[current])
+      self._descendants[infoset] = found
+    return self._descendants[infoset]
+
+  def same_depth(self, infoset):
+    return np.flatnonzero((self.player == self.player[infoset]) &
+                          (self.own_depth == self.own_depth[infoset])).tolist()
+
+
+def _solver_sums(solver, tree, infoset):
+  """{action: average-strategy sum} of an outcome-sampling solver at `infoset`."""
+  offset = int(tree.infoset_action_offset[infoset])
+  count = int(tree.infoset_num_actions[infoset])
+  actions = tree.infoset_actions[offset:offset + count].tolist()
+  if hasattr(solver, "cumulative") and getattr(solver, "tree", None) is not None:
+    return dict(zip(actions, solver.cumulative[offset:offset + count].tolist()))
+  data = solver.table.get(tree.infoset_keys[infoset])
+  if data is None:
+    return {}
+  return dict(zip(data.actions, data.cumulative.tolist()))
+
+
+def _reads_solver(bot):
+  solver = getattr(bot, "solver", None)
+  return solver is not None and (hasattr(solver, "table") or (
+      hasattr(solver, "cumulative") and hasattr(solver, "tree")))
+
+
 class _RecordingBot(pyspiel.Bot):
   """Wraps the evaluated bot; every decision adds its strategies to the aggregate."""
 
-  def __init__(self, inner, player_id, aggregate, weighting):
+  def __init__(self, inner, player_id, aggregate, weighting, scope, tree, sequences):
     pyspiel.Bot.__init__(self)
     self._inner = inner
     self._player_id = player_id
     self._aggregate = aggregate
     self._weighting = weighting
+    self._scope = scope
+    self._tree = tree
+    self._sequences = sequences
     self.move_seconds = 0.0
     self.decisions = 0
 
@@ -217,6 +280,13 @@ class _RecordingBot(pyspiel.Bot):
     for action, weight in weights.items():
       target[action] = target.get(action, 0.0) + scale * weight
 
+  def _scoped_infosets(self, infoset):
+    if self._scope == "successors":
+      return self._sequences.descendants(infoset)
+    if getattr(self._inner.solver, "targeting_probability", 0.0) > 0.0:
+      return [infoset] + self._sequences.children[infoset]
+    return self._sequences.same_depth(infoset)
+
   def step(self, state):
     clock = time.perf_counter()
     probabilities, action = _policy_of(self._inner, state, self._player_id)
@@ -224,17 +294,23 @@ class _RecordingBot(pyspiel.Bot):
     self.decisions += 1
     key = state.information_state_string(self._player_id)
     computed = getattr(self._inner, "computed_strategy", None)
-    computed = dict(computed()) if computed is not None else {}
-    if key not in computed:
+    if self._scope == "current" or (computed is None and
+                                    not _reads_solver(self._inner)):
       self._add(key, probabilities)
-    for other_key, weights in computed.items():
-      self._add(other_key, dict(weights))
+    elif computed is not None:
+      for other_key, weights in dict(computed()).items():
+        self._add(other_key, dict(weights))
+    else:
+      infoset = self._tree.infoset_index(self._player_id, key)
+      for other in self._scoped_infosets(infoset):
+        self._add(self._tree.infoset_keys[other],
+                  _solver_sums(self._inner.solver, self._tree, other))
     return action
 
 
 def game_playing_evaluation(game, player, budget=players.Budget(), num_matches=100,
-                            seed=0, weighting="visits", progress=None,
-                            progress_seconds=5.0):
+                            seed=0, weighting="visits", scope="successors",
+                            progress=None, progress_seconds=5.0):
   """Lisý et al. (2015)'s aggregate method: matches against a random opponent ([S] §3.5).
 
   Args:
@@ -246,16 +322,20 @@ def game_playing_evaluation(game, player, budget=players.Budget(), num_matches=1
     num_matches: matches to play; the evaluated player alternates seats.
     seed: base seed of the matches.
     weighting: "visits" or "uniform" (see the module docstring).
+    scope: "successors", "thesis" or "current" (see the module docstring).
     progress: optional callable taking a line of text.
   """
   _check_sequential(game)
   if weighting not in WEIGHTINGS:
     raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got "
                      f"{weighting!r}.")
+  if scope not in SCOPES:
+    raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}.")
   if int(num_matches) < 1:
     raise ValueError(f"num_matches must be >= 1, got {num_matches}.")
   start = time.perf_counter()
   tree = compiled_tree.cached_tree(game)
+  sequences = _SequenceTrees(tree)
   make = _bot_factory(player, game, budget)
   aggregate = {}
   evaluation = Evaluation("game_playing", matches=int(num_matches))
@@ -265,7 +345,8 @@ def game_playing_evaluation(game, player, budget=players.Budget(), num_matches=1
     seat = index % 2
     seeds = matches.match_seeds(seed, "evaluated", "random", seat, index)
     clock = time.perf_counter()
-    evaluated = _RecordingBot(make(seat, seeds.bots[seat]), seat, aggregate, weighting)
+    evaluated = _RecordingBot(make(seat, seeds.bots[seat]), seat, aggregate, weighting,
+                              scope, tree, sequences)
     init_seconds += time.perf_counter() - clock
     bots = [None, None]
     bots[seat] = evaluated

@@ -13,8 +13,8 @@ it finishes (columns below); a plot of NashConv against the per-move budget goes
 exploitability; `exploitability` is OpenSpiel's (NashConv / 2).
 
 Columns: game, player, evaluator, preplay, move (budget strings), move_amount and
-move_unit (the per-move budget as a number of iterations or seconds), seed, matches
-(game_playing), nash_conv, exploitability, decisions (bot decisions asked),
+move_unit (the per-move budget as a number of iterations or seconds), seed, matches,
+scope and weighting (game_playing; see evaluators.py), nash_conv, exploitability, decisions (bot decisions asked),
 mean_init_seconds (bot creation with pre-play), mean_move_seconds, infosets_defined and
 infosets_total (information sets whose strategy came from the player), seconds (wall
 time of the evaluation).
@@ -45,11 +45,15 @@ _MOVES = flags.DEFINE_multi_string("move", ["10it", "100it", "1000it"],
 _MATCHES = flags.DEFINE_integer("matches", 200, "Matches of the game-playing evaluator.")
 _WEIGHTING = flags.DEFINE_enum("weighting", "visits", list(evaluators.WEIGHTINGS),
                                "How the game-playing evaluator weights strategies.")
+_SCOPE = flags.DEFINE_enum(
+    "scope", "successors", list(evaluators.SCOPES),
+    "Which information sets a game-playing decision contributes: successors (Lisý et "
+    "al.), thesis ([S] §3.5) or current.")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed.")
 _OUTPUT = flags.DEFINE_string("output", "evaluate.csv", "Results CSV path.")
 
 COLUMNS = ["game", "player", "evaluator", "preplay", "move", "move_amount", "move_unit",
-           "seed", "matches", "nash_conv", "exploitability", "decisions",
+           "seed", "matches", "scope", "weighting", "nash_conv", "exploitability", "decisions",
            "mean_init_seconds", "mean_move_seconds", "infosets_defined", "infosets_total",
            "seconds"]
 
@@ -126,14 +130,17 @@ def main(argv):
         else:
           result = evaluators.game_playing_evaluation(
               game, spec, budget, _MATCHES.value, _SEED.value, _WEIGHTING.value,
-              progress=print)
+              _SCOPE.value, progress=print)
         row = {
             "game": str(game), "player": str(spec), "evaluator": evaluator,
             "preplay": str(budget.preplay), "move": str(budget.move),
             "move_amount": (budget.move.iterations if budget.move.iterations is not None
                             else budget.move.seconds),
             "move_unit": units.copy().pop(), "seed": _SEED.value,
-            "matches": result.matches, "nash_conv": result.nash_conv,
+            "matches": result.matches,
+            "scope": _SCOPE.value if evaluator == "game_playing" else "",
+            "weighting": _WEIGHTING.value if evaluator == "game_playing" else "",
+            "nash_conv": result.nash_conv,
             "exploitability": result.exploitability, "decisions": result.decisions,
             "mean_init_seconds": round(result.mean_init_seconds, 6),
             "mean_move_seconds": round(result.mean_move_seconds, 6),
