@@ -30,8 +30,9 @@ _MATCHES = flags.DEFINE_integer("matches", 2, "Self-play matches per game and pl
 _PLAYERS = {
     "oos": lambda game, p, seed, preplay, move: online_solving.OOSBot(
         game, p, preplay=f"{preplay}s", move=f"{move}s", seed=seed),
-    "online_solving": lambda game, p, seed, preplay, move: online_solving.OnlineSolvingBot(
-        game, p, preplay=f"{preplay}s", move=f"{move}s", seed=seed),
+    "online_solving": lambda game, p, seed, preplay, move: (
+        online_solving.OnlineSolvingBot(game, p, preplay=f"{preplay}s", move=f"{move}s",
+                                        seed=seed)),
 }
 
 

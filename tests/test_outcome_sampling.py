@@ -147,7 +147,8 @@ def test_variance_reduction_helps_on_leduc():
       solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
           tree, seed=seed, **config)
       solver.run(100_000)
-      values.append(best_response.exploitability_slots(tree, solver.average_strategy_slots()))
+      values.append(
+          best_response.exploitability_slots(tree, solver.average_strategy_slots()))
     results[name] = np.median(values)
   assert results["vr"] < results["mc"], results
 

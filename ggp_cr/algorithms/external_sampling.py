@@ -54,8 +54,9 @@ def _check_positive(name, value):
 def _check_iterations(num_iterations, why):
   if num_iterations is None:
     raise ValueError(f"num_iterations (the total I) is required {why}.")
-  if isinstance(num_iterations, bool) or not isinstance(num_iterations, (int, np.integer)) \
-      or num_iterations < 1:
+  is_integer = isinstance(num_iterations, (int, np.integer)) and not isinstance(
+      num_iterations, bool)
+  if not is_integer or num_iterations < 1:
     raise ValueError(f"num_iterations must be an integer >= 1, got {num_iterations!r}.")
   return int(num_iterations)
 

@@ -1,4 +1,4 @@
-"""The sampling solvers by name, for `solver_registry.make_solver` ([S] §5.1.2, [M] ch. 5).
+"""The sampling solvers by name, for solver_registry.make_solver ([S] §5.1.2, [M] ch. 5).
 
 * ``os_mccfr(rm,e,cse,bl,delta,inc,compiled)``: outcome-sampling MC-CFR
   (outcome_sampling.py; ``compiled=true`` runs the numba fast path on the compiled

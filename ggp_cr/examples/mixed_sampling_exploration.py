@@ -59,7 +59,8 @@ def _lambdas():
     try:
       value = float(text)
     except ValueError:
-      raise app.UsageError(f"--lambdas must be numbers in [0, 1], got {text!r}.") from None
+      raise app.UsageError(
+          f"--lambdas must be numbers in [0, 1], got {text!r}.") from None
     if not 0.0 <= value <= 1.0:
       raise app.UsageError(f"--lambdas must be in [0, 1], got {value}.")
     values.append(value)
