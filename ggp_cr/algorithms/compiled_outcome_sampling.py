@@ -239,7 +239,7 @@ class CompiledOutcomeSamplingSolver:
 
   Takes a pyspiel game (compiled once per process through `compiled_tree.cached_tree`)
   or a CompiledTree, and the hyper-parameters of `OutcomeSamplingSolver`. Targeting is
-  information-set targeting (`set_target`).
+  information-set targeting (`set_target`); `iteration_weight` is as in the live solver.
   """
 
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,

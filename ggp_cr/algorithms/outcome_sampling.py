@@ -390,6 +390,10 @@ class OutcomeSamplingSolver:
     incremental: build the tree incrementally with playouts (thesis); False adds every
       sampled information set and keeps sampling below it (OpenSpiel's OS).
     seed: seed of the solver's random generator; equal seeds give equal runs.
+
+  Attribute `iteration_weight` (default 1) multiplies the regret and strategy updates
+  of the following iterations (each episode starts from sampling probability
+  1 / weight); OOS sets it after a target change.
   """
 
   def __init__(self, game, regret_matcher="rm", exploration=0.6,
