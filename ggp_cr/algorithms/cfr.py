@@ -7,8 +7,10 @@ an optional depth limit below which a utility estimator replaces the subtree.
 
 One iteration t (t = 1, 2, ...), with alternating updates, runs for player 0 and then
 player 1 (simultaneous updates: one pass updating both):
-1. reach probabilities top-down over the breadth-first node arrays;
-2. values bottom-up; at each of the updated player's histories h of information set I,
+1. reach probabilities of the internal nodes, top-down in breadth-first order;
+2. values bottom-up in depth-first post-order (the order in which a recursive CFR,
+   such as OpenSpiel's, adds up an information set's histories, so that floating-point
+   sums agree); at each of the updated player's histories h of information set I,
    regret r_I[a] += pi_-i(h) * (u_i(ha) - u_i(h)) and cumulative strategy
    s_I[a] += t^gamma * pi_i(h) * sigma_I[a];
 3. the matcher's end-of-iteration step (RM+ clipping, DRM discounting with t) and the
@@ -299,7 +301,10 @@ class GeneralCFRSolver:
       raise ValueError(f"alternating_updates must be True or False, got "
                        f"{alternating_updates!r}.")
     self.alternating_updates = bool(alternating_updates)
-    gamma = float(cumulative_strategy_exponent)
+    try:
+      gamma = float(cumulative_strategy_exponent)
+    except (TypeError, ValueError):
+      gamma = math.nan
     if not 0.0 <= gamma < math.inf:
       raise ValueError(f"cumulative_strategy_exponent must be a finite number >= 0, got "
                        f"{cumulative_strategy_exponent!r}.")
