@@ -44,8 +44,9 @@ RESULT_COLUMNS = {
     "payoff1": "return of seat 1",
     "row_payoff": "return of the row player",
     "col_payoff": "return of the column player",
-    "init_seconds0": "seat 0's creation time, including its pre-play",
-    "init_seconds1": "seat 1's creation time, including its pre-play",
+    "init_seconds0": "seat 0's bot creation time (players that pre-play when created "
+                     "include it; online_solving and oos pre-play in their first move)",
+    "init_seconds1": "seat 1's bot creation time",
     "move_seconds0": "seat 0's total time choosing moves",
     "move_seconds1": "seat 1's total time choosing moves",
     "decisions0": "number of moves seat 0 chose",
@@ -459,12 +460,21 @@ def payoff_matrix(rows, player_order):
   return means, cis
 
 
+def _label(name, width=24):
+  """A player string folded after its commas (then at `width`) to fit an axis."""
+  name = str(name)
+  if len(name) <= width:
+    return name
+  pieces = name.replace(",", ",\n").split("\n")
+  return "\n".join(line for piece in pieces for line in textwrap.wrap(piece, width))
+
+
 def plot_heatmap(means, cis, path, title):
   """Saves a heat-map of mean payoffs, row player vs column player, values in cells."""
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  labels = ["\n".join(textwrap.wrap(str(name), 22)) or str(name) for name in means.index]
+  labels = [_label(name) for name in means.index]
   size = max(4.5, 1.3 * len(labels) + 2.5)
   figure, axes = plt.subplots(figsize=(size + 1.5, size))
   values = means.to_numpy(dtype=float)
