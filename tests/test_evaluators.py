@@ -1,5 +1,6 @@
 """Traversing and game-playing evaluators of online players."""
 
+import copy
 import subprocess
 import sys
 import types
@@ -305,3 +306,54 @@ def test_game_playing_evaluation_of_the_online_solving_player():
   assert defined["current"] <= defined["thesis"], defined
   for result in by_scope.values():
     assert 0 <= result.nash_conv < 0.9166  # better than uniform random (0.9167)
+
+
+class _StatefulBot(pyspiel.Bot):
+  """Its policy depends on its random stream and on the moves it was held to."""
+
+  def __init__(self, player_id, seed, clonable):
+    pyspiel.Bot.__init__(self)
+    self._player_id = player_id
+    self._rng = np.random.default_rng(seed)
+    self._clonable = clonable
+    self.moves = []
+
+  def is_clonable(self):
+    return self._clonable
+
+  def clone(self):
+    other = _StatefulBot(self._player_id, 0, self._clonable)
+    other._rng = copy.deepcopy(self._rng)  # pylint: disable=protected-access
+    other.moves = list(self.moves)
+    return other
+
+  def restart_at(self, state):
+    pass
+
+  def provides_force_action(self):
+    return True
+
+  def force_action(self, state, action):
+    self.moves.append(action)
+
+  def step_with_policy(self, state):
+    legal = state.legal_actions()
+    weights = self._rng.random(len(legal)) + 0.3 * np.arange(len(legal)) * sum(
+        self.moves)
+    return list(zip(legal, weights / weights.sum())), legal[0]
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+def test_clonable_bots_are_asked_once_per_information_set_with_the_same_result():
+  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=2)")
+  results = {clonable: evaluators.traversing_evaluation(
+      game, lambda g, player_id, seed, budget, c=clonable: _StatefulBot(player_id, seed,
+                                                                        c))
+             for clonable in (True, False)}
+  np.testing.assert_allclose(results[True].policy.action_probability_array,
+                             results[False].policy.action_probability_array,
+                             atol=1e-15)
+  assert results[True].decisions == results[True].infosets_total
+  assert results[False].decisions > results[True].decisions

@@ -129,9 +129,61 @@ def _check_sequential(game):
                      "pyspiel.load_game_as_turn_based.")
 
 
+class _Traversal:
+  """Asks one player's bots at each of its information sets (traversing evaluator)."""
+
+  def __init__(self, game, tree, make, evaluation):
+    self.game, self.tree, self.make, self.evaluation = game, tree, make, evaluation
+    self.init_seconds = self.move_seconds = 0.0
+    self.bots = 0
+
+  def new_bot(self, acting, seed):
+    clock = time.perf_counter()
+    bot = self.make(acting, seed)
+    self.init_seconds += time.perf_counter() - clock
+    self.bots += 1
+    return bot
+
+  def decide(self, bot, state, acting):
+    clock = time.perf_counter()
+    result = _policy_of(bot, state, acting)
+    self.move_seconds += time.perf_counter() - clock
+    self.evaluation.decisions += 1
+    return result
+
+  def feed(self, bot, target, acting, start=0):
+    """Replays `target`'s history from move `start`: tells the bot the other moves and
+    has it choose (then holds it to the history's action) at its own decisions."""
+    state = self.game.new_initial_state()
+    for index, action in enumerate(target.history()):
+      if index >= start:
+        if state.current_player() == acting:
+          self.decide(bot, state, acting)
+          if bot.provides_force_action():
+            bot.force_action(state, action)
+        else:
+          bot.inform_action(state, state.current_player(), action)
+      state.apply_action(action)
+    return state
+
+
+def _last_own_move(state, acting):
+  """Index in state.history() just after `acting`'s last move (0 if none)."""
+  last = 0
+  for index, step in enumerate(state.full_history()):
+    if step.player == acting:
+      last = index + 1
+  return last
+
+
 def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progress=None,
                           progress_seconds=5.0):
   """Asks the player at every information set of the game; exact ([S] §3.5).
+
+  A bot that is clonable (`is_clonable()`) is asked once per information set: each
+  information set's bot is a clone of the bot that decided at the player's previous
+  information set, held to the action leading on (CFRPlayground's copying). Other bots
+  are created afresh for every information set and replay its history.
 
   Args:
     game: a small two-player zero-sum sequential perfect-recall pyspiel game.
@@ -148,36 +200,51 @@ def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progres
   seeds = _player_seeds(seed)
   slots = tree.uniform_slots()
   evaluation = Evaluation("traversing")
-  init_seconds = move_seconds = 0.0
+  traversal = _Traversal(game, tree, make, evaluation)
+  representatives = dict(tree.infoset_states())
+  sequences = _SequenceTrees(tree)
+  done = 0
   last_report = time.monotonic()
-  for done, (infoset, target) in enumerate(tree.infoset_states(), 1):
-    acting = int(tree.infoset_player[infoset])
-    clock = time.perf_counter()
-    bot = make(acting, seeds[acting])
-    init_seconds += time.perf_counter() - clock
-    state = game.new_initial_state()
-    for action in target.history():
-      if state.current_player() == acting:
-        clock = time.perf_counter()
-        bot.step_with_policy(state)
-        move_seconds += time.perf_counter() - clock
-        evaluation.decisions += 1
-        if bot.provides_force_action():
-          bot.force_action(state, action)
-      else:
-        bot.inform_action(state, state.current_player(), action)
-      state.apply_action(action)
-    clock = time.perf_counter()
-    _fill(tree, slots, infoset, _policy_of(bot, state, acting)[0])
-    move_seconds += time.perf_counter() - clock
-    evaluation.decisions += 1
+
+  def report():
+    nonlocal last_report
     if progress is not None and (time.monotonic() - last_report > progress_seconds or
                                  done == tree.num_infosets):
       last_report = time.monotonic()
       progress(f"traversing: {done}/{tree.num_infosets} information sets, "
                f"{time.perf_counter() - start:.1f} s")
-  evaluation.mean_init_seconds = init_seconds / max(tree.num_infosets, 1)
-  evaluation.mean_move_seconds = move_seconds / max(evaluation.decisions, 1)
+
+  for acting in (0, 1):
+    first = traversal.new_bot(acting, seeds[acting])
+    roots = [i for i in np.flatnonzero(tree.infoset_player == acting).tolist()
+             if sequences.parent[i] < 0]
+    if first.is_clonable():
+      # (infoset, bot to clone, state where the parent decided, action taken there)
+      stack = [(infoset, first, None, None) for infoset in roots]
+      while stack:
+        infoset, parent_bot, parent_state, parent_action = stack.pop()
+        bot = parent_bot.clone()
+        if parent_state is not None and bot.provides_force_action():
+          bot.force_action(parent_state, parent_action)
+        target = representatives[infoset]
+        state = traversal.feed(bot, target, acting, _last_own_move(target, acting))
+        probabilities, _ = traversal.decide(bot, state, acting)
+        _fill(tree, slots, infoset, probabilities)
+        for child in sequences.children[infoset]:
+          action = int(tree.infoset_actions[tree.infoset_parent_slot[child]])
+          stack.append((child, bot, state, action))
+        done += 1
+        report()
+    else:
+      for infoset in np.flatnonzero(tree.infoset_player == acting).tolist():
+        bot = first if first is not None else traversal.new_bot(acting, seeds[acting])
+        first = None
+        state = traversal.feed(bot, representatives[infoset], acting)
+        _fill(tree, slots, infoset, traversal.decide(bot, state, acting)[0])
+        done += 1
+        report()
+  evaluation.mean_init_seconds = traversal.init_seconds / max(traversal.bots, 1)
+  evaluation.mean_move_seconds = traversal.move_seconds / max(evaluation.decisions, 1)
   evaluation.infosets_defined = tree.num_infosets
   return _finish(evaluation, tree, slots, start)
 
