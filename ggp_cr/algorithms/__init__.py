@@ -7,3 +7,5 @@ from ggp_cr.algorithms.ismcts_br import ismcts_best_response
 from ggp_cr.algorithms.online_solving import OnlineSolvingBot, OOSBot
 from ggp_cr.algorithms.cfr import (CFRPlusSolver, CFRSolver, DCFRSolver, GeneralCFRSolver,
                                   LCFRSolver)
+from ggp_cr.algorithms.players import Budget, make_bot, parse_player
+from ggp_cr.algorithms.evaluators import game_playing_evaluation, traversing_evaluation
