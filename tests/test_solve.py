@@ -21,12 +21,16 @@ def _run(*args):
                         capture_output=True, text=True, timeout=300, check=False)
 
 
-def test_solve_writes_csv_plot_and_a_strategy_that_loads_back(tmp_path):
+def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_path):
   strategy = tmp_path / "kuhn.npz"
-  result = _run("--game=kuhn_poker", "--solver=dcfr(1.5,0,2)", "--iterations=40",
-                "--eval_every=10", f"--output_dir={tmp_path}",
-                f"--save_strategy={strategy}")
-  assert result.returncode == 0, result.stderr
+  common = ("--game=kuhn_poker", "--solver=dcfr(1.5,0,2)", "--eval_every=10",
+            f"--output_dir={tmp_path}")
+  first = _run(*common, "--iterations=20")
+  assert first.returncode == 0, first.stderr
+  resumed = _run(*common, "--iterations=40", "--resume", f"--save_strategy={strategy}")
+  assert resumed.returncode == 0, resumed.stderr
+  assert "Resumed after 20 iterations" in resumed.stdout
+
   (csv_path,) = tmp_path.glob("kuhn_poker__*.csv")
   frame = pd.read_csv(csv_path)
   assert tuple(frame.columns) == solve.COLUMNS
@@ -35,12 +39,16 @@ def test_solve_writes_csv_plot_and_a_strategy_that_loads_back(tmp_path):
   assert frame["visited_states"].tolist() == [2 * tree.num_nodes * i
                                               for i in (10, 20, 30, 40)]
   np.testing.assert_allclose(frame["exploitability"], frame["nash_conv"] / 2)
-  assert frame["exploitability"].iloc[-1] < frame["exploitability"].iloc[0]
   assert (tmp_path / "kuhn_poker.png").stat().st_size > 0
-
+  # The resumed run is the uninterrupted run.
   solver = cfr.DCFRSolver(tree, 1.5, 0, 2)
-  for _ in range(40):
+  for iterations in range(1, 41):
     solver.evaluate_and_update_policy()
+    if iterations % 10 == 0:
+      expected = best_response.nash_conv_slots(
+          tree, solver.average_strategy_slots()).nash_conv
+      assert frame["nash_conv"].iloc[iterations // 10 - 1] == pytest.approx(
+          expected, abs=1e-12)
   np.testing.assert_array_equal(strategy_files.load_strategy(strategy, tree),
                                 solver.average_strategy_slots())
 
@@ -48,9 +56,8 @@ def test_solve_writes_csv_plot_and_a_strategy_that_loads_back(tmp_path):
   assert loaded.returncode == 0, loaded.stderr
   assert f"nash_conv:      {frame['nash_conv'].iloc[-1]:.9g}" in loaded.stdout
 
-  again = _run("--game=kuhn_poker", "--solver=dcfr(1.5,0,2)", "--iterations=1",
-               f"--output_dir={tmp_path}")
-  assert again.returncode != 0 and "--overwrite" in again.stderr
+  again = _run(*common, "--iterations=1")
+  assert again.returncode != 0 and "--resume" in again.stderr
 
 
 def test_solve_refuses_a_damaged_strategy_file(tmp_path):
@@ -73,6 +80,12 @@ def test_eval_every_parsing_and_schedule():
   assert [i for i in range(1, 40) if schedule.due(i, 0.0)] == [1, 2, 4, 8, 16, 32]
   schedule = solve.EvaluationSchedule("seconds", 1.0)
   assert [t for t in (0.5, 1.2, 1.7, 2.0, 4.5) if schedule.due(0, t)] == [1.2, 2.0, 4.5]
+  schedule = solve.EvaluationSchedule("log", None)
+  schedule.catch_up(20, 0.0)
+  assert [i for i in range(21, 70) if schedule.due(i, 0.0)] == [32, 64]
+  schedule = solve.EvaluationSchedule("iterations", 10)
+  schedule.catch_up(20, 0.0)
+  assert [i for i in range(21, 45) if schedule.due(i, 0.0)] == [30, 40]
 
 
 @pytest.fixture(name="kuhn_tree")
@@ -137,3 +150,21 @@ def test_non_strategy_files_are_refused(tmp_path, kuhn_tree):
                                                       "Cannot read")):
     with pytest.raises(ValueError, match=message):
       strategy_files.load_strategy(path, kuhn_tree)
+
+
+def test_checkpoints_are_checked_and_later_rows_dropped(tmp_path, kuhn_tree):
+  solver = cfr.CFRPlusSolver(kuhn_tree)
+  solver.evaluate_and_update_policy()
+  path = tmp_path / "c.checkpoint.npz"
+  solve.save_checkpoint(path, "kuhn_poker()", "cfr+", 1.5, solver.state_dict())
+  seconds, state = solve.load_checkpoint(path, "kuhn_poker()", "cfr+")
+  assert seconds == 1.5 and int(state["iteration"]) == 1
+  with pytest.raises(ValueError, match="solver 'cfr\\+', not 'cfr'"):
+    solve.load_checkpoint(path, "kuhn_poker()", "cfr")
+  with pytest.raises(ValueError, match="Cannot read checkpoint"):
+    solve.load_checkpoint(tmp_path / "missing.npz", "kuhn_poker()", "cfr+")
+  csv_path = tmp_path / "run.csv"
+  rows = "".join(f"g,s,0.1,{i},0,0.5,0.25\n" for i in (1, 2, 4, 8))
+  csv_path.write_text(",".join(solve.COLUMNS) + "\n" + rows)
+  solve.truncate_rows(csv_path, 4)
+  assert pd.read_csv(csv_path)["iterations"].tolist() == [1, 2, 4]

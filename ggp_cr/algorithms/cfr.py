@@ -415,10 +415,17 @@ class GeneralCFRSolver:
     return self._tree.slots_to_tabular_policy(self.average_strategy_slots())
 
   def state_dict(self):
-    """Arrays and counters that `load_state_dict` restores (for resumable runs)."""
-    return {"regrets": self._regrets.copy(), "cumulative": self._cumulative.copy(),
-            "strategy": self._strategy.copy(), "iteration": self._iteration,
-            "weight_scale": self._weight_scale, "visited_states": self.visited_states}
+    """Arrays and counters that `load_state_dict` restores (for resumable runs).
+
+    Includes the utility estimator's random state when it has one, so a resumed
+    depth-limited run continues exactly as an uninterrupted one.
+    """
+    state = {"regrets": self._regrets.copy(), "cumulative": self._cumulative.copy(),
+             "strategy": self._strategy.copy(), "iteration": self._iteration,
+             "weight_scale": self._weight_scale, "visited_states": self.visited_states}
+    if hasattr(self.utility_estimator, "rng_state"):
+      state["estimator_rng_state"] = self.utility_estimator.rng_state.copy()
+    return state
 
   def load_state_dict(self, state):
     """Restores what `state_dict` returned; shapes must match this solver's tree."""
@@ -433,6 +440,8 @@ class GeneralCFRSolver:
     self._iteration = int(state["iteration"])
     self._weight_scale = float(state["weight_scale"])
     self.visited_states = int(state["visited_states"])
+    if "estimator_rng_state" in state and hasattr(self.utility_estimator, "rng_state"):
+      self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
 
   def __repr__(self):
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="

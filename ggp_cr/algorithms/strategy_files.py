@@ -20,6 +20,20 @@ _FIELDS = ("format", "game_string", "infoset_player", "infoset_num_actions",
            "infoset_actions", "infoset_keys", "probabilities")
 
 
+def write_npz_atomically(path, compressed=False, **arrays):
+  """np.savez(_compressed) to a temporary file in the target directory, then renamed."""
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+  try:
+    with os.fdopen(handle, "wb") as file:
+      (np.savez_compressed if compressed else np.savez)(file, **arrays)
+    os.replace(temporary, path)
+  except BaseException:
+    os.unlink(temporary)
+    raise
+
+
 def save_strategy(path, tree, slots):
   """Writes the strategy `slots` (slot form on `tree`) to `path` atomically."""
   slots = np.asarray(slots, dtype=np.float64)
@@ -27,21 +41,12 @@ def save_strategy(path, tree, slots):
     raise ValueError(f"slots must have shape ({tree.num_infoset_actions},), got "
                      f"{slots.shape}.")
   keys = "\x00".join(tree.infoset_keys).encode("utf-8")
-  directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-  try:
-    with os.fdopen(handle, "wb") as file:
-      np.savez_compressed(
-          file, format=np.array(FORMAT), game_string=np.array(tree.game_string),
-          infoset_player=tree.infoset_player,
-          infoset_num_actions=tree.infoset_num_actions,
-          infoset_actions=tree.infoset_actions,
-          infoset_keys=np.frombuffer(keys, dtype=np.uint8), probabilities=slots)
-    os.replace(temporary, path)
-  except BaseException:
-    os.unlink(temporary)
-    raise
+  write_npz_atomically(
+      path, compressed=True, format=np.array(FORMAT),
+      game_string=np.array(tree.game_string), infoset_player=tree.infoset_player,
+      infoset_num_actions=tree.infoset_num_actions,
+      infoset_actions=tree.infoset_actions,
+      infoset_keys=np.frombuffer(keys, dtype=np.uint8), probabilities=slots)
 
 
 def read_game_string(path):

@@ -65,6 +65,7 @@ class RandomPlayout:
   """RandomPlayout{n}: mean player-0 utility of n uniform random playouts ([S] §3.3.2).
 
   Every call draws fresh playouts, as the thesis's estimator does on every visit.
+  `rng_state` (a one-element uint64 array) is its random stream's state.
   """
 
   def __init__(self, num_playouts=1, seed=0):
@@ -73,7 +74,7 @@ class RandomPlayout:
       raise ValueError(f"num_playouts must be an integer >= 1, got {num_playouts!r}.")
     self.num_playouts = int(num_playouts)
     self.seed = int(seed)
-    self._rng_state = np.array([self.seed], dtype=np.uint64)
+    self.rng_state = np.array([self.seed % 2**64], dtype=np.uint64)
 
   def __repr__(self):
     return f"RandomPlayout({self.num_playouts}, seed={self.seed})"
@@ -82,7 +83,7 @@ class RandomPlayout:
     """Writes the estimates of tree nodes `nodes` into `out`; returns histories visited."""
     return random_playouts(nodes, self.num_playouts, tree.node_player,
                            tree.node_first_child, tree.node_num_children,
-                           tree.node_chance_prob, tree.node_utility, self._rng_state,
+                           tree.node_chance_prob, tree.node_utility, self.rng_state,
                            out)
 
 

@@ -33,6 +33,11 @@ A log-log plot of exploitability against --plot_x of every run of the game in
 strategy (atomically, after every evaluation) to a strategy file holding the game
 string and information-set keys; --load_strategy evaluates such a file instead of
 solving and refuses a damaged file or one of another game.
+
+ggp_cr's CFR solvers also write <output_dir>/<game>__<solver>.checkpoint.npz at every
+evaluation; after an interruption, the same command with --resume (and the same or a
+larger budget) continues from the last checkpoint and appends to the CSV, as an
+uninterrupted run would have (only the time column reflects the actual run).
 """
 
 import csv
@@ -40,7 +45,10 @@ import glob
 import math
 import os
 import re
+import tempfile
 import time
+import zipfile
+import zlib
 
 from absl import app
 from absl import flags
@@ -69,6 +77,10 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "solve")
                                   "Directory of the CSV files and plots.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False,
                                "Replace an existing CSV of the same game and solver.")
+_RESUME = flags.DEFINE_bool(
+    "resume", False, "Continue an interrupted run of the same game and solver in "
+    "--output_dir from its checkpoint (ggp_cr's CFR solvers write one at every "
+    "evaluation), up to the new --iterations / --time_limit.")
 _PLOT_X = flags.DEFINE_enum("plot_x", "time", ["time", "iterations", "visited_states"],
                             "x axis of the plot.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of solvers that sample.")
@@ -82,6 +94,7 @@ _LOAD_STRATEGY = flags.DEFINE_string(
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
            "exploitability")
+CHECKPOINT_FORMAT = "ggp_cr-solve-checkpoint-1"
 
 
 def parse_eval_every(text):
@@ -111,6 +124,15 @@ class EvaluationSchedule:
     self._kind = kind
     self._every = every
     self._next = 1 if kind == "log" else every
+
+  def catch_up(self, iterations, seconds):
+    """Skips the evaluations of a run resumed after `iterations` and `seconds`."""
+    if self._kind == "seconds":
+      while self._next <= seconds:
+        self._next += self._every
+    else:
+      while self._next <= iterations:
+        self._next = 2 * self._next if self._kind == "log" else self._next + self._every
 
   def due(self, iterations, seconds):
     if self._kind == "seconds":
@@ -191,6 +213,52 @@ def plot_runs(output_dir, game_string, plot_x):
   return path
 
 
+def checkpoint_path(csv_path):
+  return os.path.splitext(csv_path)[0] + ".checkpoint.npz"
+
+
+def save_checkpoint(path, game_string, solver_string, seconds, state):
+  """Writes the solver's state_dict and its solver time atomically."""
+  strategy_files.write_npz_atomically(
+      path, format=np.array(CHECKPOINT_FORMAT), game_string=np.array(game_string),
+      solver=np.array(solver_string), seconds=np.float64(seconds),
+      **{f"state_{name}": value for name, value in state.items()})
+
+
+def load_checkpoint(path, game_string, solver_string):
+  """(seconds, state_dict) of a checkpoint of this game and solver, or ValueError."""
+  try:
+    with np.load(path, allow_pickle=False) as data:
+      contents = {name: data[name] for name in data.files}
+  except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+    raise ValueError(f"Cannot read checkpoint {path}: {error}.") from None
+  if str(contents.get("format")) != CHECKPOINT_FORMAT:
+    raise ValueError(f"{path} is not a solve checkpoint.")
+  for name, expected in (("game_string", game_string), ("solver", solver_string)):
+    if str(contents[name]) != expected:
+      raise ValueError(f"Checkpoint {path} is for {name} {str(contents[name])!r}, not "
+                       f"{expected!r}.")
+  state = {name[len("state_"):]: value for name, value in contents.items()
+           if name.startswith("state_")}
+  return float(contents["seconds"]), state
+
+
+def truncate_rows(csv_path, iterations):
+  """Drops the rows after `iterations` (evaluated after the checkpoint), atomically."""
+  with open(csv_path, newline="") as file:
+    rows = list(csv.DictReader(file))
+  if any(tuple(row) != COLUMNS for row in rows[:1]):
+    raise ValueError(f"{csv_path} does not have the columns {', '.join(COLUMNS)}.")
+  kept = [row for row in rows if int(row["iterations"]) <= iterations]
+  handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
+                                       suffix=".tmp")
+  with os.fdopen(handle, "w", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(kept)
+  os.replace(temporary, csv_path)
+
+
 def evaluate_strategy_file(path):
   game_string = _GAME.value if _GAME.present else None
   try:
@@ -238,9 +306,15 @@ def main(argv):
   game = load_game(_GAME.value)
   csv_path = os.path.join(_OUTPUT_DIR.value,
                           f"{slug(str(game))}__{slug(str(spec))}.csv")
-  if os.path.exists(csv_path) and not _OVERWRITE.value:
-    raise app.UsageError(f"{csv_path} exists; pass --overwrite to replace it or choose "
-                         "another --output_dir.")
+  checkpoint = checkpoint_path(csv_path)
+  if _RESUME.value:
+    if _OVERWRITE.value:
+      raise app.UsageError("--resume and --overwrite exclude each other.")
+    if not (os.path.exists(csv_path) and os.path.exists(checkpoint)):
+      raise app.UsageError(f"Nothing to resume: {csv_path} or {checkpoint} is missing.")
+  elif os.path.exists(csv_path) and not _OVERWRITE.value:
+    raise app.UsageError(f"{csv_path} exists; pass --resume to continue that run, "
+                         "--overwrite to replace it, or choose another --output_dir.")
   os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
 
   start = time.perf_counter()
@@ -257,20 +331,38 @@ def main(argv):
         f"{time.perf_counter() - start:.2f} s; writing {csv_path}", flush=True)
 
   step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
-  iterations, solver_seconds, last_iterations, last_seconds = 0, 0.0, 0, 0.0
-  with open(csv_path, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
-    file.flush()
+  iterations, solver_seconds = 0, 0.0
+  resumable = hasattr(solver, "state_dict")
+  if _RESUME.value:
+    if not resumable:
+      raise app.UsageError(f"{spec} cannot be resumed (no solver state to restore).")
     try:
-      while True:
+      solver_seconds, state = load_checkpoint(checkpoint, str(game), str(spec))
+      solver.load_state_dict(state)
+      iterations = solver.iteration
+      truncate_rows(csv_path, iterations)
+    except (ValueError, KeyError) as error:
+      raise app.UsageError(f"Cannot resume: {error}") from None
+    schedule.catch_up(iterations, solver_seconds)
+    print(f"Resumed after {iterations:,} iterations and {solver_seconds:.2f} s.")
+  last_iterations, last_seconds = iterations, solver_seconds
+
+  def budget_spent():
+    return ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
+            (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
+
+  with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    if not _RESUME.value:
+      writer.writeheader()
+      file.flush()
+    try:
+      while not budget_spent():
         tick = time.perf_counter()
         step()
         solver_seconds += time.perf_counter() - tick
         iterations += 1
-        done = ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
-                (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
-        if not (schedule.due(iterations, solver_seconds) or done):
+        if not (schedule.due(iterations, solver_seconds) or budget_spent()):
           continue
         slots = evaluator.average_slots()
         nash_conv = evaluator.nash_conv(slots)
@@ -287,16 +379,18 @@ def main(argv):
               f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
               f"({rate:,.1f} it/s)", flush=True)
         last_iterations, last_seconds = iterations, solver_seconds
+        if resumable:
+          save_checkpoint(checkpoint, str(game), str(spec), solver_seconds,
+                          solver.state_dict())
         if _SAVE_STRATEGY.value:
           strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
-        if done:
-          break
     except KeyboardInterrupt:
       print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
-            "evaluation so far.")
+            "evaluation so far" + ("; rerun with --resume to continue." if resumable
+                                   else "."))
     finally:
       print(f"Plot: {plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)}")
-  if _SAVE_STRATEGY.value:
+  if _SAVE_STRATEGY.value and os.path.exists(_SAVE_STRATEGY.value):
     print(f"Average strategy saved to {_SAVE_STRATEGY.value}")
 
 
