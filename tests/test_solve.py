@@ -156,9 +156,9 @@ def test_checkpoints_are_checked_and_later_rows_dropped(tmp_path, kuhn_tree):
   solver = cfr.CFRPlusSolver(kuhn_tree)
   solver.evaluate_and_update_policy()
   path = tmp_path / "c.checkpoint.npz"
-  solve.save_checkpoint(path, "kuhn_poker()", "cfr+", 1.5, solver.state_dict())
-  seconds, state = solve.load_checkpoint(path, "kuhn_poker()", "cfr+")
-  assert seconds == 1.5 and int(state["iteration"]) == 1
+  solve.save_checkpoint(path, "kuhn_poker()", "cfr+", 1, 1.5, solver.state_dict())
+  iterations, seconds, state = solve.load_checkpoint(path, "kuhn_poker()", "cfr+")
+  assert (iterations, seconds, int(state["iteration"])) == (1, 1.5, 1)
   with pytest.raises(ValueError, match="solver 'cfr\\+', not 'cfr'"):
     solve.load_checkpoint(path, "kuhn_poker()", "cfr")
   with pytest.raises(ValueError, match="Cannot read checkpoint"):

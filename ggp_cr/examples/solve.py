@@ -217,22 +217,27 @@ def checkpoint_path(csv_path):
   return os.path.splitext(csv_path)[0] + ".checkpoint.npz"
 
 
-def save_checkpoint(path, game_string, solver_string, seconds, state):
-  """Writes the solver's state_dict and its solver time atomically."""
+def save_checkpoint(path, game_string, solver_string, iterations, seconds, state):
+  """Writes the solver's state_dict, iterations and solver time atomically."""
   strategy_files.write_npz_atomically(
       path, format=np.array(CHECKPOINT_FORMAT), game_string=np.array(game_string),
-      solver=np.array(solver_string), seconds=np.float64(seconds),
+      solver=np.array(solver_string), iterations=np.int64(iterations),
+      seconds=np.float64(seconds),
       **{f"state_{name}": value for name, value in state.items()})
 
 
 def load_checkpoint(path, game_string, solver_string):
-  """(seconds, state_dict) of a checkpoint of this game and solver, or ValueError."""
+  """(iterations, seconds, state_dict) of a checkpoint of this game and solver.
+
+  Raises ValueError if the file is unreadable or of another game or solver.
+  """
   try:
     with np.load(path, allow_pickle=False) as data:
       contents = {name: data[name] for name in data.files}
   except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
     raise ValueError(f"Cannot read checkpoint {path}: {error}.") from None
-  if str(contents.get("format")) != CHECKPOINT_FORMAT:
+  if str(contents.get("format")) != CHECKPOINT_FORMAT or not {
+      "game_string", "solver", "iterations", "seconds"} <= set(contents):
     raise ValueError(f"{path} is not a solve checkpoint.")
   for name, expected in (("game_string", game_string), ("solver", solver_string)):
     if str(contents[name]) != expected:
@@ -240,7 +245,7 @@ def load_checkpoint(path, game_string, solver_string):
                        f"{expected!r}.")
   state = {name[len("state_"):]: value for name, value in contents.items()
            if name.startswith("state_")}
-  return float(contents["seconds"]), state
+  return int(contents["iterations"]), float(contents["seconds"]), state
 
 
 def truncate_rows(csv_path, iterations):
@@ -337,12 +342,12 @@ def main(argv):
     if not resumable:
       raise app.UsageError(f"{spec} cannot be resumed (no solver state to restore).")
     try:
-      solver_seconds, state = load_checkpoint(checkpoint, str(game), str(spec))
+      iterations, solver_seconds, state = load_checkpoint(checkpoint, str(game),
+                                                          str(spec))
       solver.load_state_dict(state)
-      iterations = solver.iteration
       truncate_rows(csv_path, iterations)
     except (ValueError, KeyError) as error:
-      raise app.UsageError(f"Cannot resume: {error}") from None
+      raise app.UsageError(f"Cannot resume from {checkpoint}: {error}") from None
     schedule.catch_up(iterations, solver_seconds)
     print(f"Resumed after {iterations:,} iterations and {solver_seconds:.2f} s.")
   last_iterations, last_seconds = iterations, solver_seconds
@@ -380,8 +385,8 @@ def main(argv):
               f"({rate:,.1f} it/s)", flush=True)
         last_iterations, last_seconds = iterations, solver_seconds
         if resumable:
-          save_checkpoint(checkpoint, str(game), str(spec), solver_seconds,
-                          solver.state_dict())
+          save_checkpoint(checkpoint, str(game), str(spec), iterations,
+                          solver_seconds, solver.state_dict())
         if _SAVE_STRATEGY.value:
           strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
     except KeyboardInterrupt:
