@@ -10,21 +10,21 @@ import pytest
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms import compiled_tree
-from ggp_cr.examples import best_response as example
+from ggp_cr.algorithms import fixed_policies
 
 
 def test_policy_strings():
   game = pyspiel.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
-  np.testing.assert_allclose(example.policy_slots("uniform", game, tree), 0.5)
-  first = example.policy_slots("random(seed=3)", game, tree)
-  np.testing.assert_array_equal(first, example.policy_slots("random(seed=3)", game, tree))
-  assert not np.allclose(first, example.policy_slots("random(seed=4)", game, tree))
-  solved = example.policy_slots("solver(name=cfr+,iterations=20)", game, tree)
+  np.testing.assert_allclose(fixed_policies.fixed_policy_slots("uniform", game, tree), 0.5)
+  first = fixed_policies.fixed_policy_slots("random(seed=3)", game, tree)
+  np.testing.assert_array_equal(first, fixed_policies.fixed_policy_slots("random(seed=3)", game, tree))
+  assert not np.allclose(first, fixed_policies.fixed_policy_slots("random(seed=4)", game, tree))
+  solved = fixed_policies.fixed_policy_slots("solver(name=cfr+,iterations=20)", game, tree)
   np.testing.assert_allclose(np.add.reduceat(solved, tree.infoset_action_offset), 1.0)
   for bad in ("foo", "random(3)", "solver(iterations=0)", "uniform(x=1)"):
     with pytest.raises(ValueError):
-      example.policy_slots(bad, game, tree)
+      fixed_policies.fixed_policy_slots(bad, game, tree)
 
 
 def test_runs_and_writes_the_table_and_plot(tmp_path):

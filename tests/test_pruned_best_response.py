@@ -15,25 +15,10 @@ GAMES = ["kuhn_poker", "leduc_poker", "python_rps", "python_ii_goofspiel(num_car
          "python_leduc(max_raises=1,cards_per_suit=2)"]
 
 
-def random_slots(tree, rng, kind):
-  """A random profile in slot form: dense mixed, sparse (zeros) or deterministic."""
-  if kind == "deterministic":
-    weights = np.zeros(tree.num_infoset_actions)
-    choice = (rng.random(tree.num_infosets) * tree.infoset_num_actions).astype(int)
-    weights[tree.infoset_action_offset + choice] = 1.0
-    return weights
-  weights = rng.random(tree.num_infoset_actions)
-  if kind == "sparse":
-    weights *= rng.random(tree.num_infoset_actions) < 0.5
-  sums = np.add.reduceat(weights, tree.infoset_action_offset)[tree.slot_infoset]
-  weights = np.where(sums > 0, weights, 1.0)
-  return weights / np.add.reduceat(weights, tree.infoset_action_offset)[tree.slot_infoset]
-
-
 def random_profiles(tree, seed, count):
   rng = np.random.default_rng(seed)
   kinds = ["mixed", "sparse", "deterministic"]
-  return [random_slots(tree, rng, kinds[k % 3]) for k in range(count)]
+  return [tree.random_slots(rng, kinds[k % 3]) for k in range(count)]
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -191,8 +176,8 @@ def test_pruning_on_leduc_matches_the_thesis_magnitudes():
   leave most of the tree unvisited (the thesis explores about a quarter)."""
   tree = compiled_tree.cached_tree("leduc_poker")
   rng = np.random.default_rng(3)
-  mixed = pbr.pruned_best_response_slots(tree, random_slots(tree, rng, "mixed"), 0)[3]
-  pure = pbr.pruned_best_response_slots(tree, random_slots(tree, rng, "deterministic"),
+  mixed = pbr.pruned_best_response_slots(tree, tree.random_slots(rng, "mixed"), 0)[3]
+  pure = pbr.pruned_best_response_slots(tree, tree.random_slots(rng, "deterministic"),
                                         0)[3]
   assert 0 < tree.num_nodes - mixed["histories_visited"] < tree.num_nodes // 4
   assert pure["histories_visited_thesis"] < tree.num_nodes // 2

@@ -124,6 +124,27 @@ class CompiledTree:
     """The uniform random strategy of both players in slot form."""
     return 1.0 / self.infoset_num_actions[self.slot_infoset].astype(np.float64)
 
+  def random_slots(self, rng, kind="mixed"):
+    """A random strategy of both players in slot form, drawn with numpy `rng`.
+
+    `kind` is "mixed" (uniform weights per action, normalised), "sparse" (about half
+    of each infoset's actions get probability zero) or "deterministic" (one action
+    with probability one per infoset).
+    """
+    if kind == "deterministic":
+      slots = np.zeros(self.num_infoset_actions)
+      choice = (rng.random(self.num_infosets) * self.infoset_num_actions).astype(np.int64)
+      slots[self.infoset_action_offset + choice] = 1.0
+      return slots
+    if kind not in ("mixed", "sparse"):
+      raise ValueError(f"kind must be mixed, sparse or deterministic; got {kind!r}.")
+    weights = rng.random(self.num_infoset_actions)
+    if kind == "sparse":
+      weights *= rng.random(self.num_infoset_actions) < 0.5
+      sums = np.add.reduceat(weights, self.infoset_action_offset)[self.slot_infoset]
+      weights = np.where(sums > 0, weights, 1.0)
+    return weights / np.add.reduceat(weights, self.infoset_action_offset)[self.slot_infoset]
+
   def infoset_states(self, infosets=None):
     """Yields (infoset, state) with one representative state per infoset.
 

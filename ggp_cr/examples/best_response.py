@@ -60,6 +60,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import fixed_policies
 from ggp_cr.algorithms import ismcts_br
 from ggp_cr.algorithms import pruned_br
 from ggp_cr.algorithms import spec_strings
@@ -95,42 +96,6 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
 def slug(text):
   """A file-name-safe version of a game string."""
   return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
-
-
-def random_slots(tree, rng, deterministic=False):
-  """Random probabilities per information set (or one random action with prob. 1)."""
-  if deterministic:
-    slots = np.zeros(tree.num_infoset_actions)
-    choice = (rng.random(tree.num_infosets) * tree.infoset_num_actions).astype(np.int64)
-    slots[tree.infoset_action_offset + choice] = 1.0
-    return slots
-  weights = rng.random(tree.num_infoset_actions)
-  return weights / np.add.reduceat(weights, tree.infoset_action_offset)[tree.slot_infoset]
-
-
-def policy_slots(text, game, tree):
-  """The fixed policy named by --policy, as a profile in slot form."""
-  call = spec_strings.parse_call(text)
-  if call.name == "uniform" and not call.args and not call.kwargs:
-    return tree.uniform_slots()
-  if call.name == "random" and not call.args and set(call.kwargs) <= {"seed"}:
-    seed = spec_strings.parse_int(call.kwargs.get("seed", "0"), "random's seed", 0)
-    return random_slots(tree, np.random.default_rng(seed))
-  if call.name == "strategy" and not call.args and set(call.kwargs) == {"path"}:
-    from ggp_cr.algorithms import strategy_files  # pylint: disable=g-import-not-at-top
-    return strategy_files.load_strategy(call.kwargs["path"], tree)
-  if call.name == "solver" and not call.args and set(call.kwargs) <= {"name",
-                                                                       "iterations"}:
-    from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
-    iterations = spec_strings.parse_int(call.kwargs.get("iterations", "100"),
-                                        "solver's iterations", 1)
-    solver = solver_registry.make_solver(call.kwargs.get("name", "cfr+"), game)
-    step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
-    for _ in range(iterations):
-      step()
-    return tree.policy_to_slots(solver_registry.python_average_policy(solver, game))
-  raise ValueError(f"--policy must be uniform, random(seed=N), strategy(path=FILE) or "
-                   f"solver(name=SPEC,iterations=N); got {text!r}.")
 
 
 def _parse_numbers(text, name):
@@ -315,7 +280,7 @@ def pruning_figures(tree, player, trials):
   for kind in ("mixed", "deterministic"):
     rng = np.random.default_rng(1 if kind == "mixed" else 2)
     for trial in range(trials):
-      slots = random_slots(tree, rng, deterministic=kind == "deterministic")
+      slots = tree.random_slots(rng, kind)
       _, _, _, counts = pruned_br.pruned_best_response_slots(
           tree, slots, player)
       rows.append(dict(opponent=kind, trial=trial, histories=tree.num_nodes,
@@ -352,7 +317,7 @@ def main(argv):
     start = time.perf_counter()
     tree = compiled_tree.cached_tree(game)
     build_seconds = time.perf_counter() - start
-    slots = policy_slots(_POLICY.value, game, tree)
+    slots = fixed_policies.fixed_policy_slots(_POLICY.value, game, tree)
     epsilons = _parse_numbers(_EPSILONS.value, "--epsilons")
     etas = _parse_numbers(_ETAS.value, "--etas")
     budgets = [int(b) for b in _parse_numbers(_SIMULATIONS.value,
