@@ -252,6 +252,18 @@ def test_cache_round_trip_and_corrupt_file(tmp_path):
     compiled_tree.CompiledTree.load(path, "kuhn_poker()")
 
 
+def test_cache_is_keyed_by_the_code_defining_the_rules(tmp_path, monkeypatch):
+  """A Python game's cached tree is not reused once its module's source changes."""
+  game = pyspiel.load_game("python_rps")
+  compiled_tree.compile_game(game, cache_dir=str(tmp_path))
+  compiled_tree.compile_game(game, cache_dir=str(tmp_path))
+  assert len(os.listdir(tmp_path)) == 1
+  monkeypatch.setattr(compiled_tree, "_implementation_fingerprint",
+                      lambda game: b"edited rules")
+  compiled_tree.compile_game(game, cache_dir=str(tmp_path))
+  assert len(os.listdir(tmp_path)) == 2
+
+
 @pytest.mark.parametrize("game_string, message", [
     ("kuhn_poker(players=3)", "has 3 players"),
     ("goofspiel(num_cards=3)", "load_game_as_turn_based"),

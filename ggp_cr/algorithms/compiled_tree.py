@@ -48,6 +48,8 @@ A behavioural strategy "in slot form" is a float64 vector of length
 import array
 import collections
 import hashlib
+import importlib.metadata
+import inspect
 import os
 import re
 import tempfile
@@ -356,17 +358,32 @@ def check_game(game):
     raise ValueError(f"{game} does not provide information state strings.")
 
 
-def _cache_path(cache_dir, game_string):
+def _implementation_fingerprint(game):
+  """What identifies the code that defines `game`'s rules.
+
+  For a Python game, the bytes of the module defining its class, so that a cached tree
+  is not reused after the game's rules change; for a C++ game, OpenSpiel's version.
+  """
+  game_class = type(game)
+  if game_class.__module__ in ("pyspiel", "builtins"):
+    return f"open_spiel {importlib.metadata.version('open_spiel')}".encode("utf-8")
+  with open(inspect.getsourcefile(game_class), "rb") as source:
+    return source.read()
+
+
+def _cache_path(cache_dir, game):
+  game_string = str(game)
   readable = re.sub(r"[^A-Za-z0-9_.=,-]+", "_", game_string)[:80]
-  digest = hashlib.sha1(game_string.encode("utf-8")).hexdigest()[:16]
-  return os.path.join(cache_dir, f"{readable}-{digest}.npz")
+  digest = hashlib.sha1(game_string.encode("utf-8"))
+  digest.update(_implementation_fingerprint(game))
+  return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
 def compile_game(game, cache_dir=None, progress=False):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
-  by the game string; an unreadable or mismatched file is reported (warning) and
+  by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
   rebuilt. `progress` prints a line every million histories. Raises ValueError if the
   game has more than two players, is general-sum, simultaneous, has sampled chance,
   lacks information state strings, or has imperfect recall.
@@ -377,7 +394,7 @@ def compile_game(game, cache_dir=None, progress=False):
   game_string = str(game)
   path = None
   if cache_dir is not None:
-    path = _cache_path(cache_dir, game_string)
+    path = _cache_path(cache_dir, game)
     if os.path.exists(path):
       try:
         tree = CompiledTree.load(path, game_string)
