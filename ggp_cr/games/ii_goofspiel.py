@@ -96,7 +96,7 @@ class IIGoofspielGame(pyspiel.Game):
     return IIGoofspielObserver(self, iig_obs_type, params)
 
 
-class IIGoofspielState(pyspiel.State):
+class IIGoofspielState(common.State):
   """State as four or five ints, so that OpenSpiel's clone (deep copies) stays cheap.
 
   `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
@@ -128,22 +128,6 @@ class IIGoofspielState(pyspiel.State):
 
   def is_chance_node(self):
     return self._next == _CHANCE
-
-  def legal_actions(self, player=None):
-    """The legal actions of `player` (default: the player to move), as pyspiel's.
-
-    Like OpenSpiel's PyState, a chance node answers its outcomes for any player.
-    """
-    next_player = self._next
-    if next_player == _TERMINAL:
-      return []
-    if next_player == _CHANCE:
-      return list(_actions_of(self._prizes_left))
-    if player is None or player == next_player:
-      return list(_actions_of(self._hand1 if next_player else self._hand0))
-    if player < 0:
-      raise ValueError(f"No legal actions for pseudo-player {player}.")
-    return []
 
   def _legal_actions(self, player):
     return _actions_of(self._hand1 if player else self._hand0)

@@ -85,7 +85,7 @@ class LatentTTTGame(pyspiel.Game):
     return LatentTTTObserver(self, iig_obs_type, params)
 
 
-class LatentTTTState(pyspiel.State):
+class LatentTTTState(common.State):
   """State: the player to move and both players' views, one packed int per player.
 
   View layout: bits 0-8 the cells the player sees as its own marks, bits 9-17 those it
@@ -105,16 +105,6 @@ class LatentTTTState(pyspiel.State):
 
   def is_terminal(self):
     return self.player == _TERMINAL
-
-  def legal_actions(self, player=None):
-    """Same result as pyspiel.State.legal_actions, without the round trip through C++."""
-    if self.player == _TERMINAL:
-      return []
-    if player is not None and player != self.player:
-      if player < 0:
-        raise ValueError(f"Called legal_actions for pseudo-player {player}.")
-      return []
-    return self._legal_actions(self.player)
 
   def _legal_actions(self, player):
     # The pending move is always an own mark in the player's view, so it is known.

@@ -127,7 +127,7 @@ class LeducGame(pyspiel.Game):
     return str(card)
 
 
-class LeducState(pyspiel.State):
+class LeducState(common.State):
   """Flat state: dealt cards, each round's bets, chips put in, player to move.
 
   `card0`, `card1`, `public_card` are chance outcomes (ranks, or deck card ids with

@@ -86,7 +86,7 @@ class PrincessMonsterGame(pyspiel.Game):
     return PrincessMonsterObserver(self, iig_obs_type, params)
 
 
-class PrincessMonsterState(pyspiel.State):
+class PrincessMonsterState(common.State):
   """State: both players' cells and the number of moves left (2T minus moves made).
 
   Counting moves left keeps the terminal test and the player to move free of game
@@ -106,17 +106,6 @@ class PrincessMonsterState(pyspiel.State):
 
   def is_terminal(self):
     return self.princess_cell == self.monster_cell or not self.moves_left
-
-  def legal_actions(self, player=None):
-    """Same result as pyspiel.State.legal_actions, without the round trip through C++."""
-    if self.princess_cell == self.monster_cell or not self.moves_left:
-      return []
-    mover = self.moves_left & 1
-    if player is not None and player != mover:
-      if player < 0:
-        raise ValueError(f"Called legal_actions for pseudo-player {player}.")
-      return []
-    return self._legal_actions(mover)
 
   def _legal_actions(self, player):
     cell = self.monster_cell if player else self.princess_cell

@@ -55,7 +55,7 @@ class RPSGame(pyspiel.Game):
     return RPSObserver(self, iig_obs_type, params)
 
 
-class RPSState(pyspiel.State):
+class RPSState(common.State):
   """State: the picks made so far, as a tuple of action ids."""
 
   def __init__(self, game):
