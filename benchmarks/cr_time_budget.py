@@ -1,0 +1,74 @@
+"""Benchmark (product.md bar 6): does continual resolving keep its time budget?
+
+Plays --matches self-play matches per game and solver with a --move budget (and a
+--preplay budget spent at each bot's first decision) and reports, per game and solver,
+the largest and the median ratio of a decision's wall-clock time to its budget (the
+trace of the next turns and the gadget's construction count). The bar is an overrun
+below 5% (ratio < 1.05). The last line is the largest ratio over all.
+
+  python benchmarks/cr_time_budget.py [--move=0.1] [--preplay=0.3] [--matches=3]
+"""
+
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms import continual_resolving
+
+_GAMES = flags.DEFINE_list(
+    "games", ["leduc_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+              "python_ii_goofspiel(num_cards=5)", "python_princess_monster(max_turns=6)",
+              "python_latent_ttt"], "Games.")
+_SOLVERS = flags.DEFINE_list("solvers", ["vr_mccfr"], "Solvers of the bot.")
+_MOVE = flags.DEFINE_float("move", 0.1, "Per-move budget in seconds.")
+_PREPLAY = flags.DEFINE_float("preplay", 0.3, "Pre-play budget in seconds.")
+_MATCHES = flags.DEFINE_integer("matches", 3, "Self-play matches per game and solver.")
+
+
+def _ratios(game, solver, seed):
+  """Decision time / budget of every decision of one self-play match."""
+  bots = [continual_resolving.ContinualResolvingBot(
+      game, p, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s", solver=solver,
+      seed=seed + p) for p in (0, 1)]
+  rng = np.random.default_rng(seed)
+  state = game.new_initial_state()
+  first = [True, True]
+  ratios = []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+      continue
+    player = state.current_player()
+    start = time.perf_counter()
+    action = bots[player].step(state)
+    elapsed = time.perf_counter() - start
+    budget = _MOVE.value + (_PREPLAY.value if first[player] else 0.0)
+    first[player] = False
+    ratios.append(elapsed / budget)
+    state.apply_action(action)
+  return ratios
+
+
+def main(argv):
+  del argv
+  worst = 0.0
+  for game_string in _GAMES.value:
+    game = pyspiel.load_game(game_string)
+    for solver in _SOLVERS.value:
+      ratios = []
+      for match in range(_MATCHES.value):
+        ratios += _ratios(game, solver, 2 * match)
+      worst = max(worst, max(ratios))
+      print(f"{game_string} cr({solver}): {len(ratios)} decisions, time/budget max "
+            f"{max(ratios):.3f} median {statistics.median(ratios):.3f}", flush=True)
+  print(f"max time/budget: {worst:.3f}")
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,436 @@
+"""Tests of continual resolving (ggp_cr/algorithms/continual_resolving.py).
+
+Exploitability is OpenSpiel's (NashConv / 2). All budgets are iterations, so every run
+is deterministic for its seed.
+"""
+# pylint: disable=protected-access
+
+import numpy as np
+import pytest
+
+import pyspiel
+from open_spiel.python.bots import uniform_random
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import continual_resolving as cr
+from ggp_cr.algorithms import evaluators
+from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import matches
+from ggp_cr.algorithms import players
+from ggp_cr.examples import cr_exploitability
+
+SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
+
+
+def _play(game, bots, seed):
+  return matches.play(game, bots, seed)
+
+
+def _versus_random(game, seat, seed=0, **kwargs):
+  kwargs.setdefault("preplay", "20it")
+  kwargs.setdefault("move", "10it")
+  bots = [uniform_random.UniformRandomBot(p, np.random.RandomState(seed + p))
+          for p in (0, 1)]
+  bots[seat] = cr.ContinualResolvingBot(game, seat, seed=seed, **kwargs)
+  return _play(game, bots, seed), bots[seat]
+
+
+# --- Games it plays and games it refuses ----------------------------------------------
+
+
+@pytest.mark.parametrize("game_string", [
+    "python_rps", "python_princess_monster(max_turns=3)", SMALL_LEDUC,
+    "python_ii_goofspiel(num_cards=3)", "python_latent_ttt", "kuhn_poker",
+    "leduc_poker"])
+def test_plays_whole_matches_in_both_seats(game_string):
+  game = pyspiel.load_game(game_string)
+  for seat in (0, 1):
+    result, bot = _versus_random(game, seat, seed=seat)
+    assert sum(result.returns) == pytest.approx(0.0)
+    assert bot.decisions and bot.decisions[0]["new_subgame"]
+    assert all(d["iterations"] > 0 for d in bot.decisions)
+
+
+def test_plays_turn_based_goofspiel():
+  game = pyspiel.load_game_as_turn_based("goofspiel(num_cards=4,imp_info=True)")
+  for seat in (0, 1):
+    _, bot = _versus_random(game, seat)
+    assert any(d.get("roots") for d in bot.decisions)
+
+
+@pytest.mark.parametrize("options", [
+    dict(solver="vr_mccfr", variant="max_margin"),
+    dict(solver="vr_mccfr", variant="unsafe"),
+    dict(solver="mc_cfr", cfrd_aware_sampling=False),
+    dict(solver="vr_mccfr", keep_solver_data=True),
+    dict(solver="vr_mccfr", use_cbr=True),
+    dict(solver="cfr+"),
+    dict(solver="cfr+", variant="max_margin", keep_solver_data=True),
+    dict(solver="dl_cfr+", depth_limit=4, playouts=2),
+])
+def test_solvers_and_gadget_variants_resolve(options):
+  game = pyspiel.load_game(SMALL_LEDUC)
+  resolved = 0
+  for seed in range(4):
+    _, bot = _versus_random(game, seed % 2, seed=seed, **options)
+    resolved += sum("roots" in d for d in bot.decisions)
+    for record in bot.decisions:
+      if "variant" in record and "fallback" not in record:
+        assert record["variant"] == options.get("variant", "resolve")
+  assert resolved > 0
+
+
+class _ForgetfulState(pyspiel.State):
+  """Player 0 acts, player 1 acts, player 0 acts again having forgotten its move."""
+
+  def __init__(self, game):
+    super().__init__(game)
+    self.moves = ()
+
+  def current_player(self):
+    return pyspiel.PlayerId.TERMINAL if len(self.moves) == 3 else len(self.moves) % 2
+
+  def _legal_actions(self, player):
+    return [0, 1]
+
+  def _apply_action(self, action):
+    self.moves += (action,)
+
+  def is_terminal(self):
+    return len(self.moves) == 3
+
+  def returns(self):
+    if not self.is_terminal():
+      return [0.0, 0.0]
+    value = 1.0 if self.moves[0] == self.moves[2] else -1.0
+    return [value, -value]
+
+  def information_state_string(self, player=None):
+    player = self.current_player() if player is None else player
+    if player == 1:
+      return f"p1 {self.moves[:1]}" if self.moves else "p1"
+    return "p0 second" if len(self.moves) >= 2 else "p0 first"
+
+  def __str__(self):
+    return str(self.moves)
+
+
+class _ForgetfulGame(pyspiel.Game):
+
+  def __init__(self):
+    super().__init__(
+        pyspiel.GameType(
+            short_name="forgetful_test_game", long_name="forgetful test game",
+            dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+            chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+            information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+            utility=pyspiel.GameType.Utility.ZERO_SUM,
+            reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+            max_num_players=2, min_num_players=2,
+            provides_information_state_string=True,
+            provides_information_state_tensor=False,
+            provides_observation_string=False, provides_observation_tensor=False,
+            parameter_specification={}),
+        pyspiel.GameInfo(num_distinct_actions=2, max_chance_outcomes=0, num_players=2,
+                         min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
+                         max_game_length=3),
+        {})
+
+  def new_initial_state(self):
+    return _ForgetfulState(self)
+
+
+@pytest.mark.parametrize("game, reason", [
+    (pyspiel.load_game("kuhn_poker(players=3)"), "3 players"),
+    (pyspiel.load_game("goofspiel(num_cards=3,imp_info=True)"),
+     "load_game_as_turn_based"),
+    (pyspiel.load_game("sheriff"), "not zero-sum"),
+    (_ForgetfulGame(), "perfect recall"),
+])
+def test_refuses_games_it_cannot_play(game, reason):
+  with pytest.raises(ValueError, match=reason):
+    cr.ContinualResolvingBot(game, 0)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(solver="cfr"), "solver must be one of"),
+    (dict(variant="gadget"), "variant must be one of"),
+    (dict(exploration=1.5), "exploration"),
+    (dict(depth_limit=0), "depth_limit"),
+    (dict(move="0", preplay="0"), "Both budgets are zero"),
+    (dict(move="-1s"), "per-move budget"),
+    (dict(move="ten"), "per-move budget"),
+])
+def test_refuses_bad_options(options, message):
+  with pytest.raises(ValueError, match=message):
+    cr.ContinualResolvingBot(pyspiel.load_game("kuhn_poker"), 0, **options)
+
+
+def test_refuses_bad_seat_and_wrong_turn():
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match="player_id"):
+    cr.ContinualResolvingBot(game, 2)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  with pytest.raises(ValueError, match="turn"):
+    cr.ContinualResolvingBot(game, 1).step(state)
+
+
+# --- Determinism, restarts, copies ----------------------------------------------------
+
+
+def test_same_seed_same_play_other_seed_other_play():
+  game = pyspiel.load_game(SMALL_LEDUC)
+  runs = []
+  for seed in (5, 5, 6):
+    bots = [cr.ContinualResolvingBot(game, p, preplay="30it", move="20it", seed=seed + p)
+            for p in (0, 1)]
+    result = _play(game, bots, 11)
+    runs.append((result.history, [[(d["key"], d["iterations"]) for d in b.decisions]
+                                  for b in bots],
+                 [b.resolver.probabilities(d["key"], [0, 1, 2]) for b in bots
+                  for d in b.decisions[-1:]]))
+  assert runs[0] == runs[1]
+  assert runs[0][2] != runs[2][2]
+
+
+def test_restart_plays_a_fresh_match_and_clone_is_independent():
+  game = pyspiel.load_game(SMALL_LEDUC)
+  bot = cr.ContinualResolvingBot(game, 0, preplay="20it", move="10it", seed=3)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  first = bot.step_with_policy(state)
+  copy = bot.clone()
+  bot.restart()
+  assert bot.resolver is None and not bot.decisions
+  assert bot.step_with_policy(state)[0] != first[0]  # A new match draws new seeds.
+  later = state.child(2)  # Raise, player 1's turn, then player 0 again after a call.
+  later.apply_action(1)
+  later.apply_action(later.chance_outcomes()[0][0])  # The public card.
+  twin = copy.clone()
+  assert copy.step_with_policy(later) == twin.step_with_policy(later)
+  assert copy.decisions[-1]["new_subgame"] and len(twin.decisions) == 2
+  restarted = cr.ContinualResolvingBot(game, 0, preplay="20it", move="10it", seed=3)
+  restarted.restart_at(later)
+  restarted.step(later)
+  assert restarted.decisions[0]["new_subgame"]
+
+
+def test_registry_builds_the_bot_with_the_match_budget():
+  game = pyspiel.load_game("kuhn_poker")
+  spec = players.parse_player("cr(solver=cfr+,variant=max_margin,keep=true)")
+  bot = players.make_bot(spec, game, 1, seed=4, budget=players.Budget.parse("5it", "7it"))
+  assert isinstance(bot, cr.ContinualResolvingBot)
+  assert bot.config.solver == "cfr+" and bot.config.variant == "max_margin"
+  assert bot.config.keep_solver_data
+  seeds = matches.match_seeds(0, "cr", "random", 0, 0)
+  result = matches.run_match(game, ["random", "cr(solver=cfr+)"], seeds,
+                             players.Budget.parse("5it", "7it"))
+  assert len(result.returns) == 2
+  with pytest.raises(ValueError, match="variant"):
+    players.parse_player("cr(variant=safe)")
+
+
+def test_time_budgets_run():
+  game = pyspiel.load_game("kuhn_poker")
+  bots = [cr.ContinualResolvingBot(game, p, preplay="0.02s", move="0.01s", seed=p)
+          for p in (0, 1)]
+  _play(game, bots, 0)
+  assert all(d["iterations"] >= 0 for b in bots for d in b.decisions)
+
+
+# --- Subgames and estimates -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("game_string", [
+    "kuhn_poker", SMALL_LEDUC, "python_princess_monster(max_turns=3)"])
+def test_subgame_map_gives_the_augmented_closure_roots(game_string):
+  """In these games (no observation refines a non-acting player's information state)
+  the thesis's merged root sets are the roots of the smallest subgame closed under
+  augmented information sets (gadgets.subgame_root_nodes)."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  compared = 0
+  for player in (0, 1):
+    trace = cr._Trace(cr._Problem(game, player))
+    for key in trace.subgame_map.own_keys():
+      group = trace.subgame_map.roots(key)
+      ours = sorted(tuple(trace.root_state(r).history()) for r in group)
+      some_root = trace.root_state(trace.subgame_map.own_roots(key)[0])
+      nodes = gadgets.subgame_root_nodes(tree, some_root.history())
+      states = gadgets.node_states(tree, nodes)
+      assert ours == sorted(tuple(states[n].history()) for n in nodes), key
+      compared += 1
+  assert compared > 0
+
+
+def _expected_utility(state, policy_of, player):
+  if state.is_terminal():
+    return state.returns()[player]
+  if state.is_chance_node():
+    return sum(p * _expected_utility(state.child(a), policy_of, player)
+               for a, p in state.chance_outcomes())
+  probabilities = policy_of(state)
+  return sum(probabilities[a] * _expected_utility(state.child(a), policy_of, player)
+             for a in state.legal_actions())
+
+
+def test_full_width_estimates_are_self_play_means_over_iterations():
+  """Kuhn, the whole game solved by CFR+ as player 0: w(r) and CBV_norm(I) at the next
+  roots equal the means over iterations of the exact self-play quantities."""
+  game = pyspiel.load_game("kuhn_poker")
+  tree = compiled_tree.cached_tree(game)
+  config = cr.ResolverConfig(solver="cfr+")
+  problem = cr._Problem(game, 0)
+  resolver = cr._Resolver(problem, config, seed=0)
+  reference = cfr.CFRPlusSolver(tree)
+  trace = resolver.trace
+  iterations = 7
+  reach_sum = np.zeros(trace.num_roots)
+  value_sum = np.zeros(trace.num_roots)
+  for _ in range(iterations):
+    slots = reference.current_strategy_slots()
+    reference.evaluate_and_update_policy()
+    resolver.solver.iteration()
+
+    def policy_of(state, slots=slots):
+      infoset = tree.infoset_index(state.current_player(),
+                                   state.information_state_string())
+      offset = int(tree.infoset_action_offset[infoset])
+      actions = tree.infoset_actions[offset:offset + len(state.legal_actions())]
+      return dict(zip(actions.tolist(), slots[offset:offset + len(actions)]))
+
+    for root_id in range(trace.num_roots):
+      root = trace.root_state(root_id)
+      cards, actions = root.history()[:2], root.history()[2:]
+      w = 1.0 / 6.0
+      state = game.new_initial_state()
+      state.apply_action(cards[0])
+      state.apply_action(cards[1])
+      for action in actions:
+        if state.current_player() == 0:
+          w *= policy_of(state)[action]
+        state.apply_action(action)
+      reach_sum[root_id] += w
+      value_sum[root_id] += w * _expected_utility(root, policy_of, 1)
+  reach, _, values, weights = resolver.solver.estimates(range(trace.num_roots))
+  np.testing.assert_allclose(reach, reach_sum / iterations, atol=1e-12)
+  np.testing.assert_allclose(values / weights, value_sum / reach_sum, atol=1e-12)
+
+
+def test_sampling_reach_estimates_come_from_the_average_strategy():
+  game = pyspiel.load_game("kuhn_poker")
+  problem = cr._Problem(game, 0)
+  resolver = cr._Resolver(problem, cr.ResolverConfig(), seed=1)
+  for _ in range(50):
+    resolver.solver.iteration()
+  trace = resolver.trace
+  reach, _, values, weights = resolver.solver.estimates(range(trace.num_roots))
+  for root_id in range(trace.num_roots):
+    root = trace.root_state(root_id)
+    card = root.history()[0]
+    key = f"{card}"  # Kuhn's information state of player 0 before acting: its card.
+    own = resolver.probabilities(key, [0, 1])
+    assert reach[root_id] == pytest.approx(own[0] / 6.0)  # Check (pass), then bet.
+  assert np.all(weights > 0) and np.all(np.abs(values / weights) <= 2.0)
+
+
+# --- Fallbacks ------------------------------------------------------------------------
+
+
+def _kuhn_check_bet(card0, card1):
+  game = pyspiel.load_game("kuhn_poker")
+  state = game.new_initial_state()
+  for action in (card0, card1, 0, 1):
+    state.apply_action(action)
+  return game, state
+
+
+def test_zero_own_reach_keeps_the_current_subgame():
+  game, state = _kuhn_check_bet(2, 0)
+  bot = cr.ContinualResolvingBot(game, 0, preplay="30it", move="10it", seed=0)
+  first = game.new_initial_state()
+  first.apply_action(2)
+  first.apply_action(0)
+  bot.step(first)
+  bot.resolver.solver.table["2"].cumulative[:] = [0.0, 1.0]  # Never checks with a K.
+  bot.step(state)
+  assert bot.decisions[-1]["fallback"].startswith("kept the current subgame")
+  assert not bot.decisions[-1]["new_subgame"]
+
+
+def test_unsafe_gadget_after_a_zero_probability_opponent_move_becomes_resolve():
+  game, state = _kuhn_check_bet(1, 0)
+  bot = cr.ContinualResolvingBot(game, 0, preplay="30it", move="10it", variant="unsafe",
+                                 seed=0)
+  first = game.new_initial_state()
+  first.apply_action(1)
+  first.apply_action(0)
+  bot.step(first)
+  table = bot.resolver.solver.table
+  for card in "012":
+    key = f"{card}p"  # Player 1 after a check: never bets, in the trunk.
+    if key in table:
+      table[key].cumulative[:] = [1.0, 0.0]
+  bot.step(state)
+  assert bot.decisions[-1]["variant"] == "resolve"
+  assert "zero joint reach" in bot.decisions[-1]["fallback"]
+
+
+class _RecordedBot(cr.ContinualResolvingBot):
+  """Keeps every copy made, so that a test can read all decisions of a traversal."""
+  copies = []
+
+  def clone(self):
+    other = super().clone()
+    _RecordedBot.copies.append(other)
+    return other
+
+
+def test_every_history_works_with_tiny_budgets_and_unsampled_values():
+  """Small Leduc, every information set of both seats with 2 iterations a move: the
+  opponent reached information sets the solves never sampled (fallback values), and
+  no decision fails."""
+  game = pyspiel.load_game(SMALL_LEDUC)
+  _RecordedBot.copies = []
+  tree, slots, decisions = cr_exploitability.prefix_sharing_strategy(
+      game, lambda p: _RecordedBot(game, p, preplay="2it", move="2it", seed=p))
+  assert decisions == tree.num_infosets
+  assert np.all(np.isfinite(slots))
+  records = [d for bot in _RecordedBot.copies for d in bot.decisions]
+  assert sum(d.get("unsampled_opponent_infosets", 0) for d in records) > 0
+  assert sum(d.get("roots", 0) > 0 for d in records) > tree.num_infosets // 2
+
+
+# --- Whole strategies -----------------------------------------------------------------
+
+
+def test_prefix_sharing_traversal_equals_the_traversing_evaluator():
+  game = pyspiel.load_game("kuhn_poker")
+  budget = players.Budget.parse("10it", "10it")
+  seeds = evaluators._player_seeds(0)
+  evaluation = evaluators.traversing_evaluation(game, "cr", budget, seed=0)
+  tree, slots, _ = cr_exploitability.prefix_sharing_strategy(
+      game, lambda p: players.make_bot("cr", game, p, seeds[p], budget))
+  np.testing.assert_array_equal(tree.policy_to_slots(evaluation.policy), slots)
+
+
+def test_exploitability_falls_with_the_budget_and_exact_values_help():
+  game = pyspiel.load_game("kuhn_poker")
+
+  def exploitability(**options):
+    tree, slots, _ = cr_exploitability.prefix_sharing_strategy(
+        game, lambda p: cr.ContinualResolvingBot(game, p, seed=p, **options))
+    return best_response.exploitability_slots(tree, slots)
+
+  assert exploitability(solver="cfr+", preplay="3it", move="3it") > \
+      exploitability(solver="cfr+", preplay="300it", move="300it")
+  assert exploitability(solver="cfr+", use_cbr=True, preplay="300it",
+                        move="300it") < 2e-3
+  assert exploitability(preplay="10it", move="10it") > \
+      exploitability(preplay="500it", move="500it")
