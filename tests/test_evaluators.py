@@ -357,3 +357,12 @@ def test_clonable_bots_are_asked_once_per_information_set_with_the_same_result()
                              atol=1e-15)
   assert results[True].decisions == results[True].infosets_total
   assert results[False].decisions > results[True].decisions
+
+
+def test_game_playing_reads_the_continual_resolving_subgame_solver():
+  game = players.load_game("kuhn_poker")
+  budget = players.Budget.parse("100it", "50it")
+  defined = {scope: evaluators.game_playing_evaluation(
+      game, "cr", budget, num_matches=6, scope=scope).infosets_defined
+             for scope in ("successors", "current")}
+  assert defined["current"] < defined["successors"], defined

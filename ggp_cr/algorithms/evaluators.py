@@ -26,8 +26,9 @@ has to be assembled from many decisions:
   - "current": only the policy at I.
   The sums are read from a bot exposing `computed_strategy()` ({information state
   string: {action: weight}}, already scoped by the bot) or from the outcome-sampling
-  solver of an online solving / OOS bot (`bot.solver`); other bots contribute the
-  policy at I only. weighting="visits" adds the sums as they are, so information sets
+  solver of an online solving / OOS bot (`bot.solver`) or of a continual-resolving
+  bot's current subgame (`bot.resolver.solver`, so limited to that subgame as [S]
+  §3.5 says); other bots contribute the policy at I only. weighting="visits" adds the sums as they are, so information sets
   the search visited more weigh more (Lisý et al.); "uniform" normalises each
   contribution first (CFRPlayground's StrategyAggregatorListener). Information sets
   never given a strategy play uniformly.
@@ -300,21 +301,31 @@ class _SequenceTrees:
 
 def _solver_sums(solver, tree, infoset):
   """{action: average-strategy sum} of an outcome-sampling solver at `infoset`."""
+  if hasattr(solver, "table"):
+    data = solver.table.get(tree.infoset_keys[infoset])
+    if data is None:
+      return {}
+    return dict(zip(data.actions, data.cumulative.tolist()))
   offset = int(tree.infoset_action_offset[infoset])
   count = int(tree.infoset_num_actions[infoset])
   actions = tree.infoset_actions[offset:offset + count].tolist()
-  if hasattr(solver, "cumulative") and getattr(solver, "tree", None) is not None:
-    return dict(zip(actions, solver.cumulative[offset:offset + count].tolist()))
-  data = solver.table.get(tree.infoset_keys[infoset])
-  if data is None:
-    return {}
-  return dict(zip(data.actions, data.cumulative.tolist()))
+  return dict(zip(actions, solver.cumulative[offset:offset + count].tolist()))
 
 
-def _reads_solver(bot):
-  solver = getattr(bot, "solver", None)
-  return solver is not None and (hasattr(solver, "table") or (
-      hasattr(solver, "cumulative") and hasattr(solver, "tree")))
+def _solver_of(bot, tree):
+  """The outcome-sampling solver whose sums a bot's decisions leave behind, or None:
+  `bot.solver` (online solving, OOS) or the current subgame's `bot.resolver.solver`
+  (continual resolving, whose table holds the current subgame)."""
+  resolver = getattr(bot, "resolver", None)
+  for solver in (getattr(bot, "solver", None), getattr(resolver, "solver", None)):
+    if solver is None:
+      continue
+    if hasattr(solver, "table"):
+      return solver
+    if (hasattr(solver, "cumulative") and
+        getattr(getattr(solver, "tree", None), "game_string", None) == tree.game_string):
+      return solver
+  return None
 
 
 class _RecordingBot(pyspiel.Bot):
@@ -347,10 +358,10 @@ class _RecordingBot(pyspiel.Bot):
     for action, weight in weights.items():
       target[action] = target.get(action, 0.0) + scale * weight
 
-  def _scoped_infosets(self, infoset):
+  def _scoped_infosets(self, infoset, solver):
     if self._scope == "successors":
       return self._sequences.descendants(infoset)
-    if getattr(self._inner.solver, "targeting_probability", 0.0) > 0.0:
+    if getattr(solver, "targeting_probability", 0.0) > 0.0:
       return [infoset] + self._sequences.children[infoset]
     return self._sequences.same_depth(infoset)
 
@@ -361,17 +372,17 @@ class _RecordingBot(pyspiel.Bot):
     self.decisions += 1
     key = state.information_state_string(self._player_id)
     computed = getattr(self._inner, "computed_strategy", None)
-    if self._scope == "current" or (computed is None and
-                                    not _reads_solver(self._inner)):
+    solver = _solver_of(self._inner, self._tree)
+    if self._scope == "current" or (computed is None and solver is None):
       self._add(key, probabilities)
     elif computed is not None:
       for other_key, weights in dict(computed()).items():
         self._add(other_key, dict(weights))
     else:
       infoset = self._tree.infoset_index(self._player_id, key)
-      for other in self._scoped_infosets(infoset):
+      for other in self._scoped_infosets(infoset, solver):
         self._add(self._tree.infoset_keys[other],
-                  _solver_sums(self._inner.solver, self._tree, other))
+                  _solver_sums(solver, self._tree, other))
     return action
 
 
