@@ -95,25 +95,11 @@ class Budget:
     return f"preplay={self.preplay},move={self.move}"
 
 
-class _Required:
-  """Default of a parameter that must be given."""
-
-  def __repr__(self):
-    return "..."
-
-  __str__ = __repr__
-
-
-REQUIRED = _Required()
-
-
-@dataclasses.dataclass(frozen=True)
-class Parameter:
-  """One parameter of a player type: its name, parser, default (or REQUIRED), meaning."""
-  name: str
-  parse: Callable[[str], Any]
-  default: Any
-  help: str
+REQUIRED = spec_strings.REQUIRED
+Parameter = spec_strings.Parameter
+int_parameter = spec_strings.int_parameter
+float_parameter = spec_strings.float_parameter
+choice_parameter = spec_strings.choice_parameter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,36 +112,25 @@ class PlayerType:
   interactive: bool = False
 
   def usage(self):
-    if not self.parameters:
-      return self.name
-    args = ",".join(p.name if p.default is None else f"{p.name}={p.default}"
-                    for p in self.parameters)
-    return f"{self.name}({args})"
+    return spec_strings.usage(self.name, self.parameters)
 
 
-_PLAYERS: dict[str, PlayerType] = {}
+_PLAYERS = spec_strings.Registry("player")
 
 
 def register_player(name, summary, build, parameters=(), interactive=False):
   """Registers a player type under `name` (lower case); returns the PlayerType."""
-  player_type = PlayerType(name.lower(), summary, build, tuple(parameters), interactive)
-  _PLAYERS[player_type.name] = player_type
-  return player_type
+  return _PLAYERS.register(
+      PlayerType(name.lower(), summary, build, tuple(parameters), interactive))
 
 
 def player_names():
-  return sorted(_PLAYERS)
+  return _PLAYERS.names()
 
 
 def describe_players():
   """Multi-line help: every player type with its parameters and defaults."""
-  lines = []
-  for name in player_names():
-    player_type = _PLAYERS[name]
-    lines.append(f"  {player_type.usage()}: {player_type.summary}")
-    for parameter in player_type.parameters:
-      lines.append(f"      {parameter.name}: {parameter.help}")
-  return "\n".join(lines)
+  return _PLAYERS.describe()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,42 +156,7 @@ def parse_player(text):
   """Parses a player string; raises ValueError listing what is accepted on bad input."""
   if isinstance(text, PlayerSpec):
     return text
-  try:
-    call = spec_strings.parse_call(text)
-  except ValueError as error:
-    raise ValueError(f"Malformed player {text!r}: {error}\n"
-                     f"Accepted players:\n{describe_players()}") from None
-  player_type = _PLAYERS.get(call.name)
-  if player_type is None:
-    raise ValueError(f"Unknown player {call.name!r} in {text!r}. Accepted players:\n"
-                     f"{describe_players()}")
-  accepted = [p.name for p in player_type.parameters]
-  usage = f"usage: {player_type.usage()}"
-  if len(call.args) > len(accepted):
-    raise ValueError(
-        f"Player {text!r}: {player_type.name} takes at most {len(accepted)} positional "
-        f"argument(s), got {len(call.args)}; {usage}.")
-  raw = dict(zip(accepted, call.args))
-  for key, value in call.kwargs.items():
-    if key not in accepted:
-      raise ValueError(
-          f"Player {text!r}: unknown parameter {key!r} for {player_type.name}; accepted: "
-          f"{', '.join(accepted) or 'none'}; {usage}.")
-    if key in raw:
-      raise ValueError(f"Player {text!r}: parameter {key!r} given twice; {usage}.")
-    raw[key] = value
-  values = {}
-  for parameter in player_type.parameters:
-    if parameter.name in raw:
-      try:
-        values[parameter.name] = parameter.parse(raw[parameter.name])
-      except ValueError as error:
-        raise ValueError(f"Player {text!r}: {error} ({usage})") from None
-    elif parameter.default is REQUIRED:
-      raise ValueError(f"Player {text!r}: parameter {parameter.name!r} is required; "
-                       f"{usage}.")
-    else:
-      values[parameter.name] = parameter.default
+  call, player_type, values = _PLAYERS.parse(text)
   return PlayerSpec(str(call), player_type, values)
 
 
@@ -224,30 +164,6 @@ def make_bot(spec, game, player_id, seed, budget=Budget()):
   """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match."""
   spec = parse_player(spec)
   return spec.player_type.build(game, player_id, seed, budget, **spec.parameters)
-
-
-# Parameter parsers with messages naming the parameter.
-
-def int_parameter(name, minimum=None):
-  return lambda text: spec_strings.parse_int(text, f"parameter {name!r}", minimum)
-
-
-def float_parameter(name, minimum=None):
-  def parse(text):
-    value = spec_strings.parse_float(text, f"parameter {name!r}")
-    if minimum is not None and value < minimum:
-      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
-    return value
-  return parse
-
-
-def choice_parameter(name, choices):
-  def parse(text):
-    if text.lower() not in choices:
-      raise ValueError(
-          f"parameter {name!r} must be one of {', '.join(choices)}; got {text!r}.")
-    return text.lower()
-  return parse
 
 
 def _rng(seed):

@@ -26,15 +26,6 @@ from ggp_cr.algorithms import utility_estimators
 
 
 @dataclasses.dataclass(frozen=True)
-class Parameter:
-  """One solver parameter: its name, parser (text -> value), default and meaning."""
-  name: str
-  parse: Callable[[str], Any]
-  default: Any
-  help: str
-
-
-@dataclasses.dataclass(frozen=True)
 class SolverType:
   """A registered solver: `build(game, seed, **params)` -> solver object.
 
@@ -47,9 +38,7 @@ class SolverType:
   accepts_tree: bool = False
 
   def usage(self):
-    if not self.parameters:
-      return self.name
-    return f"{self.name}({','.join(f'{p.name}={p.default}' for p in self.parameters)})"
+    return spec_strings.usage(self.name, self.parameters)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,69 +56,33 @@ class SolverSpec:
     return self.text
 
 
-_SOLVERS: dict[str, SolverType] = {}
+_SOLVERS = spec_strings.Registry("solver")
+Parameter = spec_strings.Parameter
+int_parameter = spec_strings.int_parameter
+float_parameter = spec_strings.float_parameter
+choice_parameter = spec_strings.choice_parameter
 
 
 def register_solver(name, summary, build, parameters=(), accepts_tree=False):
   """Registers a solver type under `name` (lower case); returns the SolverType."""
-  solver_type = SolverType(name.lower(), summary, build, tuple(parameters),
-                           accepts_tree)
-  _SOLVERS[solver_type.name] = solver_type
-  return solver_type
+  return _SOLVERS.register(SolverType(name.lower(), summary, build, tuple(parameters),
+                                      accepts_tree))
 
 
 def solver_names():
-  return sorted(_SOLVERS)
+  return _SOLVERS.names()
 
 
 def describe_solvers():
   """Multi-line help: every solver with its parameters and defaults."""
-  lines = []
-  for name in solver_names():
-    solver_type = _SOLVERS[name]
-    lines.append(f"  {solver_type.usage()}: {solver_type.summary}")
-    for parameter in solver_type.parameters:
-      lines.append(f"      {parameter.name}: {parameter.help}")
-  return "\n".join(lines)
+  return _SOLVERS.describe()
 
 
 def parse_solver(text):
   """Parses a solver string; raises ValueError listing what is accepted on bad input."""
   if isinstance(text, SolverSpec):
     return text
-  try:
-    call = spec_strings.parse_call(text)
-  except ValueError as error:
-    raise ValueError(f"Malformed solver {text!r}: {error}\nAccepted solvers:\n"
-                     f"{describe_solvers()}") from None
-  solver_type = _SOLVERS.get(call.name)
-  if solver_type is None:
-    raise ValueError(f"Unknown solver {call.name!r} in {text!r}. Accepted solvers:\n"
-                     f"{describe_solvers()}")
-  accepted = [p.name for p in solver_type.parameters]
-  usage = f"usage: {solver_type.usage()}"
-  if len(call.args) > len(accepted):
-    raise ValueError(
-        f"Solver {text!r}: {solver_type.name} takes at most {len(accepted)} positional "
-        f"argument(s), got {len(call.args)}; {usage}.")
-  raw = dict(zip(accepted, call.args))
-  for key, value in call.kwargs.items():
-    if key not in accepted:
-      raise ValueError(
-          f"Solver {text!r}: unknown parameter {key!r} for {solver_type.name}; "
-          f"accepted: {', '.join(accepted) or 'none'}; {usage}.")
-    if key in raw:
-      raise ValueError(f"Solver {text!r}: parameter {key!r} given twice; {usage}.")
-    raw[key] = value
-  values = {}
-  for parameter in solver_type.parameters:
-    if parameter.name in raw:
-      try:
-        values[parameter.name] = parameter.parse(raw[parameter.name])
-      except ValueError as error:
-        raise ValueError(f"Solver {text!r}: {error} ({usage})") from None
-    else:
-      values[parameter.name] = parameter.default
+  call, solver_type, values = _SOLVERS.parse(text)
   return SolverSpec(str(call), solver_type, values)
 
 
@@ -153,30 +106,6 @@ def python_average_policy(solver, game):
     return average
   return policy_lib.pyspiel_policy_to_python_policy(game,
                                                     solver.tabular_average_policy())
-
-
-# Parameter parsers whose messages name the parameter.
-
-def int_parameter(name, minimum=None):
-  return lambda text: spec_strings.parse_int(text, f"parameter {name!r}", minimum)
-
-
-def float_parameter(name, minimum=None):
-  def parse(text):
-    value = spec_strings.parse_float(text, f"parameter {name!r}")
-    if minimum is not None and value < minimum:
-      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
-    return value
-  return parse
-
-
-def choice_parameter(name, choices):
-  def parse(text):
-    if text.lower() not in choices:
-      raise ValueError(
-          f"parameter {name!r} must be one of {', '.join(choices)}; got {text!r}.")
-    return text.lower()
-  return parse
 
 
 def _optional_depth(text):

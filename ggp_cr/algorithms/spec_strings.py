@@ -7,6 +7,7 @@ Arguments are positional or ``key=value`` and may themselves be such calls.
 """
 
 import dataclasses
+from typing import Any, Callable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,3 +116,131 @@ def parse_bool(text, what):
   if lowered in ("false", "0", "no"):
     return False
   raise ValueError(f"{what} must be true or false, got {text!r}.")
+
+
+# Registries of named things with typed parameters (solvers, players).
+
+
+class _Required:
+  """Default of a parameter that must be given."""
+
+  def __repr__(self):
+    return "..."
+
+  __str__ = __repr__
+
+
+REQUIRED = _Required()
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+  """One parameter: its name, parser (text -> value), default (or REQUIRED), meaning."""
+  name: str
+  parse: Callable[[str], Any]
+  default: Any
+  help: str
+
+
+def int_parameter(name, minimum=None):
+  """A parser of integer parameter `name`, with an optional minimum."""
+  return lambda text: parse_int(text, f"parameter {name!r}", minimum)
+
+
+def float_parameter(name, minimum=None):
+  """A parser of real parameter `name`, with an optional minimum."""
+  def parse(text):
+    value = parse_float(text, f"parameter {name!r}")
+    if minimum is not None and value < minimum:
+      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
+    return value
+  return parse
+
+
+def choice_parameter(name, choices):
+  """A parser of parameter `name` taking one of `choices` (case-insensitive)."""
+  def parse(text):
+    if text.lower() not in choices:
+      raise ValueError(
+          f"parameter {name!r} must be one of {', '.join(choices)}; got {text!r}.")
+    return text.lower()
+  return parse
+
+
+def usage(name, parameters):
+  """``name(p1=default,...)``; parameters without a default are shown bare."""
+  if not parameters:
+    return name
+  args = ",".join(p.name if p.default is None or p.default is REQUIRED
+                  else f"{p.name}={p.default}" for p in parameters)
+  return f"{name}({args})"
+
+
+class Registry:
+  """Named entries (objects with `name`, `summary`, `parameters`, `usage()`).
+
+  `parse(text)` turns a string such as ``name(1,key=value)`` into the entry and its
+  parameter values (defaults filled in), with errors that list what is accepted.
+  """
+
+  def __init__(self, kind):
+    self.kind = kind
+    self._entries = {}
+
+  def register(self, entry):
+    self._entries[entry.name] = entry
+    return entry
+
+  def names(self):
+    return sorted(self._entries)
+
+  def describe(self):
+    """Multi-line help: every entry with its parameters and defaults."""
+    lines = []
+    for name in self.names():
+      entry = self._entries[name]
+      lines.append(f"  {entry.usage()}: {entry.summary}")
+      for parameter in entry.parameters:
+        lines.append(f"      {parameter.name}: {parameter.help}")
+    return "\n".join(lines)
+
+  def parse(self, text):
+    """Returns (call, entry, values) for `text`; ValueError on bad input."""
+    kind = self.kind
+    try:
+      call = parse_call(text)
+    except ValueError as error:
+      raise ValueError(f"Malformed {kind} {text!r}: {error}\n"
+                       f"Accepted {kind}s:\n{self.describe()}") from None
+    entry = self._entries.get(call.name)
+    if entry is None:
+      raise ValueError(f"Unknown {kind} {call.name!r} in {text!r}. Accepted {kind}s:\n"
+                       f"{self.describe()}")
+    label = f"{kind.capitalize()} {text!r}"
+    accepted = [p.name for p in entry.parameters]
+    hint = f"usage: {entry.usage()}"
+    if len(call.args) > len(accepted):
+      raise ValueError(
+          f"{label}: {entry.name} takes at most {len(accepted)} positional "
+          f"argument(s), got {len(call.args)}; {hint}.")
+    raw = dict(zip(accepted, call.args))
+    for key, value in call.kwargs.items():
+      if key not in accepted:
+        raise ValueError(
+            f"{label}: unknown parameter {key!r} for {entry.name}; accepted: "
+            f"{', '.join(accepted) or 'none'}; {hint}.")
+      if key in raw:
+        raise ValueError(f"{label}: parameter {key!r} given twice; {hint}.")
+      raw[key] = value
+    values = {}
+    for parameter in entry.parameters:
+      if parameter.name in raw:
+        try:
+          values[parameter.name] = parameter.parse(raw[parameter.name])
+        except ValueError as error:
+          raise ValueError(f"{label}: {error} ({hint})") from None
+      elif parameter.default is REQUIRED:
+        raise ValueError(f"{label}: parameter {parameter.name!r} is required; {hint}.")
+      else:
+        values[parameter.name] = parameter.default
+    return call, entry, values
