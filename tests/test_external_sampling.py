@@ -29,8 +29,7 @@ SOLVERS = {
     "linear": lambda game, n: external_sampling.MixedSamplingSolver(
         game, "linear", num_iterations=n, seed=1),
     "linear_per_node": lambda game, n: external_sampling.MixedSamplingSolver(
-        game, "linear", num_iterations=n, per_node=True, exploration_lambda=0.5,
-        seed=1),
+        game, "linear", num_iterations=n, per_node=True, exploration=0.5, seed=1),
     "exponential": lambda game, n: external_sampling.MixedSamplingSolver(
         game, "exponential", half_life=n / 4, seed=1),
     "custom": lambda game, n: external_sampling.MixedSamplingSolver(
@@ -114,12 +113,12 @@ def test_locus_confidence_criteria():
   assert visits.outcome_nodes > 0
 
 
-def test_exploration_lambda_keeps_outcome_sampling_unbiased():
-  """Pure OS with lambda = 1 samples uniformly; with the actual sampling probability
-  in the weights it still converges."""
+def test_uniform_exploration_keeps_outcome_sampling_unbiased():
+  """Pure OS with exploration (Meyer's lambda) 1 samples the updated player's actions
+  uniformly; with the actual sampling probability in the weights it still converges."""
   game = pyspiel.load_game("kuhn_poker")
   solver = _run(external_sampling.MixedSamplingSolver(
-      game, "os", exploration_lambda=1.0, seed=2), 3000)
+      game, "os", exploration=1.0, seed=2), 3000)
   assert _exploitability(game, solver) < 0.1
 
 
@@ -128,7 +127,7 @@ def test_deterministic_per_seed():
 
   def run(seed):
     solver = _run(external_sampling.MixedSamplingSolver(
-        game, "linear", num_iterations=200, per_node=True, exploration_lambda=0.3,
+        game, "linear", num_iterations=200, per_node=True, exploration=0.3,
         seed=seed), 200)
     return {k: d.cumulative.tolist() for k, d in solver.table.items()}
 
@@ -140,8 +139,6 @@ def test_deterministic_per_seed():
     (lambda g: external_sampling.MixedSamplingSolver(g, "linear"), "num_iterations"),
     (lambda g: external_sampling.MixedSamplingSolver(g, "exponential"), "half_life"),
     (lambda g: external_sampling.MixedSamplingSolver(g, "cubic"), "Schedule"),
-    (lambda g: external_sampling.MixedSamplingSolver(g, "os", exploration_lambda=1.5),
-     "lambda must be in"),
     (lambda g: external_sampling.MixedSamplingSolver(g, "os", exploration=-1),
      "Exploration e must be in"),
     (lambda g: external_sampling.LocusSamplingSolver(g, "sometimes"), "criterion"),
@@ -160,7 +157,7 @@ def test_bad_input_is_rejected(make, match):
 @pytest.mark.parametrize("spec", [
     "os_mccfr", "os_mccfr(compiled=true,bl=expavg(0.5))", "mc_cfr",
     "vr_mccfr(e=0.7,bl=expavg(0.3),rm=drm(1,1),cse=0.3)", "es_mccfr(rm=rm+)",
-    "mixed(schedule=linear,lambda=0)", "mixed(schedule=exponential,h=4,pernode=true)",
+    "mixed(schedule=linear,e=0)", "mixed(schedule=exponential,h=4,pernode=true)",
     "locus(criterion=visits,visits=5)", "openspiel_os_mccfr", "openspiel_es_mccfr",
 ])
 def test_registered_sampling_solvers_run(spec):
@@ -173,7 +170,8 @@ def test_registered_sampling_solvers_run(spec):
 @pytest.mark.parametrize("spec,match", [
     ("vr_mccfr(e=1.5)", r"'e' must be in \[0, 1\]"),
     ("os_mccfr(delta=-0.1)", r"'delta' must be in \[0, 1\]"),
-    ("mixed(lambda=2)", r"'lambda' must be in \[0, 1\]"),
+    ("mixed(e=2)", r"'e' must be in \[0, 1\]"),
+    ("mixed(lambda=0.5)", "unknown parameter 'lambda'"),
     ("mixed(schedule=cubic)", "must be one of es, os, linear, exponential"),
     ("locus(fraction=1.5)", r"'fraction' must be in \[0, 1\]"),
     ("os_mccfr(gamma=1)", "unknown parameter 'gamma'.*accepted: rm, e, cse"),

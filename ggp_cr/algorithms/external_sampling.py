@@ -17,10 +17,16 @@ is what distinguishes the variants:
   ``visits`` (the information set was visited more than `visit_threshold` times).
 
 An OS node of player i samples from xi = e/|A| + (1 - e) sigma (exploration e, 0.6 as
-in OpenSpiel's outcome sampling); with Meyer's exploration lambda ([M] §5.2.2) every
-OS-mode decision node (either player) instead samples uniformly with probability
-lambda: lambda/|A| + (1 - lambda) * (xi or sigma). Importance weights always use the
-probability actually sampled with, which keeps every estimate unbiased.
+in OpenSpiel's outcome sampling, which [M] built on). Meyer's exploration lambda
+([M] §5.2.2, Table 5.1: an OS node samples uniformly with probability lambda, else from
+the strategy as in normal OS; lambda = 0 is on-policy OS) is this e: it takes the place
+of OpenSpiel's 0.6 and, as there, applies to the updated player only (the opponent
+samples from sigma). OpenSpiel's Python OS with its exploration set to lambda
+reproduces [M]'s pure-OS column (Leduc, 2^10 iterations, 30-40 seeds: 2.18, 2.27, 2.25,
+2.34, 2.39 for lambda = 0, .25, .5, .75, 1; [M]: 2.22, 2.22, 2.20, 2.34, 2.37), whereas
+uniform exploration at the opponent's nodes as well, or on top of e = 0.6, gives 2.29
+to 2.64. Importance weights use the probability actually sampled with, which keeps
+every estimate unbiased.
 
 The estimates are those of MCCFR with any sampling scheme (Lanctot et al. 2009): the
 value of a sampled child is divided by its sampling probability, i's regrets are
@@ -86,13 +92,11 @@ def make_schedule(schedule, num_iterations=None, half_life=None):
 class _SamplingSolver:
   """The shared ES/OS sampler; subclasses decide which decision nodes are OS nodes."""
 
-  def __init__(self, game, regret_matcher, exploration, exploration_lambda, seed):
+  def __init__(self, game, regret_matcher, exploration, seed):
     outcome_sampling.check_sampling_game(game)
     self.game = game
     self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
     self.exploration = outcome_sampling.check_probability("Exploration e", exploration)
-    self.exploration_lambda = outcome_sampling.check_probability(
-        "Exploration lambda", exploration_lambda)
     if seed is not None:
       seed = outcome_sampling.new_seed(seed)
     self._params = self.regret_matcher.params()
@@ -148,14 +152,6 @@ class _SamplingSolver:
     data.visits += 1
     return data
 
-  def _sample_with(self, base):
-    """Samples an index from base mixed with lambda-uniform; returns (index, prob)."""
-    lam = self.exploration_lambda
-    n = len(base)
-    probs = (lam / n + (1.0 - lam) * base).tolist() if lam > 0.0 else base.tolist()
-    index = outcome_sampling.sample_index(probs, self._rng.random())
-    return index, probs[index]
-
   def _traverse(self, state, player, reach_other, q):
     """Returns the value estimate of `player` at `state`; reach_other is pi_-i(h)
     (opponent and chance), q the probability that sampling reaches h."""
@@ -181,19 +177,17 @@ class _SamplingSolver:
       self.external_nodes += 1
 
     if acting != player:
-      if outcome_mode:
-        index, prob = self._sample_with(strategy)
-      else:
-        index = outcome_sampling.sample_index(strategy.tolist(), self._rng.random())
-        prob = strategy[index]
+      index = outcome_sampling.sample_index(strategy.tolist(), self._rng.random())
       data.cumulative += weight * strategy
       state.apply_action(data.actions[index])
-      child = self._traverse(state, player, reach_other * strategy[index], q * prob)
-      return strategy[index] * child / prob
+      return self._traverse(state, player, reach_other * strategy[index],
+                            q * strategy[index])
 
     if outcome_mode:
       e = self.exploration
-      index, prob = self._sample_with(e / n + (1.0 - e) * strategy)
+      sampling = (e / n + (1.0 - e) * strategy).tolist()
+      index = outcome_sampling.sample_index(sampling, self._rng.random())
+      prob = sampling[index]
       state.apply_action(data.actions[index])
       action_values = np.zeros(n)
       action_values[index] = self._traverse(state, player, reach_other, q * prob) / prob
@@ -212,8 +206,7 @@ class ExternalSamplingSolver(_SamplingSolver):
   """External-sampling MCCFR (all of i's actions, opponent and chance sampled)."""
 
   def __init__(self, game, regret_matcher="rm", seed=None):
-    super().__init__(game, regret_matcher, exploration=0.6, exploration_lambda=0.0,
-                     seed=seed)
+    super().__init__(game, regret_matcher, exploration=0.6, seed=seed)
 
   def _outcome_node(self, data):
     return False
@@ -229,16 +222,15 @@ class MixedSamplingSolver(_SamplingSolver):
     num_iterations: the planned total I (linear schedule).
     half_life: H of the exponential schedule, in iterations.
     per_node: draw ES/OS at every decision node instead of once per iteration.
-    exploration_lambda: Meyer's lambda in [0, 1] (uniform share at OS-mode nodes).
-    exploration: e in [0, 1] of the updated player's OS sampling policy.
+    exploration: e in [0, 1], the updated player's uniform share at OS nodes
+      (Meyer's lambda; 0.6 is OpenSpiel's).
     regret_matcher: as regret_matching.parse_regret_matcher.
     seed: random seed.
   """
 
   def __init__(self, game, schedule="linear", num_iterations=None, half_life=None,
-               per_node=False, exploration_lambda=0.0, exploration=0.6,
-               regret_matcher="rm", seed=None):
-    super().__init__(game, regret_matcher, exploration, exploration_lambda, seed)
+               per_node=False, exploration=0.6, regret_matcher="rm", seed=None):
+    super().__init__(game, regret_matcher, exploration, seed)
     self.schedule = schedule
     self._f = make_schedule(schedule, num_iterations, half_life)
     self.per_node = bool(per_node)
@@ -277,14 +269,13 @@ class LocusSamplingSolver(_SamplingSolver):
     visit_threshold: visits needed ('visits'; [M] used 100).
     iteration_fraction: the fraction of I ('iteration'; [M] used 1/2).
     cutoff_beta: (a, b) of the Beta distribution of the cutoff, drawn at every node.
-    exploration_lambda, exploration, regret_matcher, seed: as MixedSamplingSolver.
+    exploration, regret_matcher, seed: as MixedSamplingSolver.
   """
 
   def __init__(self, game, criterion="iteration", num_iterations=None, half_life=None,
                visit_threshold=100, iteration_fraction=0.5, cutoff_beta=(60.0, 10.0),
-               exploration_lambda=0.0, exploration=0.6, regret_matcher="rm",
-               seed=None):
-    super().__init__(game, regret_matcher, exploration, exploration_lambda, seed)
+               exploration=0.6, regret_matcher="rm", seed=None):
+    super().__init__(game, regret_matcher, exploration, seed)
     if criterion not in LOCUS_CRITERIA:
       raise ValueError(f"Locus criterion must be one of {', '.join(LOCUS_CRITERIA)}; "
                        f"got {criterion!r}.")

@@ -6,11 +6,12 @@
 * ``mc_cfr(...)`` and ``vr_mccfr(...)``: the same with the thesis's candidates,
   MC-CFR{DRM(1,1), cse 0.3, e 0.7} and VR-MCCFR = that + ExpAvg{0.3} ([S] §5.1.2).
 * ``es_mccfr(rm)``: external sampling.
-* ``mixed(schedule,i,h,pernode,lambda,e,rm)``: Meyer's M(f) (external_sampling.py).
-* ``locus(criterion,i,h,visits,fraction,lambda,e,rm)``: Meyer's locus-based mixing.
+* ``mixed(schedule,i,h,pernode,e,rm)``: Meyer's M(f) (external_sampling.py); e is
+  Meyer's exploration lambda ([M] §5.2.2).
+* ``locus(criterion,i,h,visits,fraction,e,rm)``: Meyer's locus-based mixing.
 * ``openspiel_os_mccfr``, ``openspiel_es_mccfr``: OpenSpiel's Python solvers.
 
-Probabilities (e, delta, lambda, fraction) outside [0, 1] are refused with a message
+Probabilities (e, delta, fraction) outside [0, 1] are refused with a message
 naming the parameter and its range. Importing this module registers the names.
 """
 
@@ -112,10 +113,9 @@ def _mixing_parameters():
                 "planned total iterations I (linear schedule, iteration criterion)"),
       Parameter("h", _positive("h"), 8.0,
                 "half-life H in iterations (exponential)"),
-      Parameter("lambda", _probability("lambda"), 0.0,
-                "exploration lambda in [0, 1] at OS-mode nodes ([M] §5.2.2)"),
       Parameter("e", _probability("e"), 0.6,
-                "exploration in [0, 1] of the updated player's OS sampling"),
+                "exploration in [0, 1] of the updated player's OS sampling "
+                "(OpenSpiel's 0.6; [M]'s lambda, §5.2.2)"),
       Parameter("rm", regret_matching.parse_regret_matcher,
                 regret_matching.parse_regret_matcher("rm"), _RM_HELP),
   )
@@ -123,11 +123,10 @@ def _mixing_parameters():
 
 solver_registry.register_solver(
     "mixed", "Meyer's mixed ES/OS sampling M(f) ([M] §5.2)",
-    lambda game, seed, schedule, pernode, i, h, e, rm, **rest:
+    lambda game, seed, schedule, pernode, i, h, e, rm:
     external_sampling.MixedSamplingSolver(
         game, schedule=schedule, num_iterations=i, half_life=h, per_node=pernode,
-        exploration_lambda=rest["lambda"], exploration=e, regret_matcher=rm,
-        seed=seed),
+        exploration=e, regret_matcher=rm, seed=seed),
     (Parameter("schedule", solver_registry.choice_parameter(
         "schedule", external_sampling.SCHEDULES), "linear",
                "ES probability f(i): linear 1-i/I, exponential 2^(-i/H), es, os"),
@@ -137,12 +136,11 @@ solver_registry.register_solver(
 
 solver_registry.register_solver(
     "locus", "Meyer's locus-based ES/OS mixing ([M] §5.3)",
-    lambda game, seed, criterion, visits, fraction, i, h, e, rm, **rest:
+    lambda game, seed, criterion, visits, fraction, i, h, e, rm:
     external_sampling.LocusSamplingSolver(
         game, criterion=criterion, num_iterations=i, half_life=h,
-        visit_threshold=visits, iteration_fraction=fraction,
-        exploration_lambda=rest["lambda"], exploration=e, regret_matcher=rm,
-        seed=seed),
+        visit_threshold=visits, iteration_fraction=fraction, exploration=e,
+        regret_matcher=rm, seed=seed),
     (Parameter("criterion", solver_registry.choice_parameter(
         "criterion", external_sampling.LOCUS_CRITERIA), "iteration",
                "confidence: iteration (>= fraction*I), exponential (H), visits"),
