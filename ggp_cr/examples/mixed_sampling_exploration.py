@@ -7,12 +7,15 @@ For every lambda and seed, runs 2^10 iterations (by default) of
 * linear mixed sampling, re-drawn at every node: mixed(schedule=linear,pernode=true),
   the method of [M] Figure 5.2d and Table 5.1(a), and
 * pure outcome sampling: mixed(schedule=os), Table 5.1(b),
-where an OS-mode node samples uniformly with probability lambda. The exploitability of
-the average strategy is OpenSpiel's (NashConv / 2), as in [M]. Each run appends a row
-to <output_dir>/<game>.csv (method, lambda, seed, solver, iterations, nodes_touched,
-seconds, exploitability); runs already in the file are skipped, so an interrupted
-sweep resumes. Then the mean (and standard error) per method and lambda is printed next
-to the thesis's figures and plotted to <output_dir>/<game>.png.
+where the updated player's OS nodes sample uniformly with probability lambda, else from
+the current strategy: lambda is the exploration e of OpenSpiel's outcome sampling,
+which [M] built on (0.6 there; lambda = 0 is on-policy OS), see external_sampling.py.
+The exploitability of the average strategy is OpenSpiel's (NashConv / 2), as in [M].
+Each run appends a row to <output_dir>/<game>.csv (method, lambda, seed, solver,
+iterations, nodes_touched, seconds, exploitability); runs already in the file (same
+solver string, seed and iterations) are skipped, so an interrupted sweep resumes. Then
+the mean (and standard error) per method and lambda is printed next to the thesis's
+figures and plotted to <output_dir>/<game>.png.
 """
 
 import csv
@@ -43,8 +46,8 @@ _OUTPUT_DIR = flags.DEFINE_string(
 COLUMNS = ("method", "lambda", "seed", "solver", "iterations", "nodes_touched",
            "seconds", "exploitability")
 METHODS = {
-    "linear mixed": "mixed(schedule=linear,pernode=true,i={iterations},lambda={lam})",
-    "pure OS": "mixed(schedule=os,lambda={lam})",
+    "linear mixed": "mixed(schedule=linear,pernode=true,i={iterations},e={lam})",
+    "pure OS": "mixed(schedule=os,e={lam})",
 }
 # [M] Table 5.1 (Leduc Hold'em, 2^10 iterations, OpenSpiel exploitability).
 THESIS = {
@@ -71,8 +74,8 @@ def _done_runs(path):
   if not os.path.exists(path):
     return set()
   frame = pd.read_csv(path)
-  return {(m, float(l), int(s), int(i)) for m, l, s, i in
-          zip(frame["method"], frame["lambda"], frame["seed"], frame["iterations"])}
+  return set(zip(frame["solver"], frame["seed"].astype(int),
+                 frame["iterations"].astype(int)))
 
 
 def _run(game, tree, solver_string, seed, iterations):
@@ -138,6 +141,7 @@ def main(argv):
   done = _done_runs(csv_path)
   iterations = _ITERATIONS.value
   new_file = not os.path.exists(csv_path)
+  solver_strings = set()
   with open(csv_path, "a", newline="") as file:
     writer = csv.DictWriter(file, fieldnames=COLUMNS)
     if new_file:
@@ -145,8 +149,9 @@ def main(argv):
     for method, template in METHODS.items():
       for lam in lambdas:
         solver_string = template.format(iterations=iterations, lam=lam)
+        solver_strings.add(solver_string)
         for seed in range(_SEEDS.value):
-          if (method, lam, seed, iterations) in done:
+          if (solver_string, seed, iterations) in done:
             continue
           nodes, seconds, value = _run(game, tree, solver_string, seed, iterations)
           writer.writerow({"method": method, "lambda": lam, "seed": seed,
@@ -156,8 +161,8 @@ def main(argv):
           file.flush()
           print(f"{method:12s} lambda={lam:<5g} seed={seed:<3d} exploitability "
                 f"{value:.4f}  nodes {nodes:,}  {seconds:.1f} s", flush=True)
-  summary = summarize(pd.read_csv(csv_path), iterations)
-  summary = summary[summary["lambda"].isin(lambdas)]
+  frame = pd.read_csv(csv_path)
+  summary = summarize(frame[frame["solver"].isin(solver_strings)], iterations)
   print(f"\n{game}, {iterations} iterations, exploitability (NashConv/2), mean ± s.e.:")
   for row in summary.itertuples():
     print(f"  {row.method:12s} lambda={row[2]:<5g} ours {row.exploitability:.3f} ± "
