@@ -11,7 +11,6 @@ import pytest
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import solver_registry
-from ggp_cr.examples import mixed_sampling_exploration
 
 
 def _run_example(*args):
@@ -67,8 +66,7 @@ def test_pure_os_lambda_is_the_exploration_of_openspiel_outcome_sampling():
   game = pyspiel.load_game("leduc_poker")
   iterations = 1024
   seeds = range(8)
-  ours = mixed_sampling_exploration.METHODS["pure OS"].format(iterations=iterations,
-                                                              lam=1.0)
+  ours = "mixed(schedule=os,e=1.0)"  # the example's pure OS at lambda = 1
 
   def openspiel_os(seed):
     solver = solver_registry.make_solver("openspiel_os_mccfr", game, seed=seed)

@@ -13,7 +13,7 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import cfr
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import strategy_files
-from ggp_cr.examples import solve
+from ggp_cr.algorithms import solver_runs
 
 
 def _run(*args):
@@ -33,7 +33,7 @@ def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_
 
   (csv_path,) = tmp_path.glob("kuhn_poker__*.csv")
   frame = pd.read_csv(csv_path)
-  assert tuple(frame.columns) == solve.COLUMNS
+  assert tuple(frame.columns) == solver_runs.COLUMNS
   assert frame["iterations"].tolist() == [10, 20, 30, 40]
   tree = compiled_tree.compile_game(pyspiel.load_game("kuhn_poker"))
   assert frame["visited_states"].tolist() == [2 * tree.num_nodes * i
@@ -70,20 +70,20 @@ def test_solve_refuses_a_damaged_strategy_file(tmp_path):
 
 
 def test_eval_every_parsing_and_schedule():
-  assert solve.parse_eval_every("log") == ("log", None)
-  assert solve.parse_eval_every("25") == ("iterations", 25)
-  assert solve.parse_eval_every("1.5s") == ("seconds", 1.5)
+  assert solver_runs.parse_eval_every("log") == ("log", None)
+  assert solver_runs.parse_eval_every("25") == ("iterations", 25)
+  assert solver_runs.parse_eval_every("1.5s") == ("seconds", 1.5)
   for bad in ("0", "-3", "xs", "0s", "abc"):
     with pytest.raises(ValueError):
-      solve.parse_eval_every(bad)
-  schedule = solve.EvaluationSchedule("log", None)
+      solver_runs.parse_eval_every(bad)
+  schedule = solver_runs.EvaluationSchedule("log", None)
   assert [i for i in range(1, 40) if schedule.due(i, 0.0)] == [1, 2, 4, 8, 16, 32]
-  schedule = solve.EvaluationSchedule("seconds", 1.0)
+  schedule = solver_runs.EvaluationSchedule("seconds", 1.0)
   assert [t for t in (0.5, 1.2, 1.7, 2.0, 4.5) if schedule.due(0, t)] == [1.2, 2.0, 4.5]
-  schedule = solve.EvaluationSchedule("log", None)
+  schedule = solver_runs.EvaluationSchedule("log", None)
   schedule.catch_up(20, 0.0)
   assert [i for i in range(21, 70) if schedule.due(i, 0.0)] == [32, 64]
-  schedule = solve.EvaluationSchedule("iterations", 10)
+  schedule = solver_runs.EvaluationSchedule("iterations", 10)
   schedule.catch_up(20, 0.0)
   assert [i for i in range(21, 45) if schedule.due(i, 0.0)] == [30, 40]
 
@@ -156,15 +156,15 @@ def test_checkpoints_are_checked_and_later_rows_dropped(tmp_path, kuhn_tree):
   solver = cfr.CFRPlusSolver(kuhn_tree)
   solver.evaluate_and_update_policy()
   path = tmp_path / "c.checkpoint.npz"
-  solve.save_checkpoint(path, "kuhn_poker()", "cfr+", 1, 1.5, solver.state_dict())
-  iterations, seconds, state = solve.load_checkpoint(path, "kuhn_poker()", "cfr+")
+  solver_runs.save_checkpoint(path, "kuhn_poker()", "cfr+", 1, 1.5, solver.state_dict())
+  iterations, seconds, state = solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr+")
   assert (iterations, seconds, int(state["iteration"])) == (1, 1.5, 1)
   with pytest.raises(ValueError, match="solver 'cfr\\+', not 'cfr'"):
-    solve.load_checkpoint(path, "kuhn_poker()", "cfr")
+    solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr")
   with pytest.raises(ValueError, match="Cannot read checkpoint"):
-    solve.load_checkpoint(tmp_path / "missing.npz", "kuhn_poker()", "cfr+")
+    solver_runs.load_checkpoint(tmp_path / "missing.npz", "kuhn_poker()", "cfr+")
   csv_path = tmp_path / "run.csv"
   rows = "".join(f"g,s,0.1,{i},0,0.5,0.25\n" for i in (1, 2, 4, 8))
-  csv_path.write_text(",".join(solve.COLUMNS) + "\n" + rows)
-  solve.truncate_rows(csv_path, 4)
+  csv_path.write_text(",".join(solver_runs.COLUMNS) + "\n" + rows)
+  solver_runs.truncate_rows(csv_path, 4)
   assert pd.read_csv(csv_path)["iterations"].tolist() == [1, 2, 4]

@@ -42,23 +42,19 @@ uninterrupted run would have (only the time column reflects the actual run).
 
 import csv
 import glob
-import math
 import os
 import re
-import tempfile
 import time
-import zipfile
-import zlib
 
 from absl import app
 from absl import flags
-import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import solver_runs
 from ggp_cr.algorithms import strategy_files
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker",
@@ -91,61 +87,6 @@ _SAVE_STRATEGY = flags.DEFINE_string(
 _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
-
-COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
-           "exploitability")
-CHECKPOINT_FORMAT = "ggp_cr-solve-checkpoint-1"
-
-
-def parse_eval_every(text):
-  """'log' -> ('log', None); 'N' -> ('iterations', N); 'Ns' -> ('seconds', N)."""
-  text = text.strip().lower()
-  if text == "log":
-    return "log", None
-  try:
-    if text.endswith("s"):
-      value = float(text[:-1])
-      if value > 0 and math.isfinite(value):
-        return "seconds", value
-    else:
-      value = int(text)
-      if value > 0:
-        return "iterations", value
-  except ValueError:
-    pass
-  raise ValueError(f"--eval_every must be 'log', a positive integer of iterations or "
-                   f"seconds such as '30s'; got {text!r}.")
-
-
-class EvaluationSchedule:
-  """Decides after which iterations the average strategy is evaluated."""
-
-  def __init__(self, kind, every):
-    self._kind = kind
-    self._every = every
-    self._next = 1 if kind == "log" else every
-
-  def catch_up(self, iterations, seconds):
-    """Skips the evaluations of a run resumed after `iterations` and `seconds`."""
-    if self._kind == "seconds":
-      while self._next <= seconds:
-        self._next += self._every
-    else:
-      while self._next <= iterations:
-        self._next = 2 * self._next if self._kind == "log" else self._next + self._every
-
-  def due(self, iterations, seconds):
-    if self._kind == "seconds":
-      if seconds < self._next:
-        return False
-      while self._next <= seconds:
-        self._next += self._every
-      return True
-    if iterations < self._next:
-      return False
-    self._next = 2 * self._next if self._kind == "log" else self._next + self._every
-    return True
-
 
 def slug(text):
   """A file-name-safe version of a game or solver string."""
@@ -213,57 +154,6 @@ def plot_runs(output_dir, game_string, plot_x):
   return path
 
 
-def checkpoint_path(csv_path):
-  return os.path.splitext(csv_path)[0] + ".checkpoint.npz"
-
-
-def save_checkpoint(path, game_string, solver_string, iterations, seconds, state):
-  """Writes the solver's state_dict, iterations and solver time atomically."""
-  strategy_files.write_npz_atomically(
-      path, format=np.array(CHECKPOINT_FORMAT), game_string=np.array(game_string),
-      solver=np.array(solver_string), iterations=np.int64(iterations),
-      seconds=np.float64(seconds),
-      **{f"state_{name}": value for name, value in state.items()})
-
-
-def load_checkpoint(path, game_string, solver_string):
-  """(iterations, seconds, state_dict) of a checkpoint of this game and solver.
-
-  Raises ValueError if the file is unreadable or of another game or solver.
-  """
-  try:
-    with np.load(path, allow_pickle=False) as data:
-      contents = {name: data[name] for name in data.files}
-  except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-    raise ValueError(f"Cannot read checkpoint {path}: {error}.") from None
-  if str(contents.get("format")) != CHECKPOINT_FORMAT or not {
-      "game_string", "solver", "iterations", "seconds"} <= set(contents):
-    raise ValueError(f"{path} is not a solve checkpoint.")
-  for name, expected in (("game_string", game_string), ("solver", solver_string)):
-    if str(contents[name]) != expected:
-      raise ValueError(f"Checkpoint {path} is for {name} {str(contents[name])!r}, not "
-                       f"{expected!r}.")
-  state = {name[len("state_"):]: value for name, value in contents.items()
-           if name.startswith("state_")}
-  return int(contents["iterations"]), float(contents["seconds"]), state
-
-
-def truncate_rows(csv_path, iterations):
-  """Drops the rows after `iterations` (evaluated after the checkpoint), atomically."""
-  with open(csv_path, newline="") as file:
-    rows = list(csv.DictReader(file))
-  if any(tuple(row) != COLUMNS for row in rows[:1]):
-    raise ValueError(f"{csv_path} does not have the columns {', '.join(COLUMNS)}.")
-  kept = [row for row in rows if int(row["iterations"]) <= iterations]
-  handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
-                                       suffix=".tmp")
-  with os.fdopen(handle, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
-    writer.writerows(kept)
-  os.replace(temporary, csv_path)
-
-
 def evaluate_strategy_file(path):
   game_string = _GAME.value if _GAME.present else None
   try:
@@ -289,7 +179,7 @@ def _check_flags():
   if _TIME_LIMIT.value is not None and not _TIME_LIMIT.value > 0:
     raise app.UsageError(f"--time_limit must be > 0 seconds, got {_TIME_LIMIT.value}.")
   try:
-    return parse_eval_every(_EVAL_EVERY.value)
+    return solver_runs.parse_eval_every(_EVAL_EVERY.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
 
@@ -303,7 +193,7 @@ def main(argv):
   if _LOAD_STRATEGY.value:
     evaluate_strategy_file(_LOAD_STRATEGY.value)
     return
-  schedule = EvaluationSchedule(*_check_flags())
+  schedule = solver_runs.EvaluationSchedule(*_check_flags())
   try:
     spec = solver_registry.parse_solver(_SOLVER.value)
   except ValueError as error:
@@ -311,7 +201,7 @@ def main(argv):
   game = load_game(_GAME.value)
   csv_path = os.path.join(_OUTPUT_DIR.value,
                           f"{slug(str(game))}__{slug(str(spec))}.csv")
-  checkpoint = checkpoint_path(csv_path)
+  checkpoint = solver_runs.checkpoint_path(csv_path)
   if _RESUME.value:
     if _OVERWRITE.value:
       raise app.UsageError("--resume and --overwrite exclude each other.")
@@ -342,10 +232,10 @@ def main(argv):
     if not resumable:
       raise app.UsageError(f"{spec} cannot be resumed (no solver state to restore).")
     try:
-      iterations, solver_seconds, state = load_checkpoint(checkpoint, str(game),
+      iterations, solver_seconds, state = solver_runs.load_checkpoint(checkpoint, str(game),
                                                           str(spec))
       solver.load_state_dict(state)
-      truncate_rows(csv_path, iterations)
+      solver_runs.truncate_rows(csv_path, iterations)
     except (ValueError, KeyError) as error:
       raise app.UsageError(f"Cannot resume from {checkpoint}: {error}") from None
     schedule.catch_up(iterations, solver_seconds)
@@ -357,7 +247,7 @@ def main(argv):
             (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
 
   with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS)
     if not _RESUME.value:
       writer.writeheader()
       file.flush()
@@ -385,7 +275,7 @@ def main(argv):
               f"({rate:,.1f} it/s)", flush=True)
         last_iterations, last_seconds = iterations, solver_seconds
         if resumable:
-          save_checkpoint(checkpoint, str(game), str(spec), iterations,
+          solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
                           solver_seconds, solver.state_dict())
         if _SAVE_STRATEGY.value:
           strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
