@@ -20,7 +20,6 @@ from ggp_cr.algorithms import evaluators
 from ggp_cr.algorithms import gadgets
 from ggp_cr.algorithms import matches
 from ggp_cr.algorithms import players
-from ggp_cr.examples import cr_exploitability
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
 
@@ -398,10 +397,12 @@ def test_every_history_works_with_tiny_budgets_and_unsampled_values():
   no decision fails."""
   game = pyspiel.load_game(SMALL_LEDUC)
   _RecordedBot.copies = []
-  tree, slots, decisions = cr_exploitability.prefix_sharing_strategy(
-      game, lambda p: _RecordedBot(game, p, preplay="2it", move="2it", seed=p))
-  assert decisions == tree.num_infosets
-  assert np.all(np.isfinite(slots))
+  evaluation = evaluators.traversing_evaluation(
+      game, lambda g, p, seed, budget: _RecordedBot(g, p, preplay="2it", move="2it",
+                                                    seed=p))
+  tree = compiled_tree.cached_tree(game)
+  assert evaluation.decisions == tree.num_infosets
+  assert np.isfinite(evaluation.nash_conv)
   records = [d for bot in _RecordedBot.copies for d in bot.decisions]
   assert sum(d.get("unsampled_opponent_infosets", 0) for d in records) > 0
   assert sum(d.get("roots", 0) > 0 for d in records) > tree.num_infosets // 2
@@ -410,23 +411,28 @@ def test_every_history_works_with_tiny_budgets_and_unsampled_values():
 # --- Whole strategies -----------------------------------------------------------------
 
 
-def test_prefix_sharing_traversal_equals_the_traversing_evaluator():
+def test_prefix_sharing_traversal_equals_replaying_every_history():
+  """Copying the bot after each decision gives the policy of replaying every
+  information set's history with a fresh bot."""
   game = pyspiel.load_game("kuhn_poker")
   budget = players.Budget.parse("10it", "10it")
-  seeds = evaluators._player_seeds(0)
-  evaluation = evaluators.traversing_evaluation(game, "cr", budget, seed=0)
-  tree, slots, _ = cr_exploitability.prefix_sharing_strategy(
-      game, lambda p: players.make_bot("cr", game, p, seeds[p], budget))
-  np.testing.assert_array_equal(tree.policy_to_slots(evaluation.policy), slots)
+  shared = evaluators.traversing_evaluation(game, "cr", budget, seed=0)
+  replayed = evaluators.traversing_evaluation(game, "cr", budget, seed=0,
+                                              share_prefixes=False)
+  assert replayed.decisions > shared.decisions
+  tree = compiled_tree.cached_tree(game)
+  np.testing.assert_array_equal(tree.policy_to_slots(shared.policy),
+                                tree.policy_to_slots(replayed.policy))
 
 
 def test_exploitability_falls_with_the_budget_and_exact_values_help():
   game = pyspiel.load_game("kuhn_poker")
 
   def exploitability(**options):
-    tree, slots, _ = cr_exploitability.prefix_sharing_strategy(
-        game, lambda p: cr.ContinualResolvingBot(game, p, seed=p, **options))
-    return best_response.exploitability_slots(tree, slots)
+    return evaluators.traversing_evaluation(
+        game, lambda g, p, seed, budget: cr.ContinualResolvingBot(g, p, seed=p,
+                                                                  **options)
+    ).exploitability
 
   assert exploitability(solver="cfr+", preplay="3it", move="3it") > \
       exploitability(solver="cfr+", preplay="300it", move="300it")

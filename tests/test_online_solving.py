@@ -211,3 +211,18 @@ def test_bad_construction_is_rejected():
   bot = online_solving.OnlineSolvingBot(game, 0)
   with pytest.raises(ValueError, match="turn"):
     bot.step(game.new_initial_state().child(0).child(1).child(0))
+
+
+@pytest.mark.parametrize("player", ["online_solving(solver=mc_cfr)", "oos"])
+def test_copies_continue_histories_as_replays_do(player):
+  """The traversing evaluator's copies of a bot after each decision give the policy
+  of replaying every information set's history with a fresh bot."""
+  game = pyspiel.load_game("kuhn_poker")
+  budget = players.Budget.parse("20it", "20it")
+  shared = evaluators.traversing_evaluation(game, player, budget, seed=1)
+  replayed = evaluators.traversing_evaluation(game, player, budget, seed=1,
+                                              share_prefixes=False)
+  assert replayed.decisions > shared.decisions
+  tree = compiled_tree.cached_tree(game)
+  np.testing.assert_array_equal(tree.policy_to_slots(shared.policy),
+                                tree.policy_to_slots(replayed.policy))

@@ -1231,17 +1231,11 @@ class ContinualResolvingBot(pyspiel.Bot):
   def clone(self):
     """An independent copy (same tables, random streams and subgame); games and
     compiled trees are shared. Used to replay many histories from common prefixes."""
-    other = type(self).__new__(type(self))
-    pyspiel.Bot.__init__(other)
-    memo = {id(self._game): self._game}
-    resolver = self.resolver
-    if resolver is not None:
-      for shared in (resolver.problem.gadget, resolver.problem.compiled):
-        if shared is not None:
-          memo[id(shared)] = shared
-    for key, value in self.__dict__.items():
-      other.__dict__[key] = copy.deepcopy(value, memo)
-    return other
+    shared = [self._game]
+    if self.resolver is not None:
+      shared += [item for item in (self.resolver.problem.gadget,
+                                   self.resolver.problem.compiled) if item is not None]
+    return players.copy_bot(self, shared)
 
   def restart(self):
     """A new match: no subgame yet; pre-play runs again at the first decision."""

@@ -178,13 +178,15 @@ def _last_own_move(state, acting):
 
 
 def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progress=None,
-                          progress_seconds=5.0):
+                          progress_seconds=5.0, share_prefixes=True):
   """Asks the player at every information set of the game; exact ([S] §3.5).
 
-  A bot that is clonable (`is_clonable()`) is asked once per information set: each
-  information set's bot is a clone of the bot that decided at the player's previous
-  information set, held to the action leading on (CFRPlayground's copying). Other bots
-  are created afresh for every information set and replay its history.
+  With `share_prefixes`, a clonable bot (`is_clonable()`) is asked once per
+  information set: each information set's bot is a copy of the bot
+  that decided at the player's previous information set, held to the action leading
+  on (CFRPlayground's copying). Otherwise (or for bots that cannot be cloned) a
+  fresh bot replays each information set's whole history: the same policy, at the
+  cost of re-deciding every earlier decision.
 
   Args:
     game: a small two-player zero-sum sequential perfect-recall pyspiel game.
@@ -219,7 +221,7 @@ def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progres
     first = traversal.new_bot(acting, seeds[acting])
     roots = [i for i in np.flatnonzero(tree.infoset_player == acting).tolist()
              if sequences.parent[i] < 0]
-    if first.is_clonable():
+    if share_prefixes and first.is_clonable():
       # (infoset, bot to clone, state where the parent decided, action taken there)
       stack = [(infoset, first, None, None) for infoset in roots]
       while stack:

@@ -148,6 +148,15 @@ class OnlineSolvingBot(pyspiel.Bot):
   def inform_action(self, state, player_id, action):
     pass
 
+  def is_clonable(self):
+    return True
+
+  def clone(self):
+    """An independent copy (same tables and random streams) sharing the game; the bot
+    reads its history from the states it is given, so a copy can continue any
+    history below the current one."""
+    return players.copy_bot(self, [self._game])
+
   def _run(self, limit, start):
     """Runs the solver for `limit` from time `start`; returns iterations done."""
     solver = self.solver

@@ -14,6 +14,7 @@ Adding a player type is one ``register_player(...)`` line naming its build funct
 ``build(game, player_id, seed, budget, **parameters) -> pyspiel.Bot``.
 """
 
+import copy
 import dataclasses
 import os
 import pathlib
@@ -158,6 +159,19 @@ def parse_player(text):
     return text
   call, player_type, values = _PLAYERS.parse(text)
   return PlayerSpec(str(call), player_type, values)
+
+
+def copy_bot(bot, shared=()):
+  """An independent copy of a Python bot: a deep copy of its attributes that shares
+  the objects in `shared` (games, compiled trees) instead of copying them. For bots
+  whose behaviour depends only on their attributes and the states they are given,
+  as `clone()` of a clonable bot."""
+  other = type(bot).__new__(type(bot))
+  pyspiel.Bot.__init__(other)
+  memo = {id(item): item for item in shared}
+  for key, value in bot.__dict__.items():
+    other.__dict__[key] = copy.deepcopy(value, memo)
+  return other
 
 
 def make_bot(spec, game, player_id, seed, budget=Budget()):
