@@ -3,10 +3,11 @@
 Plays --matches self-play matches per game and solver with a --move budget (and a
 --preplay budget spent at each bot's first decision) and reports, per game and solver,
 the largest and the median ratio of a decision's wall-clock time to its budget (the
-trace of the next turns and the gadget's construction count). The bar is an overrun
-below 5% (ratio < 1.05). The last line is the largest ratio over all.
+trace of the next turns and the gadget's construction count), and how many decisions
+resolved a new subgame or fell back (e.g. a subgame too large to build in time). The
+bar is an overrun below 5% (ratio < 1.05). The last line is the largest ratio over all.
 
-  python benchmarks/cr_time_budget.py [--move=0.1] [--preplay=0.3] [--matches=3]
+  python benchmarks/cr_time_budget.py [--move=0.2] [--preplay=0.5] [--matches=2]
 """
 
 import statistics
@@ -20,18 +21,19 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms import continual_resolving
 
-_GAMES = flags.DEFINE_list(
-    "games", ["leduc_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
-              "python_ii_goofspiel(num_cards=5)", "python_princess_monster(max_turns=6)",
-              "python_latent_ttt"], "Games.")
+_GAMES = flags.DEFINE_multi_string(
+    "game", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",
+             "python_princess_monster(max_turns=8)",
+             "python_leduc(max_raises=3,cards_per_suit=30)"], "Games (repeat the flag).")
 _SOLVERS = flags.DEFINE_list("solvers", ["vr_mccfr"], "Solvers of the bot.")
-_MOVE = flags.DEFINE_float("move", 0.1, "Per-move budget in seconds.")
-_PREPLAY = flags.DEFINE_float("preplay", 0.3, "Pre-play budget in seconds.")
-_MATCHES = flags.DEFINE_integer("matches", 3, "Self-play matches per game and solver.")
+_MOVE = flags.DEFINE_float("move", 0.2, "Per-move budget in seconds.")
+_PREPLAY = flags.DEFINE_float("preplay", 0.5, "Pre-play budget in seconds.")
+_MATCHES = flags.DEFINE_integer("matches", 2, "Self-play matches per game and solver.")
 
 
 def _ratios(game, solver, seed):
-  """Decision time / budget of every decision of one self-play match."""
+  """Decision time / budget of every decision of one self-play match, and the bots'
+  decision records."""
   bots = [continual_resolving.ContinualResolvingBot(
       game, p, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s", solver=solver,
       seed=seed + p) for p in (0, 1)]
@@ -52,7 +54,7 @@ def _ratios(game, solver, seed):
     first[player] = False
     ratios.append(elapsed / budget)
     state.apply_action(action)
-  return ratios
+  return ratios, bots[0].decisions + bots[1].decisions
 
 
 def main(argv):
@@ -61,12 +63,17 @@ def main(argv):
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     for solver in _SOLVERS.value:
-      ratios = []
+      ratios, records = [], []
       for match in range(_MATCHES.value):
-        ratios += _ratios(game, solver, 2 * match)
+        match_ratios, match_records = _ratios(game, solver, 2 * match)
+        ratios += match_ratios
+        records += match_records
       worst = max(worst, max(ratios))
+      resolved = sum("roots" in r for r in records)
+      fallbacks = sum("fallback" in r for r in records)
       print(f"{game_string} cr({solver}): {len(ratios)} decisions, time/budget max "
-            f"{max(ratios):.3f} median {statistics.median(ratios):.3f}", flush=True)
+            f"{max(ratios):.3f} median {statistics.median(ratios):.3f}; {resolved} "
+            f"resolved a new subgame, {fallbacks} fell back", flush=True)
   print(f"max time/budget: {worst:.3f}")
 
 
