@@ -67,7 +67,8 @@ def test_killed_tournament_resumes_with_exactly_the_planned_matches(tmp_path):
   players = ["random", "ismcts(simulations=200)"]
   command = [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
              f"--player={players[0]}", f"--player={players[1]}", "--matches=25",
-             "--workers=1", f"--output={output}", "--progress_seconds=100"]
+             "--workers=1", "--preplay=0", "--move=0", f"--output={output}",
+             "--progress_seconds=100"]
   process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
   try:

@@ -1,5 +1,7 @@
 r"""Head-to-head tournament: every pair of players, both seatings ([S] §5.3, Table 5.7).
 
+  python -m ggp_cr.examples.tournament     # the default: cr vs oos vs random, small Leduc
+
   python -m ggp_cr.examples.tournament --game=kuhn_poker \
       --player=random --player="ismcts(simulations=200)" --matches=100 \
       --output=results/kuhn.csv --workers=2
@@ -28,18 +30,21 @@ from absl import flags
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import tournament
 
-_GAME = flags.DEFINE_string("game", "python_rps", "Game string, e.g. python_leduc.")
+_GAME = flags.DEFINE_string("game", "python_leduc(max_raises=1,cards_per_suit=3)",
+                            "Game string, e.g. python_leduc.")
 _PLAYERS = flags.DEFINE_multi_string(
-    "player", ["random", "ismcts(simulations=100)"],
+    "player", ["cr", "oos", "random"],
     "A player, repeat the flag for each. Accepted:\n" + players.describe_players())
 _SELF_PLAY = flags.DEFINE_bool("self_play", False,
                                "Also play each player against itself.")
-_MATCHES = flags.DEFINE_integer("matches", 10, "Matches per pair and seating.")
-_PREPLAY = flags.DEFINE_string("preplay", "0",
+_MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
+_PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
-_MOVE = flags.DEFINE_string("move", "0", "Per-move budget: '30s', '500ms', '1000it' or 0.")
+_MOVE = flags.DEFINE_string("move", "300it",
+                            "Per-move budget: '30s', '500ms', '1000it' or 0.")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed of all matches.")
-_OUTPUT = flags.DEFINE_string("output", "tournament.csv", "Results CSV path.")
+_OUTPUT = flags.DEFINE_string("output", os.path.join("results", "tournament.csv"),
+                              "Results CSV path.")
 _WORKERS = flags.DEFINE_integer("workers", os.cpu_count() or 1,
                                 "Parallel matches (1: in this process).")
 _EXECUTOR = flags.DEFINE_enum("executor", "local", list(tournament.EXECUTORS),
