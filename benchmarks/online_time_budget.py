@@ -71,7 +71,8 @@ def main(argv):
       worst = max(worst, max(ratios))
       print(f"{game_string} {name}: {len(ratios)} moves, time/budget max "
             f"{max(ratios):.3f} median {statistics.median(ratios):.3f}", flush=True)
-  print(f"max time/budget: {worst:.3f}")
+  print("largest move time / budget (bar < 1.05):")
+  print(f"ratio: {worst:.3f}")
 
 
 if __name__ == "__main__":
