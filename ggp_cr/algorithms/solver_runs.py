@@ -2,7 +2,10 @@
 
 `python -m ggp_cr.examples.solve` runs a solver for a budget and evaluates its average
 strategy on a schedule, appending rows with `COLUMNS` to a CSV and writing checkpoints
-so that an interrupted run resumes where it stopped.
+so that an interrupted run resumes where it stopped. `AverageStrategyEvaluator` computes
+the NashConv of a solver's average strategy; `log_spaced_budgets` and
+`run_until_visited` drive a sampling solver to budgets of visited states ([S] §5.1's
+measure, used by `python -m ggp_cr.examples.offline_mccfr_comparison`).
 """
 
 import csv
@@ -14,6 +17,9 @@ import zlib
 
 import numpy as np
 
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import strategy_files
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
@@ -69,6 +75,73 @@ class EvaluationSchedule:
       return False
     self._next = 2 * self._next if self._kind == "log" else self._next + self._every
     return True
+
+
+class AverageStrategyEvaluator:
+  """NashConv of a solver's average strategy on the compiled tree of its game.
+
+  Reads the solver's slots directly when it runs on that tree (ggp_cr's CFR and
+  compiled sampling solvers); converts its Python average policy otherwise.
+  """
+
+  def __init__(self, game, solver, cache_dir=None):
+    self._game = game
+    self._solver = solver
+    tree = getattr(solver, "tree", None)
+    self.tree = tree if tree is not None else compiled_tree.compile_game(
+        game, cache_dir=cache_dir)
+
+  def average_slots(self):
+    if hasattr(self._solver, "average_strategy_slots") and \
+        getattr(self._solver, "tree", None) is self.tree:
+      return self._solver.average_strategy_slots()
+    return self.tree.policy_to_slots(
+        solver_registry.python_average_policy(self._solver, self._game))
+
+  def nash_conv(self, slots):
+    return best_response.nash_conv_slots(self.tree, slots).nash_conv
+
+
+def log_spaced_budgets(total, points_per_decade):
+  """Budgets 10^(k/points_per_decade) from 10^3 up to `total` (always included).
+
+  Raises ValueError unless total >= 1 and points_per_decade >= 1.
+  """
+  if total < 1:
+    raise ValueError(f"total must be >= 1, got {total}.")
+  if points_per_decade < 1:
+    raise ValueError(f"points_per_decade must be >= 1, got {points_per_decade}.")
+  budgets = []
+  exponent = 3 * points_per_decade
+  while 10 ** (exponent / points_per_decade) < total:
+    budgets.append(int(round(10 ** (exponent / points_per_decade))))
+    exponent += 1
+  return budgets + [int(total)]
+
+
+def run_until_visited(solver, target):
+  """Runs iterations of a sampling solver until it has visited `target` states.
+
+  Uses the solver's batched `run(n)` (compiled solvers) with n estimated from the
+  states visited per iteration so far, else one `iteration()` at a time; returns the
+  iterations run. The last batch may overshoot `target` by a few iterations.
+  """
+  iterations = 0
+  batched = getattr(solver, "run", None)
+  while solver.visited_states < target:
+    if batched is None or iterations == 0:
+      before = solver.visited_states
+      solver.iteration()
+      iterations += 1
+      per_iteration = max(solver.visited_states - before, 1)
+      continue
+    missing = target - solver.visited_states
+    count = max(1, int(missing / per_iteration))
+    before = solver.visited_states
+    batched(count)
+    iterations += count
+    per_iteration = max((solver.visited_states - before) / count, 1.0)
+  return iterations
 
 
 def checkpoint_path(csv_path):

@@ -100,27 +100,6 @@ def load_game(game_string):
     raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from None
 
 
-class Evaluator:
-  """NashConv of a solver's average strategy on the compiled tree."""
-
-  def __init__(self, game, solver, cache_dir):
-    self._game = game
-    self._solver = solver
-    tree = getattr(solver, "tree", None)
-    self.tree = tree if tree is not None else compiled_tree.compile_game(
-        game, cache_dir=cache_dir)
-
-  def average_slots(self):
-    if hasattr(self._solver, "average_strategy_slots") and \
-        getattr(self._solver, "tree", None) is self.tree:
-      return self._solver.average_strategy_slots()
-    return self.tree.policy_to_slots(
-        solver_registry.python_average_policy(self._solver, self._game))
-
-  def nash_conv(self, slots):
-    return best_response.nash_conv_slots(self.tree, slots).nash_conv
-
-
 def plot_runs(output_dir, game_string, plot_x):
   """Log-log plot of every run of `game_string` in `output_dir`; returns its path."""
   import matplotlib  # pylint: disable=g-import-not-at-top
@@ -219,7 +198,8 @@ def main(argv):
       target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
                                           progress=True)
     solver = solver_registry.make_solver(spec, target, seed=_SEED.value)
-    evaluator = Evaluator(game, solver, _CACHE_DIR.value)
+    evaluator = solver_runs.AverageStrategyEvaluator(game, solver,
+                                                     _CACHE_DIR.value)
   except ValueError as error:
     raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
   print(f"Solving {game} with {spec}; setup (tree construction) took "
