@@ -59,7 +59,11 @@ Budgets: a pre-play limit spent at the first decision of a match before that mov
 own limit, and a per-move limit; each is seconds (wall clock, checked after every
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
-episode per player (sampling) or one CFR+ iteration (full width).
+episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
+subgame whose roots cannot be built, or whose next turns cannot be traced, within
+BUILD_SHARE / TRACE_SHARE of the decision's budget is not resolved (the bot keeps or
+stays in its current subgame); the full-width solvers' compilation of each gadget
+cannot be interrupted, so their time budgets hold for small games only.
 """
 
 import copy
@@ -366,8 +370,6 @@ class _OutOfTime(Exception):
   """A deadline passed during a trace."""
 
 
-# Histories a trace walks (roots rebuilt) between two clock readings.
-_CLOCK_EVERY = 64
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
 BUILD_SHARE = 0.4
@@ -560,8 +562,7 @@ class _Trace:
     problem = self.problem
     player = problem.player
     self.histories_walked += 1
-    if (self.deadline is not None and self.histories_walked % _CLOCK_EVERY == 0 and
-        time.perf_counter() > self.deadline):
+    if self.deadline is not None and time.perf_counter() > self.deadline:
       raise _OutOfTime()
     acting = state.current_player()
     if state.is_chance_node():
@@ -1096,9 +1097,8 @@ class _Resolver:
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
-    for index, root_id in enumerate(group):
-      if (deadline is not None and index % _CLOCK_EVERY == 0 and
-          time.perf_counter() > deadline):
+    for root_id in group:
+      if deadline is not None and time.perf_counter() > deadline:
         raise CannotResolve(f"its {len(group)} roots could not be built within the "
                             "time budget")
       states.append(trace.root_state(root_id))
