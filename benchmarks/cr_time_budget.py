@@ -40,7 +40,7 @@ def _ratios(game, solver, seed):
   rng = np.random.default_rng(seed)
   state = game.new_initial_state()
   first = [True, True]
-  ratios = []
+  ratios, records = [], []
   while not state.is_terminal():
     if state.is_chance_node():
       outcomes, probs = zip(*state.chance_outcomes())
@@ -53,8 +53,9 @@ def _ratios(game, solver, seed):
     budget = _MOVE.value + (_PREPLAY.value if first[player] else 0.0)
     first[player] = False
     ratios.append(elapsed / budget)
+    records.append(bots[player].decisions[-1])
     state.apply_action(action)
-  return ratios, bots[0].decisions + bots[1].decisions
+  return ratios, records
 
 
 def main(argv):
@@ -71,9 +72,12 @@ def main(argv):
       worst = max(worst, max(ratios))
       resolved = sum("roots" in r for r in records)
       fallbacks = sum("fallback" in r for r in records)
+      slowest = records[ratios.index(max(ratios))]
       print(f"{game_string} cr({solver}): {len(ratios)} decisions, time/budget max "
-            f"{max(ratios):.3f} median {statistics.median(ratios):.3f}; {resolved} "
-            f"resolved a new subgame, {fallbacks} fell back", flush=True)
+            f"{max(ratios):.3f} (setup {slowest['setup_seconds']:.3f} s, "
+            f"{slowest['iterations']} iterations) median "
+            f"{statistics.median(ratios):.3f}; {resolved} resolved a new subgame, "
+            f"{fallbacks} fell back", flush=True)
   print(f"max time/budget: {worst:.3f}")
 
 
