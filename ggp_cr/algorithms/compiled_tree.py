@@ -57,6 +57,7 @@ import time
 import warnings
 import zipfile
 
+import numba
 import numpy as np
 from open_spiel.python import policy as policy_lib
 import pyspiel
@@ -73,6 +74,51 @@ _ARRAY_FIELDS = _NODE_FIELDS + (
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
+
+
+@numba.njit(cache=True)
+def _node_reaches(node_player, node_infoset, node_parent, node_action_index,
+                  node_chance_prob, infoset_action_offset, slots):
+  """Rows: player 0's, player 1's and chance's reach probability of every node."""
+  num_nodes = len(node_player)
+  reach = np.ones((3, num_nodes))
+  for node in range(1, num_nodes):
+    parent = node_parent[node]
+    for row in range(3):
+      reach[row, node] = reach[row, parent]
+    mover = node_player[parent]
+    if mover == _CHANCE:
+      reach[2, node] *= node_chance_prob[node]
+    else:
+      reach[mover, node] *= slots[infoset_action_offset[node_infoset[parent]] +
+                                  node_action_index[node]]
+  return reach
+
+
+@numba.njit(cache=True)
+def _node_values(node_player, node_infoset, node_first_child, node_num_children,
+                 node_chance_prob, node_utility, infoset_action_offset, slots):
+  """Player 0's expected utility below every node when both play `slots`."""
+  num_nodes = len(node_player)
+  values = np.zeros(num_nodes)
+  for node in range(num_nodes - 1, -1, -1):
+    player = node_player[node]
+    if player == _TERMINAL:
+      values[node] = node_utility[node]
+      continue
+    first = node_first_child[node]
+    total = 0.0
+    if player == _CHANCE:
+      for child in range(first, first + node_num_children[node]):
+        total += node_chance_prob[child] * values[child]
+    else:
+      slot = infoset_action_offset[node_infoset[node]]
+      for child in range(first, first + node_num_children[node]):
+        total += slots[slot] * values[child]
+        slot += 1
+    values[node] = total
+  return values
+
 
 
 class CompiledTree:
@@ -121,6 +167,18 @@ class CompiledTree:
     except KeyError:
       raise KeyError(f"Player {player} has no information state {key!r} in "
                      f"{self.game_string}.") from None
+
+  def node_reaches(self, slots):
+    """Rows: player 0's, player 1's and chance's reach of every node under `slots`."""
+    return _node_reaches(self.node_player, self.node_infoset, self.node_parent,
+                         self.node_action_index, self.node_chance_prob,
+                         self.infoset_action_offset, slots)
+
+  def node_values(self, slots):
+    """Player 0's expected utility below every node when both play `slots`."""
+    return _node_values(self.node_player, self.node_infoset, self.node_first_child,
+                        self.node_num_children, self.node_chance_prob, self.node_utility,
+                        self.infoset_action_offset, slots)
 
   def uniform_slots(self):
     """The uniform random strategy of both players in slot form."""

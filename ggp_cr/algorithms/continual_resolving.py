@@ -147,61 +147,6 @@ def _tracks(node_player, node_parent, player, initial):
   return tracks
 
 
-@numba.njit(cache=True)
-def _reach_pass(node_player, node_infoset, node_parent, node_action_index,
-                node_chance_prob, infoset_action_offset, slots):
-  """Rows: player 0's, player 1's and chance's reach of every node under `slots`."""
-  num_nodes = len(node_player)
-  reach = np.ones((3, num_nodes))
-  for node in range(1, num_nodes):
-    parent = node_parent[node]
-    for row in range(3):
-      reach[row, node] = reach[row, parent]
-    mover = node_player[parent]
-    if mover < 0:
-      reach[2, node] *= node_chance_prob[node]
-    else:
-      reach[mover, node] *= slots[infoset_action_offset[node_infoset[parent]] +
-                                  node_action_index[node]]
-  return reach
-
-
-@numba.njit(cache=True)
-def _value_pass(node_player, node_infoset, node_first_child, node_num_children,
-                node_chance_prob, node_utility, infoset_action_offset, slots):
-  """Player 0's expected utility below every node when both play `slots`."""
-  num_nodes = len(node_player)
-  values = np.zeros(num_nodes)
-  for node in range(num_nodes - 1, -1, -1):
-    count = node_num_children[node]
-    if count == 0:
-      values[node] = node_utility[node]
-      continue
-    first = node_first_child[node]
-    total = 0.0
-    if node_player[node] < 0:
-      for child in range(first, first + count):
-        total += node_chance_prob[child] * values[child]
-    else:
-      slot = infoset_action_offset[node_infoset[node]]
-      for child in range(first, first + count):
-        total += slots[slot + child - first] * values[child]
-    values[node] = total
-  return values
-
-
-def _tree_reach(tree, slots):
-  return _reach_pass(tree.node_player, tree.node_infoset, tree.node_parent,
-                     tree.node_action_index, tree.node_chance_prob,
-                     tree.infoset_action_offset, slots)
-
-
-def _tree_values(tree, slots):
-  return _value_pass(tree.node_player, tree.node_infoset, tree.node_first_child,
-                     tree.node_num_children, tree.node_chance_prob, tree.node_utility,
-                     tree.infoset_action_offset, slots)
-
-
 def _utility_sum(game):
   if game.get_type().utility == pyspiel.GameType.Utility.CONSTANT_SUM:
     return float(game.utility_sum())
@@ -889,7 +834,7 @@ class _FullWidthSolver:
     self._value_sum = np.zeros(num_roots)
     self._weight_sum = np.zeros(num_roots)
     if num_roots:
-      chance = _tree_reach(tree, tree.uniform_slots())[2]
+      chance = tree.node_reaches(tree.uniform_slots())[2]
       root_nodes = np.array([trace.current_root_nodes[j] for j in trace.root_of])
       weights = np.array(problem.root_weight)[self._root_of]
       self._own_factor = weights / chance[root_nodes]
@@ -937,8 +882,8 @@ class _FullWidthSolver:
       return
     problem = self.problem
     tree = self.tree
-    reach = _tree_reach(tree, strategy)
-    values = _tree_values(tree, strategy)[self._nodes]
+    reach = tree.node_reaches(strategy)
+    values = tree.node_values(strategy)[self._nodes]
     nodes = self._nodes
     w = self._own_factor * reach[problem.player, nodes] * reach[2, nodes]
     at_root = reach[problem.opponent, self._root_nodes]
@@ -1122,10 +1067,10 @@ class _Resolver:
     opponent_reach = np.zeros(num_roots)
     values = np.zeros(num_roots)
     _, response = best_response.best_response_slots(tree, profile, problem.opponent)
-    node_values = _tree_values(tree, response)
+    node_values = tree.node_values(response)
     if problem.opponent == 1:
       node_values = tree.utility_sum - node_values
-    node_reach = _tree_reach(tree, profile)
+    node_reach = tree.node_reaches(profile)
     for root_id in group:
       history = tuple(problem.root_histories[self.trace.root_of[root_id]]) + \
           self.trace.actions[root_id]
@@ -1150,8 +1095,8 @@ def _warm_up_full_width():
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   slots = tree.uniform_slots()
   _tracks(tree.node_player, tree.node_parent, 0, FIRST)
-  _tree_reach(tree, slots)
-  _tree_values(tree, slots)
+  tree.node_reaches(slots)
+  tree.node_values(slots)
   best_response.best_response_slots(tree, slots, 1)
   cfr.CFRPlusSolver(tree).evaluate_and_update_policy()
   cfr.GeneralCFRSolver(tree, "rm+", depth_limit=1,

@@ -631,50 +631,6 @@ def combine(tree, trunk, gadget, gadget_policy):
 
 
 @numba.njit(cache=True)
-def _reaches(node_player, node_infoset, node_parent, node_action_index,
-             node_chance_prob, infoset_action_offset, slots):
-  """Rows: player 0's, player 1's and chance's reach probability of every node."""
-  num_nodes = len(node_player)
-  reach = np.ones((3, num_nodes))
-  for node in range(1, num_nodes):
-    parent = node_parent[node]
-    for row in range(3):
-      reach[row, node] = reach[row, parent]
-    mover = node_player[parent]
-    if mover == _CHANCE:
-      reach[2, node] *= node_chance_prob[node]
-    else:
-      reach[mover, node] *= slots[infoset_action_offset[node_infoset[parent]] +
-                                  node_action_index[node]]
-  return reach
-
-
-@numba.njit(cache=True)
-def _values(node_player, node_infoset, node_first_child, node_num_children,
-            node_chance_prob, node_utility, infoset_action_offset, slots):
-  """Player 0's expected utility below every node when both play `slots`."""
-  num_nodes = len(node_player)
-  values = np.zeros(num_nodes)
-  for node in range(num_nodes - 1, -1, -1):
-    player = node_player[node]
-    if player == _TERMINAL:
-      values[node] = node_utility[node]
-      continue
-    first = node_first_child[node]
-    total = 0.0
-    if player == _CHANCE:
-      for child in range(first, first + node_num_children[node]):
-        total += node_chance_prob[child] * values[child]
-    else:
-      slot = infoset_action_offset[node_infoset[node]]
-      for child in range(first, first + node_num_children[node]):
-        total += slots[slot] * values[child]
-        slot += 1
-    values[node] = total
-  return values
-
-
-@numba.njit(cache=True)
 def _augmented_keys(node_player, node_infoset, node_parent, node_action_index,
                     infoset_action_offset, num_slots):
   """Each player's augmented information set of every node ([H] Def. 3), as an int.
@@ -834,9 +790,7 @@ def subgame_root_nodes(tree, history, by="augmented"):
 def _opponent_node_values(tree, slots, opponent, best_responding):
   if best_responding:
     _, slots = best_response.best_response_slots(tree, slots, opponent)
-  values = _values(tree.node_player, tree.node_infoset, tree.node_first_child,
-                   tree.node_num_children, tree.node_chance_prob, tree.node_utility,
-                   tree.infoset_action_offset, slots)
+  values = tree.node_values(slots)
   return values if opponent == 0 else tree.utility_sum - values
 
 
@@ -883,9 +837,7 @@ def subgame_from_trunk(tree, trunk, history, player=None, values="cbr",
   if values not in ("cbr", "trunk"):
     raise ValueError(f"values must be 'cbr' or 'trunk', got {values!r}.")
   roots = subgame_root_nodes(tree, history, by)
-  reach = _reaches(tree.node_player, tree.node_infoset, tree.node_parent,
-                   tree.node_action_index, tree.node_chance_prob,
-                   tree.infoset_action_offset, slots)
+  reach = tree.node_reaches(slots)
   w = reach[player, roots] * reach[2, roots]
   states = node_states(tree, roots)
   node_values = _opponent_node_values(tree, slots, 1 - player, values == "cbr")

@@ -20,9 +20,6 @@ infosets_total (information sets whose strategy came from the player), seconds (
 time of the evaluation).
 """
 
-import csv
-import io
-import os
 import pathlib
 import sys
 
@@ -31,6 +28,7 @@ from absl import flags
 
 from ggp_cr.algorithms import evaluators
 from ggp_cr.algorithms import players
+from ggp_cr.algorithms import results_csv
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",
@@ -56,30 +54,6 @@ COLUMNS = ["game", "player", "evaluator", "preplay", "move", "move_amount", "mov
            "seed", "matches", "scope", "weighting", "nash_conv", "exploitability", "decisions",
            "mean_init_seconds", "mean_move_seconds", "infosets_defined", "infosets_total",
            "seconds"]
-
-
-def _open_output(path):
-  """Opens the CSV for appending (header if new); fails before any evaluation."""
-  path = pathlib.Path(path)
-  header = ",".join(COLUMNS) + "\n"
-  try:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-  except OSError as error:
-    raise ValueError(f"Cannot write --output {path}: {error.strerror}.") from None
-  size = os.fstat(fd).st_size
-  if size == 0:
-    os.write(fd, header.encode())
-  elif not os.pread(fd, len(header), 0) == header.encode():
-    os.close(fd)
-    raise ValueError(f"{path} exists with other columns; choose another --output.")
-  return fd
-
-
-def _append(fd, row):
-  buffer = io.StringIO()
-  csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in COLUMNS])
-  os.write(fd, buffer.getvalue().encode())
 
 
 def _plot(rows, path, title):
@@ -115,7 +89,7 @@ def main(argv):
     if len(units) > 1 or any(b.move.is_zero for b in budgets):
       raise ValueError("--move budgets must all be positive and in one unit "
                        "(all iterations, e.g. '100it', or all seconds, e.g. '0.5s').")
-    fd = _open_output(_OUTPUT.value)
+    output = results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
@@ -148,7 +122,7 @@ def main(argv):
             "infosets_total": result.infosets_total,
             "seconds": round(result.seconds, 3),
         }
-        _append(fd, row)
+        output.append(row)
         rows.append(row)
         print(f"  NashConv {result.nash_conv:.6f} (OpenSpiel exploitability "
               f"{result.exploitability:.6f}), {result.infosets_defined}/"
@@ -157,7 +131,7 @@ def main(argv):
     print(f"error: {error}", file=sys.stderr)
     return 1
   finally:
-    os.close(fd)
+    output.close()
   output = pathlib.Path(_OUTPUT.value)
   plot_path = output.with_suffix(".png")
   _plot(rows, plot_path, f"{spec} on {game}, pre-play {budgets[0].preplay}")
