@@ -122,25 +122,24 @@ def log_spaced_budgets(total, points_per_decade):
 def run_until_visited(solver, target):
   """Runs iterations of a sampling solver until it has visited `target` states.
 
-  Uses the solver's batched `run(n)` (compiled solvers) with n estimated from the
-  states visited per iteration so far, else one `iteration()` at a time; returns the
-  iterations run. The last batch may overshoot `target` by a few iterations.
+  A solver with batched `run(n)` and `num_iterations` (the compiled sampling solvers)
+  runs batches sized by its mean states per iteration so far, at most as many
+  iterations as it has run (so the mean is not a few episodes'); others run one
+  `iteration()` at a time. Returns the iterations run. The run stops at the first
+  iteration reaching `target`, or, batched, may overshoot it by a batch's noise.
   """
   iterations = 0
-  batched = getattr(solver, "run", None)
+  batched = hasattr(solver, "run") and hasattr(solver, "num_iterations")
   while solver.visited_states < target:
-    if batched is None or iterations == 0:
-      before = solver.visited_states
+    if batched and solver.num_iterations > 0:
+      per_iteration = max(solver.visited_states / solver.num_iterations, 1.0)
+      count = max(1, min(int((target - solver.visited_states) / per_iteration),
+                         solver.num_iterations))
+      solver.run(count)
+    else:
+      count = 1
       solver.iteration()
-      iterations += 1
-      per_iteration = max(solver.visited_states - before, 1)
-      continue
-    missing = target - solver.visited_states
-    count = max(1, int(missing / per_iteration))
-    before = solver.visited_states
-    batched(count)
     iterations += count
-    per_iteration = max((solver.visited_states - before) / count, 1.0)
   return iterations
 
 

@@ -1,0 +1,200 @@
+r"""The thesis's offline MC-CFR comparison ([S] §5.1.2, Figure 5.11) on Table 5.4's games.
+
+  python -m ggp_cr.examples.offline_mccfr_comparison
+  python -m ggp_cr.examples.offline_mccfr_comparison --visited_states=100000000 \
+      --seeds=20 --game="python_leduc(max_raises=2)"
+
+Runs each solver (--solver, repeatable; default the three below) on each game (--game,
+repeatable; default [S] Table 5.4's four games) for --seeds seeds (0, 1, ...) until it
+has visited --visited_states states, evaluating its average strategy at log-spaced
+budgets of visited states (--points_per_decade from 10^3, and the last):
+
+  vr_mccfr(compiled=true)             the VR-MCCFR candidate: DRM(1,1), cumulative-
+                                      strategy exponent 0.3, exploration 0.7, ExpAvg(0.3)
+                                      baseline
+  mc_cfr(compiled=true)               the MC-CFR candidate: the same without baseline
+  os_mccfr(rm=rm+,e=1,compiled=true)  MC-CFR+ of [S] Table 5.3: regret matching+,
+                                      exploration 1 (like every Table 5.3 configuration),
+                                      no cumulative-strategy discounting, no baseline
+
+`compiled=true` is the numba fast path on the compiled game tree. Each evaluation
+appends a row to <output_dir>/offline_mccfr_comparison.csv as it happens:
+
+  game            the game string
+  solver          the solver string (--list_solvers of the solve example)
+  seed            the solver's seed
+  visited_states  histories touched so far ([S] §5.1's measure; the run stops at the
+                  first iteration reaching the budget, so it may overshoot slightly)
+  iterations      iterations completed (one sampled episode per player each)
+  time            seconds spent in the solver's iterations (evaluations excluded)
+  nash_conv       sum of both players' best-response gains: the thesis's
+                  "exploitability"
+  exploitability  NashConv / 2 (OpenSpiel's `exploitability`)
+
+At the end, <output_dir>/offline_mccfr_comparison.png shows one log-log panel per game:
+NashConv against visited states, one line per solver (median over seeds at each
+evaluation; the band spans the seeds' quartiles).
+"""
+
+import csv
+import os
+import time
+
+from absl import app
+from absl import flags
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import solver_runs
+
+TABLE_5_4_GAMES = (
+    "python_ii_goofspiel(num_cards=4)",
+    "python_leduc(stack1=100,stack2=100,max_raises=4,cards_per_suit=3)",
+    "python_leduc(stack1=100,stack2=100,max_raises=1,cards_per_suit=7)",
+    "python_princess_monster(max_turns=5)",
+)
+THESIS_NAMES = {
+    "vr_mccfr(compiled=true)": "VR-MCCFR candidate",
+    "mc_cfr(compiled=true)": "MC-CFR candidate",
+    "os_mccfr(rm=rm+,e=1,compiled=true)": "MC-CFR+",
+}
+COLUMNS = ("game", "solver", "seed", "visited_states", "iterations", "time", "nash_conv",
+           "exploitability")
+NAME = "offline_mccfr_comparison"
+
+_GAMES = flags.DEFINE_multi_string("game", list(TABLE_5_4_GAMES),
+                                   "Game string (repeatable); default [S] Table 5.4.")
+_SOLVERS = flags.DEFINE_multi_string(
+    "solver", list(THESIS_NAMES), "Solver string (repeatable) with a visited_states "
+    "count, e.g. the defaults: the thesis's VR-MCCFR and MC-CFR candidates and MC-CFR+.")
+_VISITED_STATES = flags.DEFINE_integer(
+    "visited_states", 10_000_000, "Budget of visited states per run.")
+_POINTS_PER_DECADE = flags.DEFINE_integer(
+    "points_per_decade", 4, "Evaluations per factor 10 of visited states.")
+_SEEDS = flags.DEFINE_integer("seeds", 5, "Runs (seeds 0, 1, ...) per game and solver.")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", NAME),
+                                  "Directory of the CSV and the plot.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing CSV.")
+
+
+def _check_flags():
+  """(games, solver specs, budgets), or UsageError naming the bad flag."""
+  if _SEEDS.value < 1:
+    raise app.UsageError(f"--seeds must be >= 1, got {_SEEDS.value}.")
+  try:
+    budgets = solver_runs.log_spaced_budgets(_VISITED_STATES.value,
+                                             _POINTS_PER_DECADE.value)
+  except ValueError as error:
+    raise app.UsageError(f"--visited_states / --points_per_decade: {error}") from None
+  games = []
+  for game_string in _GAMES.value:
+    try:
+      games.append(pyspiel.load_game(game_string))
+    except (pyspiel.SpielError, ValueError, RuntimeError) as error:
+      raise app.UsageError(f"--game: cannot load {game_string!r}: {error}") from None
+  try:
+    specs = [solver_registry.parse_solver(text) for text in _SOLVERS.value]
+  except ValueError as error:
+    raise app.UsageError(f"--solver: {error}") from None
+  return games, specs, budgets
+
+
+def _make_solver(spec, game, seed):
+  target = compiled_tree.cached_tree(game) if spec.solver_type.accepts_tree else game
+  try:
+    solver = solver_registry.make_solver(spec, target, seed=seed)
+  except ValueError as error:
+    raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
+  if getattr(solver, "visited_states", None) is None:
+    raise app.UsageError(f"--solver {spec} does not count visited states.")
+  return solver
+
+
+def _run(writer, file, game, spec, seed, budgets):
+  """One run of `spec` on `game`: a CSV row per budget, a summary line printed."""
+  solver = _make_solver(spec, game, seed)
+  evaluator = solver_runs.AverageStrategyEvaluator(game, solver)
+  iterations, seconds, nash_conv = 0, 0.0, None
+  for budget in budgets:
+    tick = time.perf_counter()
+    iterations += solver_runs.run_until_visited(solver, budget)
+    seconds += time.perf_counter() - tick
+    nash_conv = evaluator.nash_conv(evaluator.average_slots())
+    writer.writerow({"game": str(game), "solver": str(spec), "seed": seed,
+                     "visited_states": solver.visited_states, "iterations": iterations,
+                     "time": f"{seconds:.6f}", "nash_conv": repr(nash_conv),
+                     "exploitability": repr(nash_conv / 2)})
+    file.flush()
+  print(f"{str(game):70s} {str(spec):38s} seed {seed:2d}: {solver.visited_states:>12,} "
+        f"states, {iterations:>10,} it, {seconds:6.2f} s, NashConv {nash_conv:.4g}",
+        flush=True)
+
+
+def plot(csv_path, plot_path):
+  """One log-log panel per game of the median NashConv over seeds per solver."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  frame = pd.read_csv(csv_path)
+  frame["evaluation"] = frame.groupby(["game", "solver", "seed"]).cumcount()
+  games = list(dict.fromkeys(frame["game"]))
+  columns = min(len(games), 2)
+  rows = -(-len(games) // columns)
+  figure, axes_grid = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.5 * rows),
+                                   squeeze=False)
+  for axes, game in zip(axes_grid.flat, games):
+    of_game = frame[frame["game"] == game]
+    for solver in dict.fromkeys(of_game["solver"]):
+      runs = of_game[of_game["solver"] == solver].groupby("evaluation")
+      x = runs["visited_states"].median()
+      label = f"{THESIS_NAMES[solver]}: {solver}" if solver in THESIS_NAMES else solver
+      seeds = of_game[of_game["solver"] == solver]["seed"].nunique()
+      line, = axes.plot(x, runs["nash_conv"].median(), marker=".",
+                        label=f"{label} (median of {seeds})")
+      axes.fill_between(x, runs["nash_conv"].quantile(0.25),
+                        runs["nash_conv"].quantile(0.75), color=line.get_color(),
+                        alpha=0.2, linewidth=0)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("visited states (histories touched)")
+    axes.set_ylabel("NashConv (the thesis's exploitability)")
+    axes.set_title(game, fontsize=9)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=7)
+  for axes in list(axes_grid.flat)[len(games):]:
+    axes.set_visible(False)
+  figure.suptitle("Offline MC-CFR comparison ([S] §5.1.2, Fig. 5.11)")
+  figure.tight_layout()
+  figure.savefig(plot_path, dpi=120)
+  plt.close(figure)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  games, specs, budgets = _check_flags()
+  csv_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.csv")
+  if os.path.exists(csv_path) and not _OVERWRITE.value:
+    raise app.UsageError(f"{csv_path} exists; pass --overwrite to replace it or choose "
+                         "another --output_dir.")
+  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+  print(f"Budgets of visited states: {', '.join(f'{b:,}' for b in budgets)}; writing "
+        f"{csv_path}", flush=True)
+  with open(csv_path, "w", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer.writeheader()
+    for game in games:
+      for spec in specs:
+        for seed in range(_SEEDS.value):
+          _run(writer, file, game, spec, seed, budgets)
+  plot_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.png")
+  plot(csv_path, plot_path)
+  print(f"Plot: {plot_path}")
+
+
+if __name__ == "__main__":
+  app.run(main)
