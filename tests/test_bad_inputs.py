@@ -108,3 +108,60 @@ def test_crafted_cache_does_not_crash_solve(tmp_path):
   result = _run("solve", *flags, "--overwrite")
   assert result.returncode == 0, result.stderr[-2000:]
   assert "Refusing the cached tree" in result.stderr
+
+
+# Finding 2: one malformed tournament CSV row replayed every match.
+
+@pytest.mark.parametrize("bad_line", ["garbage,row\n", '"unbalanced,quote\n',
+                                      "0,0,0" + ",x" * 18 + "\n"])
+def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
+  from ggp_cr.algorithms import tournament  # pylint: disable=import-outside-toplevel
+  config = tournament.TournamentConfig.create("python_rps", ["random", "solver(name=cfr,iterations=2)"], 3)
+  output = tmp_path / "x.csv"
+  first = tournament.run_tournament(config, output, progress=None)
+  with open(output, "a") as file:
+    file.write(bad_line)
+  played = []
+  with pytest.warns(UserWarning, match="set aside 1 malformed"):
+    again = tournament.run_tournament(config, output, progress=played.append)
+  assert "0 to play" in played[0]
+  assert len(again) == len(first) == 6
+  assert not again.duplicated(["pair", "seating", "match"]).any()
+  tournament.summarize(again)
+  assert (tmp_path / "x.csv.rejected").read_text() == bad_line
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    assert len(tournament.run_tournament(config, output, progress=None)) == 6
+
+
+# Finding 4: cr_exploitability glued a new row onto a half-written last line.
+
+def test_append_only_csv_never_glues_onto_a_half_written_line(tmp_path):
+  from ggp_cr.algorithms import results_csv  # pylint: disable=import-outside-toplevel
+  path = tmp_path / "r.csv"
+  output = results_csv.AppendOnlyCsv(path, ["a", "b"])
+  output.append({"a": 1, "b": 2.5})
+  output.close()
+  with open(path, "a") as file:
+    file.write("3,4.")  # killed mid-write
+  with pytest.warns(UserWarning, match="half-written"):
+    output = results_csv.AppendOnlyCsv(path, ["a", "b"], numeric=["a", "b"])
+  assert output.rows == [{"a": "1", "b": "2.5"}]
+  output.append({"a": 5, "b": 6})
+  output.close()
+  assert path.read_text() == "a,b\n1,2.5\n5,6\n"
+  assert (tmp_path / "r.csv.rejected").read_text() == "3,4.\n"
+
+
+def test_cr_exploitability_resumes_past_a_half_written_line(tmp_path):
+  output = tmp_path / "cr.csv"
+  flags = ["--game=python_rps", "--player=random", "--budget=1", f"--output={output}"]
+  assert _run("cr_exploitability", *flags).returncode == 0
+  with open(output, "a") as file:
+    file.write("python_rps(),random(),1,1,0,0.")
+  flags[2:3] = ["--budget=1", "--budget=2"]
+  result = _run("cr_exploitability", *flags)
+  assert result.returncode == 0, result.stderr[-2000:]
+  import pandas as pd  # pylint: disable=import-outside-toplevel
+  rows = pd.read_csv(output)
+  assert sorted(rows.move_iterations) == [1, 2]
