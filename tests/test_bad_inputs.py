@@ -165,3 +165,24 @@ def test_cr_exploitability_resumes_past_a_half_written_line(tmp_path):
   import pandas as pd  # pylint: disable=import-outside-toplevel
   rows = pd.read_csv(output)
   assert sorted(rows.move_iterations) == [1, 2]
+
+
+# Finding 3: solve truncated file names at 100 characters, so two games shared a CSV
+# and --overwrite deleted the other game's results.
+
+def test_long_game_strings_get_their_own_results_and_overwrite_only_their_own(tmp_path):
+  games = [f"python_leduc(max_raises=1,cards_per_suit=2,stack2={stack})"
+           for stack in (50, 77)]
+  flags = ["--solver=cfr", "--iterations=2", f"--output_dir={tmp_path}"]
+  for game in games:
+    result = _run("solve", f"--game={game}", *flags)
+    assert result.returncode == 0, result.stderr[-2000:]
+  before = {path.name: path.read_text() for path in tmp_path.glob("*.csv")}
+  assert len(before) == 2
+  assert len(list(tmp_path.glob("*.checkpoint.npz"))) == 2
+  result = _run("solve", f"--game={games[1]}", *flags, "--overwrite")
+  assert result.returncode == 0, result.stderr[-2000:]
+  after = {path.name: path.read_text() for path in tmp_path.glob("*.csv")}
+  assert after.keys() == before.keys()
+  (other,) = [name for name, text in before.items() if "stack2=50" in text]
+  assert after[other] == before[other]

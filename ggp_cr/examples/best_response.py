@@ -47,7 +47,6 @@ counts them and as [B]'s Figure 4.2 would (see ggp_cr.algorithms.pruned_br), and
 import csv
 import multiprocessing
 import os
-import re
 import statistics
 import time
 
@@ -63,6 +62,7 @@ from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import fixed_policies
 from ggp_cr.algorithms import ismcts_br
 from ggp_cr.algorithms import pruned_br
+from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import spec_strings
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
@@ -91,11 +91,6 @@ _PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
                                        "pruning figures (0: skip).")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
-
-
-def slug(text):
-  """A file-name-safe version of a game string."""
-  return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
 
 
 def _parse_numbers(text, name):
@@ -325,7 +320,7 @@ def main(argv):
   except (ValueError, pyspiel.SpielError) as error:
     raise app.UsageError(str(error)) from None
   player = _PLAYER.value
-  name = slug(tree.game_string)
+  name = result_names.key(tree.game_string)
   print(f"game:   {tree.game_string}\ntree:   {tree}, {tree.nbytes() / 2**20:.1f} MB, "
         f"built in {build_seconds:.3f} s\npolicy: {_POLICY.value}, responder: {player}")
   comparison = Comparison(game, tree, slots, player, _RUNS.value)

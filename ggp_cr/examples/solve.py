@@ -15,7 +15,9 @@ openspiel_cpp_cfr_plus, ...) for side-by-side runs.
 The solver runs until --iterations or --time_limit (whichever comes first) and its
 average strategy is evaluated per --eval_every: ``log`` (iterations 1, 2, 4, 8, ...,
 and the last), ``N`` (every N iterations) or ``Ns`` (every N seconds of solver time).
-Each evaluation appends a row to <output_dir>/<game>__<solver>.csv and prints it:
+Each evaluation appends a row to <output_dir>/<game>__<solver>.csv and prints it
+(<game> and <solver>: a readable prefix of the string plus a hash of all of it, so
+two configurations never share a file):
 
   game            the game string
   solver          the solver string
@@ -43,7 +45,6 @@ uninterrupted run would have (only the time column reflects the actual run).
 import csv
 import glob
 import os
-import re
 import time
 
 from absl import app
@@ -53,6 +54,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import solver_runs
 from ggp_cr.algorithms import strategy_files
@@ -88,11 +90,6 @@ _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
 
-def slug(text):
-  """A file-name-safe version of a game or solver string."""
-  return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
-
-
 def load_game(game_string):
   try:
     return pyspiel.load_game(game_string)
@@ -108,7 +105,7 @@ def plot_runs(output_dir, game_string, plot_x):
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   figure, axes = plt.subplots(figsize=(7, 4.5))
-  for path in sorted(glob.glob(os.path.join(output_dir, f"{slug(game_string)}__*.csv"))):
+  for path in sorted(glob.glob(os.path.join(output_dir, f"{result_names.key(game_string)}__*.csv"))):
     frame = pd.read_csv(path)
     frame = frame[(frame["game"] == game_string) & (frame[plot_x] > 0)]
     frame = frame.dropna(subset=[plot_x])
@@ -127,7 +124,7 @@ def plot_runs(output_dir, game_string, plot_x):
   if axes.lines:
     axes.legend()
   figure.tight_layout()
-  path = os.path.join(output_dir, f"{slug(game_string)}.png")
+  path = os.path.join(output_dir, f"{result_names.key(game_string)}.png")
   figure.savefig(path, dpi=120)
   plt.close(figure)
   return path
@@ -179,7 +176,8 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   game = load_game(_GAME.value)
   csv_path = os.path.join(_OUTPUT_DIR.value,
-                          f"{slug(str(game))}__{slug(str(spec))}.csv")
+                          f"{result_names.key(str(game))}__"
+                          f"{result_names.key(str(spec))}.csv")
   checkpoint = solver_runs.checkpoint_path(csv_path)
   if _RESUME.value:
     if _OVERWRITE.value:
