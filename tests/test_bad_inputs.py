@@ -186,3 +186,61 @@ def test_long_game_strings_get_their_own_results_and_overwrite_only_their_own(tm
   assert after.keys() == before.keys()
   (other,) = [name for name, text in before.items() if "stack2=50" in text]
   assert after[other] == before[other]
+
+
+# Finding 5: exploitability / nash_conv accepted invalid policies (0.0 for all-zero).
+
+class _ConstantPolicy(policy_lib.Policy):
+  def __init__(self, game, probabilities):
+    super().__init__(game, [0, 1])
+    self._probabilities = probabilities
+
+  def action_probabilities(self, state, player_id=None):
+    return dict(self._probabilities(state))
+
+
+def _tabular(game, value):
+  policy = policy_lib.TabularPolicy(game)
+  policy.action_probability_array[:] = value
+  return policy
+
+
+def _invalid_policies(game):
+  doubled = policy_lib.TabularPolicy(game)
+  doubled.action_probability_array *= 2
+  shifted = policy_lib.TabularPolicy(game)
+  shifted.action_probability_array[:] = [-0.5, 1.5]
+  return {
+      "all_zero": _tabular(game, 0.0), "nan": _tabular(game, np.nan),
+      "inf": _tabular(game, np.inf), "negative": shifted, "doubled": doubled,
+      "empty_dict": _ConstantPolicy(game, lambda state: {}),
+      "illegal_action": _ConstantPolicy(game, lambda state: {0: 0.5, 1: 0.25, 7: 0.25}),
+  }
+
+
+@pytest.mark.parametrize("kind", ["all_zero", "nan", "inf", "negative", "doubled",
+                                  "empty_dict", "illegal_action"])
+def test_invalid_policies_raise_like_openspiel(kind):
+  from ggp_cr.algorithms import best_response  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("kuhn_poker")
+  policy = _invalid_policies(game)[kind]
+  for call in (lambda: best_response.exploitability(game, policy),
+               lambda: best_response.nash_conv(game, policy),
+               lambda: best_response.best_response(game, policy, 0)):
+    with pytest.raises(pyspiel.SpielError):
+      call()
+    with pytest.raises(ValueError):
+      call()
+
+
+def test_best_response_refuses_a_boolean_player():
+  from ggp_cr.algorithms import best_response  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match="player must be the integer 0 or 1"):
+    best_response.best_response(game, policy_lib.TabularPolicy(game), True)
+  from open_spiel.python.algorithms import best_response as openspiel_br  # pylint: disable=import-outside-toplevel
+  uniform = policy_lib.TabularPolicy(game)
+  value, _ = best_response.best_response(game, uniform, 1)
+  expected = openspiel_br.BestResponsePolicy(game, 1, uniform).value(
+      game.new_initial_state())
+  assert value == pytest.approx(expected, abs=1e-12)
