@@ -244,3 +244,26 @@ def test_best_response_refuses_a_boolean_player():
   expected = openspiel_br.BestResponsePolicy(game, 1, uniform).value(
       game.new_initial_state())
   assert value == pytest.approx(expected, abs=1e-12)
+
+
+# Finding 6: cfr+(cse=100) died with an OverflowError after 1,024 iterations.
+
+def test_large_strategy_exponent_runs_without_overflow():
+  from ggp_cr.algorithms import solver_registry  # pylint: disable=import-outside-toplevel
+  tree = compiled_tree.compile_game("kuhn_poker")
+  solver = solver_registry.make_solver(solver_registry.parse_solver("cfr+(cse=100)"),
+                                       tree)
+  for _ in range(2000):
+    solver.evaluate_and_update_policy()
+  average = solver.average_strategy_slots()
+  assert np.all(np.isfinite(average))
+  np.testing.assert_allclose(np.add.reduceat(average, tree.infoset_action_offset), 1.0)
+
+
+@pytest.mark.parametrize("spec", ["cfr+(cse=1e308)", "cfr(cse=inf)", "dcfr(inf,0,2)",
+                                  "dcfr(-5,0,2)", "dcfr(1.5,0,1e400)",
+                                  "cfr(rm=drm(-5,0))", "cfr(rm=drm(1,1e9))"])
+def test_exponents_out_of_range_are_refused_at_parse_time(spec):
+  from ggp_cr.algorithms import solver_registry  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match=r"must be (in \[|a finite number)"):
+    solver_registry.parse_solver(spec)
