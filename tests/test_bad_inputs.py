@@ -267,3 +267,39 @@ def test_exponents_out_of_range_are_refused_at_parse_time(spec):
   from ggp_cr.algorithms import solver_registry  # pylint: disable=import-outside-toplevel
   with pytest.raises(ValueError, match=r"must be (in \[|a finite number)"):
     solver_registry.parse_solver(spec)
+
+
+# Finding 7: infinite budgets and huge game parameters hung or allocated gigabytes.
+
+@pytest.mark.parametrize("text", ["solver(seconds=inf)", "solver(seconds=1e300)",
+                                  "ismcts(simulations=10,uct_c=inf)",
+                                  "solver(iterations=1000000000000000000000)"])
+def test_unbounded_player_parameters_are_refused(text):
+  from ggp_cr.algorithms import players  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match="must be"):
+    players.parse_player(text)
+
+
+@pytest.mark.parametrize("move", ["1e400s", "1e9s", "1e400ms", "1e300it"])
+def test_unbounded_budgets_are_refused(move):
+  from ggp_cr.algorithms import players  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match="must be"):
+    players.Budget.parse("0", move)
+
+
+@pytest.mark.parametrize("game", [
+    "python_princess_monster(rows=100000,cols=100000)",
+    "python_princess_monster(max_turns=1000000000)",
+    "python_ii_goofspiel(num_cards=100000)",
+    "python_leduc(max_raises=1000000)", "python_rps(n=1000001)"])
+def test_game_parameters_have_limits(game):
+  with pytest.raises((ValueError, pyspiel.SpielError), match="must be in"):
+    pyspiel.load_game(game)
+
+
+def test_play_with_an_infinite_budget_exits_with_one_line():
+  result = _run("play", "--game=python_rps", "--player0=solver(seconds=inf)",
+                timeout=60)
+  assert result.returncode != 0
+  assert "Traceback" not in result.stderr
+  assert "seconds" in result.stderr

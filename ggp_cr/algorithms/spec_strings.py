@@ -146,8 +146,14 @@ class Parameter:
 
 
 def int_parameter(name, minimum=None):
-  """A parser of integer parameter `name`, with an optional minimum."""
-  return lambda text: parse_int(text, f"parameter {name!r}", minimum)
+  """A parser of integer parameter `name` in [minimum, number_ranges.MAX_COUNT]."""
+  def parse(text):
+    value = parse_int(text, f"parameter {name!r}", minimum)
+    if value > number_ranges.MAX_COUNT:
+      raise ValueError(f"parameter {name!r} must be <= {number_ranges.MAX_COUNT}, got "
+                       f"{value}.")
+    return value
+  return parse
 
 
 def float_parameter(name, minimum=None, maximum=None, allowed=(math.inf, -math.inf)):

@@ -54,6 +54,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import solver_runs
@@ -155,6 +156,10 @@ def _check_flags():
   if _TIME_LIMIT.value is not None and not _TIME_LIMIT.value > 0:
     raise app.UsageError(f"--time_limit must be > 0 seconds, got {_TIME_LIMIT.value}.")
   try:
+    if _ITERATIONS.value is not None:
+      number_ranges.count(_ITERATIONS.value, "--iterations")
+    if _TIME_LIMIT.value is not None:
+      number_ranges.seconds(_TIME_LIMIT.value, "--time_limit")
     return solver_runs.parse_eval_every(_EVAL_EVERY.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
