@@ -303,3 +303,121 @@ def test_play_with_an_infinite_budget_exits_with_one_line():
   assert result.returncode != 0
   assert "Traceback" not in result.stderr
   assert "seconds" in result.stderr
+
+
+# Finding 8: unwritable outputs failed only after the computation, with tracebacks.
+
+def _run_all(commands, timeout=90):
+  """Runs several example commands at once; returns their CompletedProcess-likes."""
+  env = dict(os.environ, PYTHONPATH=REPO)
+  processes = [subprocess.Popen([sys.executable, "-m", f"ggp_cr.examples.{module}",
+                                 *flags], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+               for module, *flags in commands]
+  results = []
+  for process in processes:
+    try:
+      stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      stdout, stderr = process.communicate()
+      stderr += "\nTIMEOUT"
+    results.append(subprocess.CompletedProcess(process.args, process.returncode,
+                                               stdout, stderr))
+  return results
+
+
+def test_bad_output_paths_fail_before_any_work(tmp_path):
+  blocker = tmp_path / "file"
+  blocker.write_text("x")
+  endless = ["--game=kuhn_poker", "--solver=cfr", "--iterations=1000000000000"]
+  commands = [
+      ("solve", *endless, f"--output_dir={blocker}"),
+      ("solve", *endless, f"--output_dir={tmp_path / 'a'}",
+       f"--save_strategy={blocker / 's.npz'}"),
+      ("solve", *endless, f"--output_dir={tmp_path / 'b'}", f"--cache_dir={blocker}"),
+      ("best_response", "--game=kuhn_poker", f"--output_dir={blocker / 'x'}"),
+      ("cfrd_eval", "--game=kuhn_poker", "--history=0,1", f"--output={tmp_path}"),
+      ("tournament", "--game=python_rps", "--player=random", "--self_play",
+       "--output=/dev/null", "--matches=1"),
+  ]
+  for command, result in zip(commands, _run_all(commands)):
+    assert result.returncode not in (0, None), (command, result.stderr[-500:])
+    assert "Traceback" not in result.stderr and "TIMEOUT" not in result.stderr, \
+        (command, result.stderr[-2000:])
+  assert not os.path.exists("/dev/null.config.json")
+
+
+# Finding 9: resume trusted checkpoint contents.
+
+def _checkpoint(tmp_path, **changes):
+  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  tree = compiled_tree.compile_game("kuhn_poker")
+  solver = cfr.CFRPlusSolver(tree)
+  for _ in range(3):
+    solver.evaluate_and_update_policy()
+  state = solver.state_dict()
+  iterations = changes.pop("iterations", 3)
+  state.update(changes)
+  path = tmp_path / "c.checkpoint.npz"
+  solver_runs.save_checkpoint(path, "kuhn_poker()", "cfr+", iterations, 0.5, state)
+  return path, cfr.CFRPlusSolver(tree)
+
+
+def _nan_regrets():
+  regrets = np.zeros(24)
+  regrets[5] = np.nan
+  return regrets
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(regrets=_nan_regrets()), "NaN"),
+    (dict(cumulative=np.full(24, np.inf)), "NaN or infinite"),
+    (dict(iterations=7), "says 7 iterations but its solver state holds 3"),
+    (dict(iterations=-5, iteration=-5), "must be in"),
+    (dict(log_weight_scale=np.nan), "log_weight_scale"),
+    (dict(strategy=np.full(24, 0.9)), "not a distribution"),
+])
+def test_resume_refuses_untrustworthy_checkpoints(tmp_path, changes, message):
+  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  path, solver = _checkpoint(tmp_path, **changes)
+  with pytest.raises(ValueError, match=message):
+    _, _, state = solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr+")
+    solver.load_state_dict(state)
+  assert solver.iteration == 0
+
+
+def test_old_weight_scale_zero_is_refused(tmp_path):
+  path, solver = _checkpoint(tmp_path)
+  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  _, _, state = solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr+")
+  state.pop("log_weight_scale", None)
+  state["weight_scale"] = 0.0
+  with pytest.raises(ValueError, match="weight_scale"):
+    solver.load_state_dict(state)
+
+
+def test_resume_sets_a_half_written_row_aside(tmp_path):
+  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  path = tmp_path / "run.csv"
+  path.write_text(",".join(solver_runs.COLUMNS) + "\n"
+                  "kuhn_poker(),cfr+,0.1,1,,0.5,0.25\n"
+                  "kuhn_poker(),cfr+,0.2,2,,0.4,0.2\n"
+                  "kuhn_poker(),cfr+,0.3,1")  # the row of iteration 16, cut short
+  with pytest.warns(UserWarning, match="half-written"):
+    solver_runs.truncate_rows(path, 2)
+  assert path.read_text().splitlines()[1:] == ["kuhn_poker(),cfr+,0.1,1,,0.5,0.25",
+                                               "kuhn_poker(),cfr+,0.2,2,,0.4,0.2"]
+
+
+def test_solve_resume_from_a_nan_checkpoint_is_one_line(tmp_path):
+  flags = ["--game=kuhn_poker", "--solver=cfr+", f"--output_dir={tmp_path}"]
+  assert _run("solve", *flags, "--iterations=2").returncode == 0
+  (checkpoint,) = tmp_path.glob("*.checkpoint.npz")
+  with np.load(checkpoint) as data:
+    contents = dict(data)
+  contents["state_regrets"] = contents["state_regrets"] * np.nan
+  np.savez(checkpoint, **contents)
+  result = _run("solve", *flags, "--iterations=4", "--resume")
+  assert result.returncode == 1
+  assert result.stderr.strip().count("\n") == 0 and "NaN" in result.stderr

@@ -63,6 +63,7 @@ from open_spiel.python import policy as policy_lib
 import pyspiel
 
 from ggp_cr.algorithms import cache_validation
+from ggp_cr.algorithms import output_paths
 
 # Bumped whenever the cached arrays change meaning; older cache files are rebuilt.
 _CACHE_FORMAT = 2
@@ -478,6 +479,7 @@ def compile_game(game, cache_dir=None, progress=False):
   game_string = str(game)
   path = None
   if cache_dir is not None:
+    output_paths.check_directory(cache_dir, "cache_dir")
     path = _cache_path(cache_dir, game)
     if os.path.exists(path):
       try:

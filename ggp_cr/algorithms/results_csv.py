@@ -18,6 +18,8 @@ import pathlib
 import tempfile
 import warnings
 
+from ggp_cr.algorithms import output_paths
+
 
 def rejected_path(path):
   """Where `set_aside_bad_rows` moves the rows it refuses."""
@@ -64,7 +66,7 @@ def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
   if not content:
     return []
   header = ",".join(columns) + "\n"
-  text = content.decode("utf-8", errors="replace")
+  text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
   if not text.startswith(header):
     raise ValueError(f"{path} does not start with the header {header.strip()!r}; it "
                      "holds other columns or was not written by this tool.")
@@ -111,10 +113,8 @@ class AppendOnlyCsv:
     self.path = pathlib.Path(path)
     self.columns = list(columns)
     header = (",".join(self.columns) + "\n").encode()
-    if self.path.is_dir():
-      raise ValueError(f"{self.path} is a directory; give a .csv file path.")
+    output_paths.check_file(self.path, "output")
     try:
-      self.path.parent.mkdir(parents=True, exist_ok=True)
       self.rows = set_aside_bad_rows(self.path, self.columns, numeric, nullable, key)
       self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as error:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ggp_cr.algorithms import matches
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import results_csv
 
@@ -207,10 +208,9 @@ class ResultsFile:
     self.path = pathlib.Path(output)
     self.config = config
     self._fd = None
-    if self.path.is_dir():
-      raise ValueError(f"--output {self.path} is a directory; give a .csv file path.")
+    output_paths.check_file(self.path, "--output")
+    output_paths.check_file(sidecar_path(self.path), "--output's configuration file")
     try:
-      self.path.parent.mkdir(parents=True, exist_ok=True)
       self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as error:
       raise ValueError(f"Cannot write --output {self.path}: {error.strerror}.") from None

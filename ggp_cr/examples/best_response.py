@@ -61,9 +61,11 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import fixed_policies
 from ggp_cr.algorithms import ismcts_br
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import pruned_br
 from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import spec_strings
+from ggp_cr.examples import cli
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 
@@ -308,6 +310,7 @@ def main(argv):
     raise app.UsageError("--runs and --ismcts_seeds must be >= 1, --pruning_trials "
                          ">= 0.")
   try:
+    output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
     game = pyspiel.load_game(_GAME.value)
     start = time.perf_counter()
     tree = compiled_tree.cached_tree(game)
@@ -367,4 +370,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -29,6 +29,7 @@ from absl import flags
 from ggp_cr.algorithms import evaluators
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import results_csv
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",
@@ -140,4 +141,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

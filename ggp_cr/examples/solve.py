@@ -55,10 +55,12 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import number_ranges
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import solver_runs
 from ggp_cr.algorithms import strategy_files
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker",
                             "Game string, e.g. leduc_poker or python_leduc(max_raises=3).")
@@ -171,6 +173,15 @@ def main(argv):
   if _LIST_SOLVERS.value:
     print(solver_registry.describe_solvers())
     return
+  try:
+    if _CACHE_DIR.value is not None:
+      output_paths.check_directory(_CACHE_DIR.value, "--cache_dir")
+    if not _LOAD_STRATEGY.value:
+      output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
+    if _SAVE_STRATEGY.value:
+      output_paths.check_file(_SAVE_STRATEGY.value, "--save_strategy")
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   if _LOAD_STRATEGY.value:
     evaluate_strategy_file(_LOAD_STRATEGY.value)
     return
@@ -229,8 +240,9 @@ def main(argv):
     return ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
             (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
 
+  interrupted = False
   with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS)
+    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS, lineterminator="\n")
     if not _RESUME.value:
       writer.writeheader()
       file.flush()
@@ -263,6 +275,7 @@ def main(argv):
         if _SAVE_STRATEGY.value:
           strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
     except KeyboardInterrupt:
+      interrupted = True
       print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
             "evaluation so far" + ("; rerun with --resume to continue." if resumable
                                    else "."))
@@ -270,7 +283,8 @@ def main(argv):
       print(f"Plot: {plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)}")
   if _SAVE_STRATEGY.value and os.path.exists(_SAVE_STRATEGY.value):
     print(f"Average strategy saved to {_SAVE_STRATEGY.value}")
+  return cli.EXIT_INTERRUPTED if interrupted else 0
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)
