@@ -421,3 +421,70 @@ def test_solve_resume_from_a_nan_checkpoint_is_one_line(tmp_path):
   result = _run("solve", *flags, "--iterations=4", "--resume")
   assert result.returncode == 1
   assert result.stderr.strip().count("\n") == 0 and "NaN" in result.stderr
+
+
+# Finding 10: the state API returned distributions off chance nodes, raised
+# AttributeError, and deserialize_state unpickled attributes (running code).
+
+STATE_GAMES = ["python_leduc(max_raises=1,cards_per_suit=2)",
+               "python_ii_goofspiel(num_cards=3,points_order=random)",
+               "python_ii_goofspiel(num_cards=3)", "python_rps",
+               "python_princess_monster(max_turns=2)", "python_latent_ttt"]
+
+
+def _play_out(state, choose=0):
+  while not state.is_terminal():
+    if state.is_chance_node():
+      state.apply_action(state.chance_outcomes()[choose][0])
+    else:
+      state.apply_action(state.legal_actions()[choose])
+  return state
+
+
+@pytest.mark.parametrize("game_string", STATE_GAMES)
+def test_chance_outcomes_off_chance_nodes_and_actions_on_terminals_raise(game_string):
+  game = pyspiel.load_game(game_string)
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  with pytest.raises(pyspiel.SpielError, match="decision node"):
+    state.chance_outcomes()
+  _play_out(state)
+  with pytest.raises(pyspiel.SpielError, match="terminal node"):
+    state.chance_outcomes()
+  with pytest.raises(pyspiel.SpielError, match="game is over"):
+    state.apply_action(0)
+
+
+@pytest.mark.parametrize("game_string", STATE_GAMES)
+def test_states_serialize_as_history_and_refuse_other_games(game_string):
+  import pickle  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game(game_string)
+  state = game.new_initial_state()
+  for _ in range(2):
+    state.apply_action(state.legal_actions()[-1])
+  text = state.serialize()
+  assert "__dict__" not in text and text.split("\n")[2] == " ".join(
+      map(str, state.history()))
+  assert str(game.deserialize_state(text)) == str(state)
+  assert str(pickle.loads(pickle.dumps(state))) == str(state)
+  other = pyspiel.load_game("python_rps(n=5)" if "rps" in game_string else "python_rps")
+  with pytest.raises(pyspiel.SpielError, match="not python_rps"):
+    other.deserialize_state(text)
+
+
+def test_deserialize_state_does_not_unpickle(tmp_path):
+  import base64  # pylint: disable=import-outside-toplevel
+  import pickle  # pylint: disable=import-outside-toplevel
+  marker = tmp_path / "ran"
+
+  class _Payload:
+    def __reduce__(self):
+      return (open, (str(marker), "w"))
+
+  crafted = ("history=\nmove_number=0\n__dict__=" +
+             base64.b64encode(pickle.dumps({"x": _Payload()})).decode())
+  game = pyspiel.load_game("python_leduc")
+  with pytest.raises(pyspiel.SpielError):
+    game.deserialize_state(crafted)
+  assert not marker.exists()

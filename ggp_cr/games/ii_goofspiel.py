@@ -56,7 +56,7 @@ def result(own, other):
   return DRAW if own == other else LOST
 
 
-class IIGoofspielGame(pyspiel.Game):
+class IIGoofspielGame(common.Game):
   """python_ii_goofspiel(num_cards, points_order, returns_type); num_cards in
   [1, MAX_CARDS] (information state tensors grow as num_cards^2)."""
 
@@ -144,7 +144,7 @@ class IIGoofspielState(common.State):
       mask &= ~(1 << (prize - 1))
     return mask
 
-  def chance_outcomes(self):
+  def _chance_outcomes(self):
     actions = _actions_of(self._prizes_left)
     probability = 1.0 / len(actions)
     return [(a, probability) for a in actions]

@@ -69,7 +69,7 @@ def _bool_parameter(params, name):
   return value
 
 
-class LeducGame(pyspiel.Game):
+class LeducGame(common.Game):
   """python_leduc(stack1, stack2, max_raises, cards_per_suit, ...): see module doc."""
 
   def __init__(self, params=None):
@@ -190,7 +190,7 @@ class LeducState(common.State):
       return [r for r in range(game.num_cards) if r != self.card0]
     return range(game.num_cards)
 
-  def chance_outcomes(self):
+  def _chance_outcomes(self):
     cards = self._undealt(self.get_game())
     p = 1.0 / len(cards)
     return [(c, p) for c in cards]

@@ -54,7 +54,7 @@ def _neighbours(rows, cols):
   return tuple(result)
 
 
-class PrincessMonsterGame(pyspiel.Game):
+class PrincessMonsterGame(common.Game):
   """python_princess_monster(max_turns, rows, cols): T in [1, MAX_TURNS], rows and
   cols in [1, MAX_SIDE], at least 2 cells (tensors grow as T * rows * cols)."""
 

@@ -29,7 +29,7 @@ def winner(n, pick0, pick1):
   return 1 if higher_is_0 == higher_wins else -1
 
 
-class RPSGame(pyspiel.Game):
+class RPSGame(common.Game):
   """python_rps(n): generalized rock-paper-scissors with odd n in [1, MAX_N]."""
 
   def __init__(self, params=None):
