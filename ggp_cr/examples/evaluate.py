@@ -90,6 +90,9 @@ def main(argv):
     if len(units) > 1 or any(b.move.is_zero for b in budgets):
       raise ValueError("--move budgets must all be positive and in one unit "
                        "(all iterations, e.g. '100it', or all seconds, e.g. '0.5s').")
+    if _SEED.value < 0 or _MATCHES.value < 1:
+      raise ValueError(f"--seed must be >= 0 and --matches >= 1, got {_SEED.value} and "
+                       f"{_MATCHES.value}.")
     output = results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)

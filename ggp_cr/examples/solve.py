@@ -240,7 +240,15 @@ def main(argv):
     return ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
             (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
 
-  interrupted = False
+  def save(slots):
+    """The checkpoint and strategy of the evaluation just written to the CSV."""
+    if resumable:
+      solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
+                                  solver_seconds, solver.state_dict())
+    if _SAVE_STRATEGY.value:
+      strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
+
+  interrupted, unsaved = False, None
   with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
     writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS, lineterminator="\n")
     if not _RESUME.value:
@@ -263,19 +271,19 @@ def main(argv):
                          "nash_conv": repr(nash_conv),
                          "exploitability": repr(nash_conv / 2)})
         file.flush()
+        unsaved = slots
         rate = (iterations - last_iterations) / max(solver_seconds - last_seconds, 1e-9)
         visited_text = "" if visited is None else f"  {visited:>15,} states"
         print(f"{solver_seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
               f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
               f"({rate:,.1f} it/s)", flush=True)
         last_iterations, last_seconds = iterations, solver_seconds
-        if resumable:
-          solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
-                          solver_seconds, solver.state_dict())
-        if _SAVE_STRATEGY.value:
-          strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
+        save(slots)
+        unsaved = None
     except KeyboardInterrupt:
       interrupted = True
+      if unsaved is not None:  # interrupted while saving: the state is still that row's
+        save(unsaved)
       print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
             "evaluation so far" + ("; rerun with --resume to continue." if resumable
                                    else "."))
