@@ -30,6 +30,26 @@ def _run(module, *flags, timeout=60):
                         env=env, check=False)
 
 
+def _run_all(commands, timeout=90):
+  """Runs several example commands at once; returns their CompletedProcess-likes."""
+  env = dict(os.environ, PYTHONPATH=REPO)
+  processes = [subprocess.Popen([sys.executable, "-m", f"ggp_cr.examples.{module}",
+                                 *flags], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+               for module, *flags in commands]
+  results = []
+  for process in processes:
+    try:
+      stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      stdout, stderr = process.communicate()
+      stderr += "\nTIMEOUT"
+    results.append(subprocess.CompletedProcess(process.args, process.returncode,
+                                               stdout, stderr))
+  return results
+
+
 # Finding 1: a crafted tree cache segfaulted the CFR kernel or gave wrong answers.
 
 def _craft_cache(path, edit, recompute_checksum):
@@ -174,8 +194,7 @@ def test_long_game_strings_get_their_own_results_and_overwrite_only_their_own(tm
   games = [f"python_leduc(max_raises=1,cards_per_suit=2,stack2={stack})"
            for stack in (50, 77)]
   flags = ["--solver=cfr", "--iterations=2", f"--output_dir={tmp_path}"]
-  for game in games:
-    result = _run("solve", f"--game={game}", *flags)
+  for result in _run_all([("solve", f"--game={game}", *flags) for game in games]):
     assert result.returncode == 0, result.stderr[-2000:]
   before = {path.name: path.read_text() for path in tmp_path.glob("*.csv")}
   assert len(before) == 2
@@ -306,26 +325,6 @@ def test_play_with_an_infinite_budget_exits_with_one_line():
 
 
 # Finding 8: unwritable outputs failed only after the computation, with tracebacks.
-
-def _run_all(commands, timeout=90):
-  """Runs several example commands at once; returns their CompletedProcess-likes."""
-  env = dict(os.environ, PYTHONPATH=REPO)
-  processes = [subprocess.Popen([sys.executable, "-m", f"ggp_cr.examples.{module}",
-                                 *flags], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
-               for module, *flags in commands]
-  results = []
-  for process in processes:
-    try:
-      stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-      process.kill()
-      stdout, stderr = process.communicate()
-      stderr += "\nTIMEOUT"
-    results.append(subprocess.CompletedProcess(process.args, process.returncode,
-                                               stdout, stderr))
-  return results
-
 
 def test_bad_output_paths_fail_before_any_work(tmp_path):
   blocker = tmp_path / "file"
