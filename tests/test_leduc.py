@@ -261,12 +261,12 @@ def test_tensors_identify_the_strings(game_string):
 
 
 @pytest.mark.parametrize("game_string,message", [
-    ("python_leduc(stack1=0)", "'stack1' must be >= 1"),
-    ("python_leduc(stack2=-3)", "'stack2' must be >= 1"),
-    ("python_leduc(max_raises=-1)", "'max_raises' must be >= 0"),
+    ("python_leduc(stack1=0)", r"'stack1' must be in \[1, 1000000\]"),
+    ("python_leduc(stack2=-3)", r"'stack2' must be in \[1, 1000000\]"),
+    ("python_leduc(max_raises=-1)", r"'max_raises' must be in \[0, 100\]"),
     ("python_leduc(cards_per_suit=1)", "'cards_per_suit' must be >= 2, got 1: .*public"),
     ("python_leduc(cards_per_suit=1,deal_from_deck=true)", "'cards_per_suit' must be >= 2"),
-    ("python_leduc(cards_per_suit=0)", "'cards_per_suit' must be >= 2, got 0"),
+    ("python_leduc(cards_per_suit=0)", r"'cards_per_suit' must be in \[2, 100\], got 0"),
 ])
 def test_bad_parameters_fail_at_load(game_string, message):
   with pytest.raises(ValueError, match=message):

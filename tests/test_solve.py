@@ -31,7 +31,7 @@ def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_
   assert resumed.returncode == 0, resumed.stderr
   assert "Resumed after 20 iterations" in resumed.stdout
 
-  (csv_path,) = tmp_path.glob("kuhn_poker__*.csv")
+  (csv_path,) = tmp_path.glob("kuhn_poker-*__*.csv")
   frame = pd.read_csv(csv_path)
   assert tuple(frame.columns) == solver_runs.COLUMNS
   assert frame["iterations"].tolist() == [10, 20, 30, 40]
@@ -39,7 +39,8 @@ def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_
   assert frame["visited_states"].tolist() == [2 * tree.num_nodes * i
                                               for i in (10, 20, 30, 40)]
   np.testing.assert_allclose(frame["exploitability"], frame["nash_conv"] / 2)
-  assert (tmp_path / "kuhn_poker.png").stat().st_size > 0
+  (png,) = tmp_path.glob("kuhn_poker-*.png")
+  assert png.stat().st_size > 0
   # The resumed run is the uninterrupted run.
   solver = cfr.DCFRSolver(tree, 1.5, 0, 2)
   for iterations in range(1, 41):

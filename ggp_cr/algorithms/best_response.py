@@ -5,9 +5,11 @@ signatures and values of `open_spiel.python.algorithms.exploitability`:
 - `nash_conv` = Σ_p (BR value of p − on-policy value of p), the sum of both
   best-response gains (what [S] and CFRPlayground call exploitability);
 - `exploitability` = (Σ_p BR value of p − game.utility_sum()) / 2 = NashConv / 2.
-They take a pyspiel game or game string and any policy.Policy; the tree is compiled
-once per process (`compiled_tree.cached_tree`). The slot-level functions take a tree
-and a profile in slot form, for algorithms that already hold both.
+They take a pyspiel game or game string and any policy.Policy, checked by
+`policy_validation.profile_slots` (finite, non-negative, summing to 1 within 1e-6,
+legal actions only; else a pyspiel.SpielError as OpenSpiel raises); the tree is
+compiled once per process (`compiled_tree.cached_tree`). The slot-level functions take
+a tree and a profile in slot form, for algorithms that already hold both.
 
 For a fixed profile σ and a responder p, the counterfactual best response ([S] §1.1;
 the same definition as OpenSpiel's `best_response.BestResponsePolicy`) picks at each of
@@ -32,6 +34,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import policy_validation
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -178,8 +181,10 @@ def best_response(game, policy, player):
   plays the pure best response at `player`'s information states and `policy` at the
   opponent's (like OpenSpiel's BestResponsePolicy).
   """
+  player = policy_validation.check_player(player)
   tree = compiled_tree.cached_tree(game)
-  value, response = best_response_slots(tree, tree.policy_to_slots(policy), player)
+  value, response = best_response_slots(
+      tree, policy_validation.profile_slots(tree, policy), player)
   return value, tree.slots_to_tabular_policy(response)
 
 
@@ -206,11 +211,11 @@ def nash_conv(game, policy, return_only_nash_conv=True, use_cpp_br=False):
   """
   del use_cpp_br
   tree = compiled_tree.cached_tree(game)
-  result = nash_conv_slots(tree, tree.policy_to_slots(policy))
+  result = nash_conv_slots(tree, policy_validation.profile_slots(tree, policy))
   return result.nash_conv if return_only_nash_conv else result
 
 
 def exploitability(game, policy):
   """Exploitability (NashConv / 2) of `policy` in `game`, like OpenSpiel's."""
   tree = compiled_tree.cached_tree(game)
-  return exploitability_slots(tree, tree.policy_to_slots(policy))
+  return exploitability_slots(tree, policy_validation.profile_slots(tree, policy))

@@ -32,6 +32,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import regret_matching
 
 _BOTH_PLAYERS = -1
@@ -49,6 +50,10 @@ def as_compiled_tree(game_or_tree):
     return compiled_tree.cached_tree(game_or_tree)
   raise TypeError(f"Expected a pyspiel game, a game string or a CompiledTree, got "
                   f"{type(game_or_tree).__name__}.")
+
+
+# Above weight e^_LOG_RESCALE (1e100) the cumulative strategy is rescaled.
+_LOG_RESCALE = math.log(1e100)
 
 
 class _TraversalTree:
@@ -301,14 +306,8 @@ class GeneralCFRSolver:
       raise ValueError(f"alternating_updates must be True or False, got "
                        f"{alternating_updates!r}.")
     self.alternating_updates = bool(alternating_updates)
-    try:
-      gamma = float(cumulative_strategy_exponent)
-    except (TypeError, ValueError):
-      gamma = math.nan
-    if not 0.0 <= gamma < math.inf:
-      raise ValueError(f"cumulative_strategy_exponent must be a finite number >= 0, got "
-                       f"{cumulative_strategy_exponent!r}.")
-    self.cumulative_strategy_exponent = gamma
+    self.cumulative_strategy_exponent = number_ranges.exponent(
+        cumulative_strategy_exponent, "cumulative_strategy_exponent")
     if depth_limit is not None:
       if isinstance(depth_limit, bool) or not isinstance(depth_limit, (int, np.integer)) \
           or depth_limit < 0:
@@ -339,9 +338,9 @@ class GeneralCFRSolver:
     self._reach = np.empty((max(self._walk.num_internal, 1), 3))
     self._leaf_estimates = np.empty(len(self._walk.leaf_nodes))
     self._iteration = 0
-    # Strategy weights are t^gamma / _weight_scale; the scale grows (and the sums are
-    # rescaled) before the weights could overflow.
-    self._weight_scale = 1.0
+    # Strategy weights are t^gamma / e^_log_weight_scale, computed in log space; the
+    # scale grows (and the sums are rescaled) before the weights could overflow.
+    self._log_weight_scale = 0.0
     self.visited_states = 0
 
   @property
@@ -358,11 +357,14 @@ class GeneralCFRSolver:
     """Runs one CFR iteration (both players)."""
     self._iteration += 1
     t = float(self._iteration)
-    weight = t**self.cumulative_strategy_exponent / self._weight_scale
-    if weight > 1e100:
-      self._cumulative *= 1.0 / weight
-      self._weight_scale *= weight
-      weight = 1.0
+    log_weight = self.cumulative_strategy_exponent * math.log(t) - \
+        self._log_weight_scale
+    weight = 1.0
+    if log_weight > _LOG_RESCALE:
+      self._cumulative *= math.exp(-log_weight)
+      self._log_weight_scale += log_weight
+    else:
+      weight = math.exp(log_weight)
     if self.alternating_updates:
       for player in (0, 1):
         self._traverse(player, weight)
@@ -422,24 +424,48 @@ class GeneralCFRSolver:
     """
     state = {"regrets": self._regrets.copy(), "cumulative": self._cumulative.copy(),
              "strategy": self._strategy.copy(), "iteration": self._iteration,
-             "weight_scale": self._weight_scale, "visited_states": self.visited_states}
+             "log_weight_scale": self._log_weight_scale,
+             "visited_states": self.visited_states}
     if hasattr(self.utility_estimator, "rng_state"):
       state["estimator_rng_state"] = self.utility_estimator.rng_state.copy()
     return state
 
   def load_state_dict(self, state):
-    """Restores what `state_dict` returned; shapes must match this solver's tree."""
+    """Restores what `state_dict` returned; raises ValueError (nothing changed) unless
+    the arrays have this solver's shapes and finite values (strategy a distribution
+    per infoset, cumulative >= 0), and the counters are finite and in range."""
+    arrays = {}
     for name in ("regrets", "cumulative", "strategy"):
-      array = np.asarray(state[name], dtype=np.float64)
+      try:
+        array = np.asarray(state[name], dtype=np.float64)
+      except (TypeError, ValueError):
+        raise ValueError(f"Solver state {name!r} is not numeric.") from None
       if array.shape != (self._tree.num_infoset_actions,):
         raise ValueError(f"Solver state {name!r} has shape {array.shape}, expected "
                          f"({self._tree.num_infoset_actions},).")
-    self._regrets[:] = state["regrets"]
-    self._cumulative[:] = state["cumulative"]
-    self._strategy[:] = state["strategy"]
-    self._iteration = int(state["iteration"])
-    self._weight_scale = float(state["weight_scale"])
-    self.visited_states = int(state["visited_states"])
+      if not np.all(np.isfinite(array)):
+        raise ValueError(f"Solver state {name!r} holds NaN or infinite values.")
+      arrays[name] = array
+    sums = np.add.reduceat(arrays["strategy"], self._tree.infoset_action_offset)
+    if np.any(arrays["cumulative"] < 0) or np.any(arrays["strategy"] < 0) or \
+        np.any(np.abs(sums - 1.0) > 1e-6):
+      raise ValueError("Solver state has a negative cumulative strategy or a current "
+                       "strategy that is not a distribution.")
+    iteration = number_ranges.count(state["iteration"], "Solver state 'iteration'")
+    visited = number_ranges.count(state["visited_states"],
+                                  "Solver state 'visited_states'")
+    if "log_weight_scale" in state:
+      log_scale = number_ranges.check(state["log_weight_scale"],
+                                      "Solver state 'log_weight_scale'", 0.0)
+    else:  # checkpoints written before the log-space weights
+      log_scale = math.log(number_ranges.check(state["weight_scale"],
+                                               "Solver state 'weight_scale'", 1.0))
+    self._regrets[:] = arrays["regrets"]
+    self._cumulative[:] = arrays["cumulative"]
+    self._strategy[:] = arrays["strategy"]
+    self._iteration = iteration
+    self._log_weight_scale = log_scale
+    self.visited_states = visited
     if "estimator_rng_state" in state and hasattr(self.utility_estimator, "rng_state"):
       self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
 

@@ -62,8 +62,11 @@ import numpy as np
 from open_spiel.python import policy as policy_lib
 import pyspiel
 
+from ggp_cr.algorithms import cache_validation
+from ggp_cr.algorithms import output_paths
+
 # Bumped whenever the cached arrays change meaning; older cache files are rebuilt.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 _NODE_FIELDS = ("node_player", "node_infoset", "node_parent", "node_first_child",
                 "node_num_children", "node_action_index", "node_chance_prob",
@@ -333,17 +336,22 @@ class CompiledTree:
   def save(self, path):
     """Writes the tree to `path` (npz), atomically: a temporary file is renamed."""
     keys = "\x00".join(self.infoset_keys).encode("utf-8")
+    keys_array = np.frombuffer(keys, dtype=np.uint8)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
     try:
       with os.fdopen(handle, "wb") as file:
+        arrays = {name: getattr(self, name) for name in _ARRAY_FIELDS}
+        checksum = cache_validation.arrays_checksum(
+            self.game_string, self.utility_sum, self.num_distinct_actions, keys_array,
+            arrays)
         np.savez(file, cache_format=np.int64(_CACHE_FORMAT),
+                 checksum=np.array(checksum),
                  game_string=np.array(self.game_string),
                  utility_sum=np.float64(self.utility_sum),
                  num_distinct_actions=np.int64(self.num_distinct_actions),
-                 infoset_keys=np.frombuffer(keys, dtype=np.uint8),
-                 **{name: getattr(self, name) for name in _ARRAY_FIELDS})
+                 infoset_keys=keys_array, **arrays)
       os.replace(temporary, path)
     except BaseException:
       os.unlink(temporary)
@@ -351,15 +359,16 @@ class CompiledTree:
 
   @classmethod
   def load(cls, path, game_string=None):
-    """Reads a tree written by `save`; raises ValueError if it is unreadable,
-    of another format version, or (given `game_string`) of another game."""
+    """Reads a tree written by `save`; raises ValueError if it is unreadable, of
+    another format version, (given `game_string`) of another game, fails its checksum
+    or breaks an invariant the kernels rely on (cache_validation.check_tree_arrays)."""
     try:
       with np.load(path, allow_pickle=False) as data:
         contents = {name: data[name] for name in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
       raise ValueError(
           f"Cache file {path} is not a readable tree cache ({error}).") from None
-    expected = _ARRAY_FIELDS + ("cache_format", "game_string", "utility_sum",
+    expected = _ARRAY_FIELDS + ("cache_format", "checksum", "game_string", "utility_sum",
                                 "num_distinct_actions", "infoset_keys")
     missing = set(expected) - set(contents)
     if missing:
@@ -370,7 +379,25 @@ class CompiledTree:
     stored_game = str(contents["game_string"])
     if game_string is not None and stored_game != game_string:
       raise ValueError(f"Cache file {path} holds {stored_game}, not {game_string}.")
-    blob = contents["infoset_keys"].tobytes().decode("utf-8")
+    for name in ("cache_format", "checksum", "game_string", "utility_sum",
+                 "num_distinct_actions"):
+      if contents[name].shape != ():
+        raise ValueError(f"Cache file {path} has a non-scalar {name}.")
+    if contents["infoset_keys"].dtype != np.uint8:
+      raise ValueError(f"Cache file {path} has damaged infoset keys.")
+    checksum = cache_validation.arrays_checksum(
+        stored_game, contents["utility_sum"], contents["num_distinct_actions"],
+        contents["infoset_keys"], contents)
+    if str(contents["checksum"]) != checksum:
+      raise ValueError(f"Cache file {path} fails its checksum (edited or damaged).")
+    if not np.isfinite(contents["utility_sum"]):
+      raise ValueError(f"Cache file {path} has a non-finite utility_sum.")
+    cache_validation.check_tree_arrays(path, contents,
+                                       int(contents["num_distinct_actions"]))
+    try:
+      blob = contents["infoset_keys"].tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+      raise ValueError(f"Cache file {path} has damaged infoset keys.") from None
     num_infosets = len(contents["infoset_player"])
     keys = blob.split("\x00") if num_infosets else []
     if len(keys) != num_infosets:
@@ -452,10 +479,12 @@ def compile_game(game, cache_dir=None, progress=False):
   game_string = str(game)
   path = None
   if cache_dir is not None:
+    output_paths.check_directory(cache_dir, "cache_dir")
     path = _cache_path(cache_dir, game)
     if os.path.exists(path):
       try:
         tree = CompiledTree.load(path, game_string)
+        cache_validation.spot_check_against_game(path, tree, game)
         tree._game = game  # pylint: disable=protected-access
         return tree
       except ValueError as error:

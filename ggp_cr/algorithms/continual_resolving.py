@@ -78,6 +78,7 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import cfr
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import outcome_sampling
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import regret_matching
@@ -868,7 +869,7 @@ class _FullWidthSolver:
         state[name][new_offset:new_offset + count] = \
             old_state[name][old_offset:old_offset + count]
     state["iteration"] = old_state["iteration"]
-    state["weight_scale"] = old_state["weight_scale"]
+    state["log_weight_scale"] = old_state["log_weight_scale"]
     self.solver.load_state_dict(state)
 
   def iteration(self):
@@ -1306,7 +1307,9 @@ players.register_player(
                        regret_matching.parse_regret_matcher("drm(1,1)"),
                        "sampling solvers' regret matcher"),
      players.Parameter("e", _probability("e"), 0.7, "sampling solvers' exploration"),
-     players.Parameter("cse", players.float_parameter("cse", 0.0), 0.3,
+     players.Parameter("cse",
+                       players.float_parameter("cse", 0.0, number_ranges.MAX_EXPONENT),
+                       0.3,
                        "sampling solvers' cumulative-strategy exponent"),
      players.Parameter("bl", outcome_sampling.parse_baseline,
                        outcome_sampling.parse_baseline("expavg(0.3)"),

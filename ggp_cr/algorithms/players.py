@@ -30,6 +30,7 @@ from open_spiel.python.algorithms import ismcts
 from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import spec_strings
 
 
@@ -70,6 +71,10 @@ def parse_limit(text, what="limit"):
         f"got {text!r}.")
   number, unit = match.group(1), (match.group(2) or "").lower()
   value = float(number)
+  if unit == "it":
+    number_ranges.count(value, f"{what} iterations")
+  elif unit:
+    number_ranges.seconds(value / 1000 if unit == "ms" else value, f"{what} seconds")
   if not unit:
     if value != 0:
       raise ValueError(
@@ -100,6 +105,8 @@ REQUIRED = spec_strings.REQUIRED
 Parameter = spec_strings.Parameter
 int_parameter = spec_strings.int_parameter
 float_parameter = spec_strings.float_parameter
+# UCT exploration constant: finite (an infinite one fails inside OpenSpiel's MCTS).
+_UCT_C = float_parameter("uct_c", 0.0, number_ranges.MAX_CONSTANT)
 choice_parameter = spec_strings.choice_parameter
 
 
@@ -276,7 +283,8 @@ register_player(
                "solver string of the solver registry, e.g. cfr+, dcfr(1.5,0,2)"),
      Parameter("iterations", int_parameter("iterations", 1), None,
                "iterations to run (default 1000 when seconds is not given either)"),
-     Parameter("seconds", float_parameter("seconds", 0.0), None,
+     Parameter("seconds", float_parameter("seconds", 0.0, number_ranges.MAX_SECONDS),
+               None,
                "wall-clock seconds to run (results then depend on machine speed)"),
      Parameter("solver_seed", int_parameter("solver_seed", 0), 0,
                "seed of sampling solvers (the same strategy in every match)")))
@@ -424,7 +432,7 @@ register_player(
     (Parameter("simulations", int_parameter("simulations", 1), None,
                "simulations per move (default: the per-move budget in iterations, "
                "else 1000; no time budgets)"),
-     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
+     Parameter("uct_c", _UCT_C, 2.0, "UCT exploration constant"),
      Parameter("rollouts", int_parameter("rollouts", 1), 1,
                "random rollouts per leaf evaluation")))
 
@@ -537,7 +545,7 @@ register_player(
     (Parameter("simulations", int_parameter("simulations", 1), None,
                "simulations per move (default: the per-move budget in iterations, "
                "else 1000; no time budgets)"),
-     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
+     Parameter("uct_c", _UCT_C, 2.0, "UCT exploration constant"),
      Parameter("rollouts", int_parameter("rollouts", 1), 1,
                "random rollouts per leaf evaluation"),
      Parameter("final_policy", choice_parameter("final_policy", tuple(_ISMCTS_FINAL_POLICY)),

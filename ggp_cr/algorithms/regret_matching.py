@@ -28,6 +28,7 @@ import math
 import numba
 import numpy as np
 
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import spec_strings
 
 RM = 0
@@ -137,8 +138,11 @@ def _from_call(call, allow_erm):
   if call.name == "drm":
     if len(call.args) != 2:
       fail("drm takes two exponents, drm(alpha,beta)")
-    alpha = spec_strings.parse_float(call.args[0], "DRM alpha")
-    beta = spec_strings.parse_float(call.args[1], "DRM beta")
+    alpha = number_ranges.exponent(spec_strings.parse_float(call.args[0], "DRM alpha"),
+                                   "DRM alpha", allowed=(math.inf,))
+    beta = number_ranges.exponent(spec_strings.parse_float(call.args[1], "DRM beta"),
+                                  "DRM beta", -number_ranges.MAX_EXPONENT,
+                                  allowed=(math.inf, -math.inf))
     return RegretMatcher(kind=DRM, alpha=alpha, beta=beta)
   if call.name == "erm" and allow_erm:
     if len(call.args) != 2:

@@ -22,6 +22,7 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr
 from ggp_cr.algorithms import compiled_outcome_sampling
 from ggp_cr.algorithms import external_sampling
 from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import regret_matching
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import spec_strings
@@ -65,7 +66,8 @@ def _outcome_sampling_parameters(rm, e, cse, bl):
       Parameter("e", _probability("e"), e,
                 "exploration in [0, 1]: the updated player samples "
                 "e/|A| + (1-e) sigma"),
-      Parameter("cse", solver_registry.float_parameter("cse", minimum=0.0), cse,
+      Parameter("cse", solver_registry.float_parameter(
+          "cse", 0.0, number_ranges.MAX_EXPONENT), cse,
                 "cumulative-strategy exponent: the sum is multiplied by "
                 "(t/(t+1))^cse each iteration"),
       Parameter("bl", _baseline, outcome_sampling.parse_baseline(bl),

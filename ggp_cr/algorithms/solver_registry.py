@@ -12,6 +12,7 @@ Other modules add their solvers with `register_solver`.
 """
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 from open_spiel.python import policy as policy_lib
@@ -20,6 +21,7 @@ from open_spiel.python.algorithms import discounted_cfr as openspiel_discounted_
 import pyspiel
 
 from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import number_ranges
 from ggp_cr.algorithms import regret_matching
 from ggp_cr.algorithms import spec_strings
 from ggp_cr.algorithms import utility_estimators
@@ -153,7 +155,7 @@ def _register_cfr_preset(name, summary):
       Parameter("updates", choice_parameter("updates", _UPDATES),
                 "alternating" if preset["alternating_updates"] else "simultaneous",
                 "alternating or simultaneous updates"),
-      Parameter("cse", float_parameter("cse", minimum=0.0),
+      Parameter("cse", float_parameter("cse", 0.0, number_ranges.MAX_EXPONENT),
                 preset["cumulative_strategy_exponent"],
                 "cumulative strategy exponent gamma: iteration t weighs t^gamma"),
   ) + _depth_parameters(), accepts_tree=True)
@@ -171,6 +173,14 @@ _register_cfr_preset("thesis-dcfr", "the thesis's candidate DCFR(1.5,0.5,1.5), "
                      "alternating ([S] §5.1.1)")
 
 
+# DCFR exponents (Brown & Sandholm 2019): finite, within number_ranges.MAX_EXPONENT;
+# beta = -inf (negative regrets zeroed, as RM+) is the one infinity accepted.
+_DCFR_ALPHA = float_parameter("alpha", 0.0, number_ranges.MAX_EXPONENT, allowed=())
+_DCFR_BETA = float_parameter("beta", -number_ranges.MAX_EXPONENT,
+                             number_ranges.MAX_EXPONENT, allowed=(-math.inf,))
+_DCFR_GAMMA = float_parameter("gamma", 0.0, number_ranges.MAX_EXPONENT, allowed=())
+
+
 def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
   return _build_general_cfr(
       game, seed, regret_matching.RegretMatcher(kind=regret_matching.DRM, alpha=alpha,
@@ -180,11 +190,11 @@ def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
 
 register_solver(
     "dcfr", "Discounted CFR(alpha,beta,gamma) (= OpenSpiel's DCFRSolver)", _build_dcfr, (
-        Parameter("alpha", float_parameter("alpha"), 1.5,
-                  "positive regrets x t^alpha/(t^alpha+1)"),
-        Parameter("beta", float_parameter("beta"), 0.0,
-                  "negative regrets x t^beta/(t^beta+1)"),
-        Parameter("gamma", float_parameter("gamma", minimum=0.0), 2.0,
+        Parameter("alpha", _DCFR_ALPHA, 1.5,
+                  "positive regrets x t^alpha/(t^alpha+1), alpha in [0, 100]"),
+        Parameter("beta", _DCFR_BETA, 0.0,
+                  "negative regrets x t^beta/(t^beta+1), beta in [-100, 100] or -inf"),
+        Parameter("gamma", _DCFR_GAMMA, 2.0,
                   "iteration t's strategy weighs t^gamma"),
         Parameter("updates", choice_parameter("updates", _UPDATES), "alternating",
                   "alternating or simultaneous updates"),
@@ -207,9 +217,9 @@ register_solver(
     "openspiel_dcfr", "OpenSpiel's Python discounted_cfr.DCFRSolver",
     lambda game, seed, alpha, beta, gamma: openspiel_discounted_cfr.DCFRSolver(
         game, alpha=alpha, beta=beta, gamma=gamma), (
-            Parameter("alpha", float_parameter("alpha"), 1.5, "positive exponent"),
-            Parameter("beta", float_parameter("beta"), 0.0, "negative exponent"),
-            Parameter("gamma", float_parameter("gamma", minimum=0.0), 2.0,
+            Parameter("alpha", _DCFR_ALPHA, 1.5, "positive exponent"),
+            Parameter("beta", _DCFR_BETA, 0.0, "negative exponent"),
+            Parameter("gamma", _DCFR_GAMMA, 2.0,
                       "strategy weight exponent"),
         ))
 register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",

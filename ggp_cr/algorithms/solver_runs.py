@@ -19,6 +19,8 @@ import numpy as np
 
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import number_ranges
+from ggp_cr.algorithms import results_csv
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import strategy_files
 
@@ -159,7 +161,9 @@ def save_checkpoint(path, game_string, solver_string, iterations, seconds, state
 def load_checkpoint(path, game_string, solver_string):
   """(iterations, seconds, state_dict) of a checkpoint of this game and solver.
 
-  Raises ValueError if the file is unreadable or of another game or solver.
+  Raises ValueError if the file is unreadable, of another game or solver, or its
+  counters are out of range or disagree with the solver state's (the state's arrays
+  are checked by the solver's load_state_dict).
   """
   try:
     with np.load(path, allow_pickle=False) as data:
@@ -175,20 +179,27 @@ def load_checkpoint(path, game_string, solver_string):
                        f"{expected!r}.")
   state = {name[len("state_"):]: value for name, value in contents.items()
            if name.startswith("state_")}
-  return int(contents["iterations"]), float(contents["seconds"]), state
+  iterations = number_ranges.count(contents["iterations"],
+                                   f"Checkpoint {path}: iterations", minimum=1)
+  seconds = number_ranges.check(contents["seconds"], f"Checkpoint {path}: seconds", 0.0)
+  if "iteration" in state and number_ranges.count(
+      state["iteration"], f"Checkpoint {path}: solver iteration") != iterations:
+    raise ValueError(f"Checkpoint {path} says {iterations} iterations but its solver "
+                     f"state holds {int(state['iteration'])}.")
+  return iterations, seconds, state
 
 
 def truncate_rows(csv_path, iterations):
-  """Drops the rows after `iterations` (evaluated after the checkpoint), atomically."""
-  with open(csv_path, newline="") as file:
-    rows = list(csv.DictReader(file))
-  if any(tuple(row) != COLUMNS for row in rows[:1]):
-    raise ValueError(f"{csv_path} does not have the columns {', '.join(COLUMNS)}.")
-  kept = [row for row in rows if int(row["iterations"]) <= iterations]
+  """Drops the rows after `iterations` (evaluated after the checkpoint), atomically,
+  after setting malformed or half-written rows aside (results_csv)."""
+  rows = results_csv.set_aside_bad_rows(
+      csv_path, COLUMNS, numeric=COLUMNS[2:], nullable=("visited_states",),
+      key=("iterations",))
+  kept = [row for row in rows if float(row["iterations"]) <= iterations]
   handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
                                        suffix=".tmp")
   with os.fdopen(handle, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer = csv.DictWriter(file, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(kept)
   os.replace(temporary, csv_path)

@@ -7,7 +7,10 @@ Arguments are positional or ``key=value`` and may themselves be such calls.
 """
 
 import dataclasses
+import math
 from typing import Any, Callable
+
+from ggp_cr.algorithms import number_ranges
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,17 +146,26 @@ class Parameter:
 
 
 def int_parameter(name, minimum=None):
-  """A parser of integer parameter `name`, with an optional minimum."""
-  return lambda text: parse_int(text, f"parameter {name!r}", minimum)
+  """A parser of integer parameter `name` in [minimum, number_ranges.MAX_COUNT]."""
+  def parse(text):
+    value = parse_int(text, f"parameter {name!r}", minimum)
+    if value > number_ranges.MAX_COUNT:
+      raise ValueError(f"parameter {name!r} must be <= {number_ranges.MAX_COUNT}, got "
+                       f"{value}.")
+    return value
+  return parse
 
 
-def float_parameter(name, minimum=None):
-  """A parser of real parameter `name`, with an optional minimum."""
+def float_parameter(name, minimum=None, maximum=None, allowed=(math.inf, -math.inf)):
+  """A parser of real parameter `name` in [minimum, maximum] (number_ranges.check);
+  infinities only where `allowed` lists them (by default those not below `minimum`
+  nor above `maximum`)."""
+  allowed = tuple(a for a in allowed if (minimum is None or a >= minimum) and
+                  (maximum is None or a <= maximum))
+
   def parse(text):
     value = parse_float(text, f"parameter {name!r}")
-    if minimum is not None and value < minimum:
-      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
-    return value
+    return number_ranges.check(value, f"parameter {name!r}", minimum, maximum, allowed)
   return parse
 
 

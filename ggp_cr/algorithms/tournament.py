@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from ggp_cr.algorithms import matches
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import players
+from ggp_cr.algorithms import results_csv
 
 FORMAT = "ggp_cr.tournament/1"
 
@@ -56,6 +58,10 @@ RESULT_COLUMNS = {
     "seed1": "seed of seat 1's bot",
     "history": "all actions of the match (chance included), space separated",
 }
+
+# Columns holding numbers (checked when an existing file is read back).
+NUMERIC_COLUMNS = [c for c in RESULT_COLUMNS if c not in (
+    "row_player", "col_player", "player0", "player1", "history")]
 
 # Columns that do not depend on timing: equal for equal seeds with iteration budgets.
 DETERMINISTIC_COLUMNS = [c for c in RESULT_COLUMNS if "seconds" not in c]
@@ -202,10 +208,9 @@ class ResultsFile:
     self.path = pathlib.Path(output)
     self.config = config
     self._fd = None
-    if self.path.is_dir():
-      raise ValueError(f"--output {self.path} is a directory; give a .csv file path.")
+    output_paths.check_file(self.path, "--output")
+    output_paths.check_file(sidecar_path(self.path), "--output's configuration file")
     try:
-      self.path.parent.mkdir(parents=True, exist_ok=True)
       self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as error:
       raise ValueError(f"Cannot write --output {self.path}: {error.strerror}.") from None
@@ -221,19 +226,26 @@ class ResultsFile:
       raise
 
   def _prepare(self):
-    """Checks an existing file against the configuration, then writes header and sidecar."""
+    """Checks an existing file against the configuration, sets its malformed or
+    half-written rows aside (results_csv.set_aside_bad_rows), then writes header and
+    sidecar."""
     header = (",".join(RESULT_COLUMNS) + "\n").encode()
     size = os.fstat(self._fd).st_size
-    content = os.pread(self._fd, size, 0)
-    if size and not content.startswith(header):
+    if size and os.pread(self._fd, len(header), 0) != header:
       raise ValueError(f"{self.path} does not start with the tournament CSV header; "
                        "it was not written by this tool (or by another version).")
     if size > len(header):
       self._check_sidecar()
     if not size:
       os.write(self._fd, header)
-    elif not content.endswith(b"\n"):
-      os.ftruncate(self._fd, content.rfind(b"\n") + 1)
+    results_csv.set_aside_bad_rows(
+        self.path, list(RESULT_COLUMNS), numeric=NUMERIC_COLUMNS,
+        key=("pair", "seating", "match"))
+    if os.stat(self.path).st_ino != os.fstat(self._fd).st_ino:
+      # Rewritten without the bad rows: append to (and lock) the new file.
+      os.close(self._fd)
+      self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+      fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     self._write_sidecar()
 
   def _check_sidecar(self):

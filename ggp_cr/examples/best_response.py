@@ -47,7 +47,6 @@ counts them and as [B]'s Figure 4.2 would (see ggp_cr.algorithms.pruned_br), and
 import csv
 import multiprocessing
 import os
-import re
 import statistics
 import time
 
@@ -62,8 +61,11 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import fixed_policies
 from ggp_cr.algorithms import ismcts_br
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import pruned_br
+from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import spec_strings
+from ggp_cr.examples import cli
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 
@@ -91,11 +93,6 @@ _PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
                                        "pruning figures (0: skip).")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
-
-
-def slug(text):
-  """A file-name-safe version of a game string."""
-  return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
 
 
 def _parse_numbers(text, name):
@@ -313,6 +310,7 @@ def main(argv):
     raise app.UsageError("--runs and --ismcts_seeds must be >= 1, --pruning_trials "
                          ">= 0.")
   try:
+    output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
     game = pyspiel.load_game(_GAME.value)
     start = time.perf_counter()
     tree = compiled_tree.cached_tree(game)
@@ -325,7 +323,7 @@ def main(argv):
   except (ValueError, pyspiel.SpielError) as error:
     raise app.UsageError(str(error)) from None
   player = _PLAYER.value
-  name = slug(tree.game_string)
+  name = result_names.key(tree.game_string)
   print(f"game:   {tree.game_string}\ntree:   {tree}, {tree.nbytes() / 2**20:.1f} MB, "
         f"built in {build_seconds:.3f} s\npolicy: {_POLICY.value}, responder: {player}")
   comparison = Comparison(game, tree, slots, player, _RUNS.value)
@@ -372,4 +370,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -44,8 +44,10 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import strategy_files
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
@@ -117,6 +119,14 @@ def _check_flags():
       raise app.UsageError(f"--{flag.name}: {error}") from None
   if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
     raise app.UsageError(f"{_OUTPUT.value} exists; pass --overwrite to replace it.")
+  try:
+    output_paths.check_file(_OUTPUT.value, "--output")
+    output_paths.check_file(
+        _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png", "--plot")
+    if _SAVE_TRUNK.value:
+      output_paths.check_file(_SAVE_TRUNK.value, "--save_trunk")
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
 
 
 def _make_solver(spec, game):
@@ -246,4 +256,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -29,6 +29,7 @@ from absl import flags
 from ggp_cr.algorithms import evaluators
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import results_csv
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",
@@ -89,6 +90,9 @@ def main(argv):
     if len(units) > 1 or any(b.move.is_zero for b in budgets):
       raise ValueError("--move budgets must all be positive and in one unit "
                        "(all iterations, e.g. '100it', or all seconds, e.g. '0.5s').")
+    if _SEED.value < 0 or _MATCHES.value < 1:
+      raise ValueError(f"--seed must be >= 0 and --matches >= 1, got {_SEED.value} and "
+                       f"{_MATCHES.value}.")
     output = results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
@@ -140,4 +144,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

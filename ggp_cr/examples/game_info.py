@@ -15,6 +15,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import game_size
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=4)",
                             "Game string, e.g. python_leduc(max_raises=4).")
@@ -55,4 +56,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -32,7 +32,9 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import solver_registry
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")
@@ -135,7 +137,10 @@ def main(argv):
   except pyspiel.SpielError as error:
     raise app.UsageError(f"Cannot load game {_GAME.value!r}: {error}") from None
   tree = compiled_tree.cached_tree(game)
-  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+  try:
+    output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   name = re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", str(game)).strip("_")
   csv_path = os.path.join(_OUTPUT_DIR.value, f"{name}.csv")
   done = _done_runs(csv_path)
@@ -174,4 +179,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

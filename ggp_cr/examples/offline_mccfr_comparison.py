@@ -46,8 +46,10 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import output_paths
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import solver_runs
+from ggp_cr.examples import cli
 
 TABLE_5_4_GAMES = (
     "python_ii_goofspiel(num_cards=4)",
@@ -181,7 +183,10 @@ def main(argv):
   if os.path.exists(csv_path) and not _OVERWRITE.value:
     raise app.UsageError(f"{csv_path} exists; pass --overwrite to replace it or choose "
                          "another --output_dir.")
-  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+  try:
+    output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   print(f"Budgets of visited states: {', '.join(f'{b:,}' for b in budgets)}; writing "
         f"{csv_path}", flush=True)
   with open(csv_path, "w", newline="") as file:
@@ -197,4 +202,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -18,6 +18,7 @@ from absl import flags
 
 from ggp_cr.algorithms import matches
 from ggp_cr.algorithms import players
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "python_rps", "Game string, e.g. python_leduc.")
 _PLAYER0 = flags.DEFINE_string("player0", "random", "Player in seat 0.")
@@ -54,7 +55,7 @@ def main(argv):
     return 1
   except KeyboardInterrupt:
     print("\nmatch abandoned", file=sys.stderr)
-    return 1
+    return cli.EXIT_INTERRUPTED
   if human:
     print("Move log:")
     for move in result.moves:
@@ -67,4 +68,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -15,7 +15,9 @@ openspiel_cpp_cfr_plus, ...) for side-by-side runs.
 The solver runs until --iterations or --time_limit (whichever comes first) and its
 average strategy is evaluated per --eval_every: ``log`` (iterations 1, 2, 4, 8, ...,
 and the last), ``N`` (every N iterations) or ``Ns`` (every N seconds of solver time).
-Each evaluation appends a row to <output_dir>/<game>__<solver>.csv and prints it:
+Each evaluation appends a row to <output_dir>/<game>__<solver>.csv and prints it
+(<game> and <solver>: a readable prefix of the string plus a hash of all of it, so
+two configurations never share a file):
 
   game            the game string
   solver          the solver string
@@ -43,7 +45,6 @@ uninterrupted run would have (only the time column reflects the actual run).
 import csv
 import glob
 import os
-import re
 import time
 
 from absl import app
@@ -53,9 +54,13 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import number_ranges
+from ggp_cr.algorithms import output_paths
+from ggp_cr.algorithms import result_names
 from ggp_cr.algorithms import solver_registry
 from ggp_cr.algorithms import solver_runs
 from ggp_cr.algorithms import strategy_files
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker",
                             "Game string, e.g. leduc_poker or python_leduc(max_raises=3).")
@@ -88,11 +93,6 @@ _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
 
-def slug(text):
-  """A file-name-safe version of a game or solver string."""
-  return re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", text).strip("_")[:100]
-
-
 def load_game(game_string):
   try:
     return pyspiel.load_game(game_string)
@@ -108,7 +108,7 @@ def plot_runs(output_dir, game_string, plot_x):
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   figure, axes = plt.subplots(figsize=(7, 4.5))
-  for path in sorted(glob.glob(os.path.join(output_dir, f"{slug(game_string)}__*.csv"))):
+  for path in sorted(glob.glob(os.path.join(output_dir, f"{result_names.key(game_string)}__*.csv"))):
     frame = pd.read_csv(path)
     frame = frame[(frame["game"] == game_string) & (frame[plot_x] > 0)]
     frame = frame.dropna(subset=[plot_x])
@@ -127,7 +127,7 @@ def plot_runs(output_dir, game_string, plot_x):
   if axes.lines:
     axes.legend()
   figure.tight_layout()
-  path = os.path.join(output_dir, f"{slug(game_string)}.png")
+  path = os.path.join(output_dir, f"{result_names.key(game_string)}.png")
   figure.savefig(path, dpi=120)
   plt.close(figure)
   return path
@@ -158,6 +158,10 @@ def _check_flags():
   if _TIME_LIMIT.value is not None and not _TIME_LIMIT.value > 0:
     raise app.UsageError(f"--time_limit must be > 0 seconds, got {_TIME_LIMIT.value}.")
   try:
+    if _ITERATIONS.value is not None:
+      number_ranges.count(_ITERATIONS.value, "--iterations")
+    if _TIME_LIMIT.value is not None:
+      number_ranges.seconds(_TIME_LIMIT.value, "--time_limit")
     return solver_runs.parse_eval_every(_EVAL_EVERY.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
@@ -169,6 +173,15 @@ def main(argv):
   if _LIST_SOLVERS.value:
     print(solver_registry.describe_solvers())
     return
+  try:
+    if _CACHE_DIR.value is not None:
+      output_paths.check_directory(_CACHE_DIR.value, "--cache_dir")
+    if not _LOAD_STRATEGY.value:
+      output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
+    if _SAVE_STRATEGY.value:
+      output_paths.check_file(_SAVE_STRATEGY.value, "--save_strategy")
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   if _LOAD_STRATEGY.value:
     evaluate_strategy_file(_LOAD_STRATEGY.value)
     return
@@ -179,7 +192,8 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   game = load_game(_GAME.value)
   csv_path = os.path.join(_OUTPUT_DIR.value,
-                          f"{slug(str(game))}__{slug(str(spec))}.csv")
+                          f"{result_names.key(str(game))}__"
+                          f"{result_names.key(str(spec))}.csv")
   checkpoint = solver_runs.checkpoint_path(csv_path)
   if _RESUME.value:
     if _OVERWRITE.value:
@@ -226,8 +240,17 @@ def main(argv):
     return ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
             (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
 
+  def save(slots):
+    """The checkpoint and strategy of the evaluation just written to the CSV."""
+    if resumable:
+      solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
+                                  solver_seconds, solver.state_dict())
+    if _SAVE_STRATEGY.value:
+      strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
+
+  interrupted, unsaved = False, None
   with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS)
+    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS, lineterminator="\n")
     if not _RESUME.value:
       writer.writeheader()
       file.flush()
@@ -248,18 +271,19 @@ def main(argv):
                          "nash_conv": repr(nash_conv),
                          "exploitability": repr(nash_conv / 2)})
         file.flush()
+        unsaved = slots
         rate = (iterations - last_iterations) / max(solver_seconds - last_seconds, 1e-9)
         visited_text = "" if visited is None else f"  {visited:>15,} states"
         print(f"{solver_seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
               f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
               f"({rate:,.1f} it/s)", flush=True)
         last_iterations, last_seconds = iterations, solver_seconds
-        if resumable:
-          solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
-                          solver_seconds, solver.state_dict())
-        if _SAVE_STRATEGY.value:
-          strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
+        save(slots)
+        unsaved = None
     except KeyboardInterrupt:
+      interrupted = True
+      if unsaved is not None:  # interrupted while saving: the state is still that row's
+        save(unsaved)
       print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
             "evaluation so far" + ("; rerun with --resume to continue." if resumable
                                    else "."))
@@ -267,7 +291,8 @@ def main(argv):
       print(f"Plot: {plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)}")
   if _SAVE_STRATEGY.value and os.path.exists(_SAVE_STRATEGY.value):
     print(f"Average strategy saved to {_SAVE_STRATEGY.value}")
+  return cli.EXIT_INTERRUPTED if interrupted else 0
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

@@ -29,6 +29,7 @@ from absl import flags
 
 from ggp_cr.algorithms import players
 from ggp_cr.algorithms import tournament
+from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=1,cards_per_suit=3)",
                             "Game string, e.g. python_leduc.")
@@ -77,7 +78,7 @@ def main(argv):
   except KeyboardInterrupt:
     print(f"\ninterrupted: finished matches are kept in {_OUTPUT.value}; rerun the same "
           "command to play the rest.", file=sys.stderr)
-    return 1
+    return cli.EXIT_INTERRUPTED
   output = pathlib.Path(_OUTPUT.value)
   summary = tournament.summarize(rows)
   summary_path = output.with_name(output.stem + ".summary.csv")
@@ -96,4 +97,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main)

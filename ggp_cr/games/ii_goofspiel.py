@@ -17,6 +17,7 @@ import pyspiel
 
 from ggp_cr.games import common
 
+MAX_CARDS = 100
 _DEFAULT_PARAMS = {
     "num_cards": 5,
     "points_order": "ascending",
@@ -55,12 +56,13 @@ def result(own, other):
   return DRAW if own == other else LOST
 
 
-class IIGoofspielGame(pyspiel.Game):
-  """python_ii_goofspiel(num_cards, points_order, returns_type)."""
+class IIGoofspielGame(common.Game):
+  """python_ii_goofspiel(num_cards, points_order, returns_type); num_cards in
+  [1, MAX_CARDS] (information state tensors grow as num_cards^2)."""
 
   def __init__(self, params=None):
     params = {**_DEFAULT_PARAMS, **(params or {})}
-    self.num_cards = common.int_parameter(params, "num_cards", 1)
+    self.num_cards = common.int_parameter(params, "num_cards", 1, MAX_CARDS)
     self.points_order = common.choice_parameter(params, "points_order", POINTS_ORDERS)
     self.returns_type = common.choice_parameter(params, "returns_type", RETURNS_TYPES)
     n = self.num_cards
@@ -142,7 +144,7 @@ class IIGoofspielState(common.State):
       mask &= ~(1 << (prize - 1))
     return mask
 
-  def chance_outcomes(self):
+  def _chance_outcomes(self):
     actions = _actions_of(self._prizes_left)
     probability = 1.0 / len(actions)
     return [(a, probability) for a in actions]

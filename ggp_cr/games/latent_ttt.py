@@ -60,7 +60,7 @@ _GAME_TYPE = common.game_type(
     chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC)
 
 
-class LatentTTTGame(pyspiel.Game):
+class LatentTTTGame(common.Game):
   """python_latent_ttt: the thesis's latent tic-tac-toe; no parameters."""
 
   def __init__(self, params=None):

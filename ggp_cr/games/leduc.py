@@ -42,6 +42,10 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _NO_CARD = -1
 
+# Documented parameter limits: beyond them states and tensors grow without use.
+MAX_STACK = 10**6
+MAX_RAISES = 100
+MAX_CARDS_PER_SUIT = 100
 _DEFAULT_PARAMS = {
     "stack1": 100,
     "stack2": 100,
@@ -65,7 +69,7 @@ def _bool_parameter(params, name):
   return value
 
 
-class LeducGame(pyspiel.Game):
+class LeducGame(common.Game):
   """python_leduc(stack1, stack2, max_raises, cards_per_suit, ...): see module doc."""
 
   def __init__(self, params=None):
@@ -76,15 +80,16 @@ class LeducGame(pyspiel.Game):
           f"Unknown parameter(s) {unknown} for python_leduc; "
           f"known: {sorted(_DEFAULT_PARAMS)}.")
     # The ante is 1, so a stack must hold at least that.
-    self.stacks = (common.int_parameter(params, "stack1", _ANTE),
-                   common.int_parameter(params, "stack2", _ANTE))
-    self.max_raises = common.int_parameter(params, "max_raises", 0)
+    self.stacks = (common.int_parameter(params, "stack1", _ANTE, MAX_STACK),
+                   common.int_parameter(params, "stack2", _ANTE, MAX_STACK))
+    self.max_raises = common.int_parameter(params, "max_raises", 0, MAX_RAISES)
     if params["cards_per_suit"] == 1 and not isinstance(params["cards_per_suit"], bool):
       raise ValueError(
           "Parameter 'cards_per_suit' must be >= 2, got 1: with one rank both players "
           "hold it and no public card is left to deal (the thesis deal excludes the "
           "shared rank; a 2-card deck is empty after the private cards).")
-    self.cards_per_suit = common.int_parameter(params, "cards_per_suit", 2)
+    self.cards_per_suit = common.int_parameter(params, "cards_per_suit", 2,
+                                               MAX_CARDS_PER_SUIT)
     self.fold_only_facing_bet = _bool_parameter(params, "fold_only_facing_bet")
     self.deal_from_deck = _bool_parameter(params, "deal_from_deck")
     self.num_cards = (2 * self.cards_per_suit if self.deal_from_deck
@@ -185,7 +190,7 @@ class LeducState(common.State):
       return [r for r in range(game.num_cards) if r != self.card0]
     return range(game.num_cards)
 
-  def chance_outcomes(self):
+  def _chance_outcomes(self):
     cards = self._undealt(self.get_game())
     p = 1.0 / len(cards)
     return [(c, p) for c in cards]

@@ -21,6 +21,9 @@ import pyspiel
 from ggp_cr.games import common
 
 _DEFAULT_PARAMS = {"max_turns": 6, "rows": 3, "cols": 3}
+# Documented limits: a state string or tensor holds up to T * rows * cols entries.
+MAX_TURNS = 100
+MAX_SIDE = 20
 
 _GAME_TYPE = common.game_type(
     short_name="python_princess_monster",
@@ -51,14 +54,15 @@ def _neighbours(rows, cols):
   return tuple(result)
 
 
-class PrincessMonsterGame(pyspiel.Game):
-  """python_princess_monster(max_turns, rows, cols): T >= 1, rows, cols >= 1, >= 2 cells."""
+class PrincessMonsterGame(common.Game):
+  """python_princess_monster(max_turns, rows, cols): T in [1, MAX_TURNS], rows and
+  cols in [1, MAX_SIDE], at least 2 cells (tensors grow as T * rows * cols)."""
 
   def __init__(self, params=None):
     params = {**_DEFAULT_PARAMS, **(params or {})}
-    self.max_turns = common.int_parameter(params, "max_turns", 1)
-    self.rows = common.int_parameter(params, "rows", 1)
-    self.cols = common.int_parameter(params, "cols", 1)
+    self.max_turns = common.int_parameter(params, "max_turns", 1, MAX_TURNS)
+    self.rows = common.int_parameter(params, "rows", 1, MAX_SIDE)
+    self.cols = common.int_parameter(params, "cols", 1, MAX_SIDE)
     if self.rows * self.cols < 2:
       raise ValueError(
           "Parameters 'rows' and 'cols' must give a grid of at least 2 cells "

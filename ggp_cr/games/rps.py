@@ -10,6 +10,8 @@ import pyspiel
 from ggp_cr.games import common
 
 _DEFAULT_PARAMS = {"n": 3}
+# Largest n: the payoff matrix and tensors grow as n^2.
+MAX_N = 1001
 
 _GAME_TYPE = common.game_type(
     short_name="python_rps",
@@ -27,12 +29,12 @@ def winner(n, pick0, pick1):
   return 1 if higher_is_0 == higher_wins else -1
 
 
-class RPSGame(pyspiel.Game):
-  """python_rps(n): generalized rock-paper-scissors with odd n >= 1."""
+class RPSGame(common.Game):
+  """python_rps(n): generalized rock-paper-scissors with odd n in [1, MAX_N]."""
 
   def __init__(self, params=None):
     params = {**_DEFAULT_PARAMS, **(params or {})}
-    n = common.int_parameter(params, "n", 1)
+    n = common.int_parameter(params, "n", 1, MAX_N)
     if n % 2 == 0:
       raise ValueError(f"Parameter 'n' must be odd (n >= 1), got {n}.")
     self.n = n
