@@ -380,6 +380,17 @@ class CompiledTree:
                keys, contents)
 
 
+def tree_differences(tree, other):
+  """Names of the fields (arrays with their dtypes, keys, game-level values) in which
+  two CompiledTrees differ; empty if they are equal bit for bit."""
+  names = [name for name in _ARRAY_FIELDS
+           if getattr(tree, name).dtype != getattr(other, name).dtype or
+           not np.array_equal(getattr(tree, name), getattr(other, name))]
+  return names + [name for name in ("infoset_keys", "game_string", "utility_sum",
+                                    "num_distinct_actions")
+                  if getattr(tree, name) != getattr(other, name)]
+
+
 class _LazyStates(collections.abc.Sequence):
   """TabularPolicy.states of a compiled tree: rebuilds each state when accessed."""
 

@@ -87,10 +87,6 @@ def _walk_run(task):
   game = _worker_games.get(game_string)
   if game is None:
     game = pyspiel.load_game(game_string)
-    if str(game) != game_string:
-      raise ValueError(f"Loading {game_string!r} in a worker process gives "
-                       f"{str(game)!r}; parallel extraction needs a game that its "
-                       "string reloads.")
     _worker_games.clear()
     _worker_games[game_string] = game
 
@@ -201,6 +197,13 @@ def extract_parallel(game, workers, frontier_size=None, progress=False):
   """
   check_workers(workers)
   game_string = str(game)
+  try:
+    reloaded = repr(str(pyspiel.load_game(game_string)))
+  except pyspiel.SpielError as error:
+    reloaded = f"an error ({str(error).splitlines()[0]})"
+  if reloaded != repr(game_string):
+    raise ValueError(f"Parallel extraction reloads the game from its string in each "
+                     f"worker process, but {game_string!r} gives {reloaded}.")
   utility_sum = compiled_tree._utility_sum(game)  # pylint: disable=protected-access
   depth = _cut_depth(game, frontier_size or _FRONTIER_PER_WORKER * workers)
   if depth is None:

@@ -1,0 +1,64 @@
+"""Benchmark: speed-up of the parallel compiled-tree extraction over the serial one.
+
+Issue 13, item 1: `compile_game(game, workers=2)` must return the serial tree bit for
+bit (checked here) in less time. Per game, the cold serial extraction and the cold
+2-worker extraction (process start-up included) are timed `--repeats` times; the
+medians and their ratio are printed, and last `ratio: <float>`, the smallest speed-up
+over the games. Timings on a shared machine are noisy.
+
+  python benchmarks/parallel_extraction.py [--games=...] [--workers=2] [--repeats=1]
+"""
+
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import parallel_extraction
+
+_GAMES = flags.DEFINE_list(
+    "games", ["python_ii_goofspiel(num_cards=6)",
+              "python_leduc(stack1=100,stack2=100,max_raises=3,cards_per_suit=30)",
+              "python_princess_monster(max_turns=8)"],
+    "Game strings (python_latent_ttt takes about 4 minutes serially).")
+_WORKERS = flags.DEFINE_integer("workers", 2, "Worker processes of the parallel run.")
+_REPEATS = flags.DEFINE_integer("repeats", 1, "Timed runs per game and route.")
+
+
+def _timed(game, workers):
+  parallel_extraction.shutdown_pools()  # cold: the pool's start-up is counted
+  start = time.perf_counter()
+  tree = compiled_tree.compile_game(game, workers=workers)
+  return time.perf_counter() - start, tree
+
+
+def main(argv):
+  del argv
+  ratios = []
+  for game_string in _GAMES.value:
+    game = pyspiel.load_game(game_string)
+    serial, parallel = [], []
+    for _ in range(_REPEATS.value):
+      seconds, reference = _timed(game, 1)
+      serial.append(seconds)
+      seconds, tree = _timed(game, _WORKERS.value)
+      parallel.append(seconds)
+      differences = compiled_tree.tree_differences(reference, tree)
+      if differences:
+        raise AssertionError(f"{game_string}: the parallel tree differs in "
+                             f"{differences}.")
+      del reference, tree
+    ratio = statistics.median(serial) / statistics.median(parallel)
+    ratios.append(ratio)
+    print(f"{game}: serial {statistics.median(serial):.1f} s, {_WORKERS.value} workers "
+          f"{statistics.median(parallel):.1f} s (medians of {_REPEATS.value}), "
+          f"speed-up {ratio:.2f}x", flush=True)
+  print(f"ratio: {min(ratios):.2f}")
+
+
+if __name__ == "__main__":
+  app.run(main)
