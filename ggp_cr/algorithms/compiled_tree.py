@@ -725,14 +725,15 @@ _in_process_cache = collections.OrderedDict()
 _IN_PROCESS_CACHE_SIZE = 4
 
 
-def cached_tree(game):
-  """compile_game(game), memoised in this process per game string (last 4 games)."""
+def cached_tree(game, workers=1):
+  """compile_game(game, workers=workers), memoised in this process per game string
+  (last 4 games)."""
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   game_string = str(game)
   tree = _in_process_cache.get(game_string)
   if tree is None:
-    tree = compile_game(game)
+    tree = compile_game(game, workers=workers)
     _in_process_cache[game_string] = tree
     if len(_in_process_cache) > _IN_PROCESS_CACHE_SIZE:
       _in_process_cache.popitem(last=False)

@@ -91,6 +91,8 @@ _PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
                                        "pruning figures (0: skip).")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def slug(text):
@@ -315,7 +317,7 @@ def main(argv):
   try:
     game = pyspiel.load_game(_GAME.value)
     start = time.perf_counter()
-    tree = compiled_tree.cached_tree(game)
+    tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
     build_seconds = time.perf_counter() - start
     slots = fixed_policies.fixed_policy_slots(_POLICY.value, game, tree)
     epsilons = _parse_numbers(_EPSILONS.value, "--epsilons")
