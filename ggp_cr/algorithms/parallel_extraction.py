@@ -70,13 +70,10 @@ def _cut_depth(game, frontier_size):
       return depth
     children = []
     for state in level:
-      if state.is_terminal():
-        continue
       if state.is_chance_node():
-        actions = [a for a, _ in state.chance_outcomes()]
-      else:
-        actions = state.legal_actions()
-      children.extend(state.child(a) for a in actions)
+        children.extend(state.child(a) for a, _ in state.chance_outcomes())
+      elif not state.is_terminal():
+        children.extend(map(state.child, state.legal_actions()))
     level, depth = children, depth + 1
   return None
 
