@@ -51,12 +51,17 @@ def _pool(workers):
   return pool
 
 
-def shutdown_pools():
-  """Stops the worker processes kept for later extractions."""
-  while _pools:
-    _, pool = _pools.popitem()
+def _stop_pool(workers):
+  pool = _pools.pop(workers, None)
+  if pool is not None:
     pool.terminate()
     pool.join()
+
+
+def shutdown_pools():
+  """Stops the worker processes kept for later extractions."""
+  for workers in list(_pools):
+    _stop_pool(workers)
 
 
 atexit.register(shutdown_pools)
@@ -83,7 +88,12 @@ def _walk_run(task):
   game_string, utility_sum, depth, entries = task
   game = _worker_games.get(game_string)
   if game is None:
-    game = pyspiel.load_game(game_string)
+    try:
+      game = pyspiel.load_game(game_string)
+    except pyspiel.SpielError as error:
+      raise ValueError(
+          f"A worker process (which imports ggp_cr) cannot load {game_string!r}: "
+          f"{str(error).splitlines()[0]}") from None
     _worker_games.clear()
     _worker_games[game_string] = game
 
@@ -184,13 +194,15 @@ class _Merger:
         self.infoset_offset, self.infoset_parent_slot, self.infoset_actions)
 
 
-def extract_parallel(game, workers, frontier_size=None, progress=False):
+def extract_parallel(game, workers, frontier_size=None, progress=False,
+                     keep_workers=False):
   """The CompiledTree of `game`, subtrees walked by `workers` processes.
 
   Equals compiled_tree's serial extraction array for array. `frontier_size` (default
   64 per worker) is the least number of histories at the cut depth; a tree without
   such a depth is extracted serially. `progress` prints the finished runs. The worker
-  processes are kept for later calls (`shutdown_pools` stops them).
+  processes are stopped afterwards unless `keep_workers` (then `shutdown_pools` stops
+  them).
   """
   check_workers(workers)
   game_string = str(game)
@@ -231,7 +243,8 @@ def extract_parallel(game, workers, frontier_size=None, progress=False):
               f"{len(merger.keys):,} infosets after {time.time() - start:.1f} s",
               flush=True)
   except BaseException:
-    _pools.pop(workers, None)
-    pool.terminate()
+    _stop_pool(workers)
     raise
+  if not keep_workers:
+    _stop_pool(workers)
   return merger.tree(game, utility_sum)
