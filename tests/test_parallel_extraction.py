@@ -32,8 +32,8 @@ def test_parallel_equals_serial(game_string, workers):
     if depth is None or depth in depths:
       continue
     depths.add(depth)
-    tree = parallel_extraction.extract_parallel(game, workers, frontier_size=frontier_size,
-                                                keep_workers=True)
+    tree = parallel_extraction.extract_parallel(
+        game, workers, frontier_size=frontier_size, keep_workers=True)
     assert compiled_tree.tree_differences(serial, tree) == [], frontier_size
   assert depths
 

@@ -218,24 +218,24 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
   if depth is None:
     return compiled_tree._extract(game, game_string, progress)  # pylint: disable=protected-access
   start = time.time()
-  frontier = []
-  merger = _Merger(game_string)
-  merger.add(compiled_tree._walk(  # pylint: disable=protected-access
-      game, game_string, utility_sum,
-      [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False, depth, frontier))
-  num_tasks = min(len(frontier), _TASKS_PER_WORKER * workers)
-  bounds = np.linspace(0, len(frontier), num_tasks + 1).round().astype(int).tolist()
-  tasks = [(game_string, utility_sum, depth,
-            [(history, action_index, prob, _external(last0), _external(last1))
-             for history, _, action_index, prob, last0, last1 in frontier[lo:hi]])
-           for lo, hi in zip(bounds[:-1], bounds[1:])]
-  root_parents = np.array([entry[1] for entry in frontier], dtype=np.int32)
-  del frontier
-  if progress:
-    print(f"  {len(root_parents):,} subtrees at depth {depth} in {num_tasks} runs for "
-          f"{workers} workers", flush=True)
-  pool = _pool(workers)
+  pool = _pool(workers)  # the workers start up while the top is walked
   try:
+    frontier = []
+    merger = _Merger(game_string)
+    merger.add(compiled_tree._walk(  # pylint: disable=protected-access
+        game, game_string, utility_sum,
+        [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False, depth, frontier))
+    num_tasks = min(len(frontier), _TASKS_PER_WORKER * workers)
+    bounds = np.linspace(0, len(frontier), num_tasks + 1).round().astype(int).tolist()
+    tasks = [(game_string, utility_sum, depth,
+              [(history, action_index, prob, _external(last0), _external(last1))
+               for history, _, action_index, prob, last0, last1 in frontier[lo:hi]])
+             for lo, hi in zip(bounds[:-1], bounds[1:])]
+    root_parents = np.array([entry[1] for entry in frontier], dtype=np.int32)
+    del frontier
+    if progress:
+      print(f"  {len(root_parents):,} subtrees at depth {depth} in {num_tasks} runs for "
+            f"{workers} workers", flush=True)
     for done, walked in enumerate(pool.imap(_walk_run, tasks), 1):
       merger.add(walked, root_parents[bounds[done - 1]:bounds[done]])
       if progress:
