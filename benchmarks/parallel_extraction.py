@@ -4,8 +4,11 @@ Issue 13, item 1: `compile_game(game, workers=2)` must return the serial tree bi
 bit (checked here) in less time. Per game, the cold serial extraction and the cold
 2-worker extraction (process start-up included) are timed `--repeats` times; the
 medians and their ratio are printed, with the CPU seconds of all processes (the
-parallel overhead, less sensitive to other load), and last `ratio: <float>`, the
-smallest wall-clock speed-up over the games. Timings on a shared machine are noisy.
+parallel overhead) and the CPU-bound speed-up: serial CPU seconds over the main
+process's plus the workers' per worker, i.e. the speed-up on an otherwise idle machine
+with enough cores (both less sensitive to other load than wall-clock seconds). Last
+`ratio: <float>`, the smallest wall-clock speed-up over the games. Timings on a shared
+machine are noisy.
 
   python benchmarks/parallel_extraction.py [--games=...] [--workers=2] [--repeats=1]
 """
@@ -16,6 +19,7 @@ import time
 
 from absl import app
 from absl import flags
+import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
@@ -33,19 +37,22 @@ _REPEATS = flags.DEFINE_integer("repeats", 1, "Timed runs per game and route.")
 
 def _cpu_seconds():
   """CPU seconds of this process and of its ended (joined) child processes."""
-  own = resource.getrusage(resource.RUSAGE_SELF)
-  children = resource.getrusage(resource.RUSAGE_CHILDREN)
-  return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+  return np.array([usage.ru_utime + usage.ru_stime for usage in (
+      resource.getrusage(resource.RUSAGE_SELF),
+      resource.getrusage(resource.RUSAGE_CHILDREN))])
 
 
 def _timed(game, workers):
-  """(wall seconds, CPU seconds of all processes, tree) of a cold extraction."""
+  """(wall seconds, CPU seconds of all processes, CPU-bound seconds, tree) of a cold
+  extraction; CPU-bound: this process's CPU plus the workers' shared evenly, the wall
+  time on an otherwise idle machine with `workers` cores (the runs are balanced)."""
   parallel_extraction.shutdown_pools()
   cpu, start = _cpu_seconds(), time.perf_counter()
   tree = compiled_tree.compile_game(game, workers=workers)
   seconds = time.perf_counter() - start
   parallel_extraction.shutdown_pools()  # joins the workers, so their CPU time counts
-  return seconds, _cpu_seconds() - cpu, tree
+  own, children = _cpu_seconds() - cpu
+  return seconds, own + children, own + children / workers, tree
 
 
 def main(argv):
@@ -53,14 +60,15 @@ def main(argv):
   ratios = []
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
-    serial, parallel, serial_cpu, parallel_cpu = [], [], [], []
+    serial, parallel, serial_cpu, parallel_cpu, bound = [], [], [], [], []
     for _ in range(_REPEATS.value):
-      seconds, cpu, reference = _timed(game, 1)
+      seconds, cpu, _, reference = _timed(game, 1)
       serial.append(seconds)
       serial_cpu.append(cpu)
-      seconds, cpu, tree = _timed(game, _WORKERS.value)
+      seconds, cpu, cpu_bound, tree = _timed(game, _WORKERS.value)
       parallel.append(seconds)
       parallel_cpu.append(cpu)
+      bound.append(serial_cpu[-1] / cpu_bound)
       differences = compiled_tree.tree_differences(reference, tree)
       if differences:
         raise AssertionError(f"{game_string}: the parallel tree differs in "
@@ -72,7 +80,8 @@ def main(argv):
           f"{statistics.median(parallel):.1f} s (medians of {_REPEATS.value}), "
           f"speed-up {ratio:.2f}x; CPU seconds of all processes: serial "
           f"{statistics.median(serial_cpu):.1f}, parallel "
-          f"{statistics.median(parallel_cpu):.1f}", flush=True)
+          f"{statistics.median(parallel_cpu):.1f}, CPU-bound speed-up "
+          f"{statistics.median(bound):.2f}x", flush=True)
   print(f"ratio: {min(ratios):.2f}")
 
 
