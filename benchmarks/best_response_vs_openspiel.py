@@ -36,6 +36,8 @@ _OPENSPIEL_RUNS = flags.DEFINE_integer("openspiel_runs", 3,
                                        "Timed runs of each OpenSpiel best response.")
 _OUR_RUNS = flags.DEFINE_integer("our_runs", 21, "Timed runs of each of ours.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the random policy.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def _median_seconds(function, runs):
@@ -67,7 +69,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
   """Prints one game's figures; returns (faster OpenSpiel time) / BRS time."""
   game = pyspiel.load_game(game_string)
   start = time.perf_counter()
-  tree = compiled_tree.cached_tree(game)
+  tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
   build_seconds = time.perf_counter() - start
   weights = np.random.default_rng(seed).random(tree.num_infoset_actions)
   slots = weights / np.add.reduceat(weights, tree.infoset_action_offset)[

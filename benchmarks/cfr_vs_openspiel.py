@@ -29,6 +29,8 @@ from ggp_cr.algorithms import compiled_tree
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Iterations of both solvers.")
 _CHUNK = flags.DEFINE_integer("chunk", 50, "Iterations per timed chunk.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def _timed_chunk(solver, iterations):
@@ -46,7 +48,7 @@ def main(argv):
   game = pyspiel.load_game(_GAME.value)
   print(f"game: {game}")
   start = time.perf_counter()
-  tree = compiled_tree.compile_game(game)
+  tree = compiled_tree.compile_game(game, workers=_WORKERS.value)
   print(f"tree: {tree}, built in {time.perf_counter() - start:.3f} s")
   ours = cfr.CFRPlusSolver(tree)
   theirs = pyspiel.CFRPlusSolver(game)

@@ -33,6 +33,8 @@ _SECONDS = flags.DEFINE_float("seconds", 5.0, "Seconds per timed run.")
 _RUNS = flags.DEFINE_integer("runs", 5, "Timed runs per solver (the median is reported).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None,
                                  "Directory caching the compiled tree between runs.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 _EXPLORATION = 0.6
 
@@ -53,7 +55,8 @@ def main(argv):
   del argv
   game = pyspiel.load_game(_GAME.value)
   start = time.perf_counter()
-  tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
+  tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
+                                     workers=_WORKERS.value)
   print(f"game: {game}")
   print(f"tree: {tree}, ready in {time.perf_counter() - start:.1f} s (extracted, or "
         f"read from --cache_dir if it was cached there)")

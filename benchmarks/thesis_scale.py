@@ -41,6 +41,8 @@ _CACHE_DIR = flags.DEFINE_string(
     "cache_dir", os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                               "results", "trees"),
     "Directory of cached compiled trees.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def _registered(game_string):
@@ -67,7 +69,8 @@ def main(argv):
       continue
     game = pyspiel.load_game(game_string)
     start = time.perf_counter()
-    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value, progress=True)
+    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value, progress=True,
+                                       workers=_WORKERS.value)
     print(f"{game}: {tree}; tree built or loaded from the cache in "
           f"{time.perf_counter() - start:.1f} s ({tree.nbytes() / 2**20:.0f} MiB)",
           flush=True)

@@ -27,7 +27,8 @@ def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_
             f"--output_dir={tmp_path}")
   first = _run(*common, "--iterations=20")
   assert first.returncode == 0, first.stderr
-  resumed = _run(*common, "--iterations=40", "--resume", f"--save_strategy={strategy}")
+  resumed = _run(*common, "--iterations=40", "--resume", f"--save_strategy={strategy}",
+                 "--workers=2")
   assert resumed.returncode == 0, resumed.stderr
   assert "Resumed after 20 iterations" in resumed.stdout
 

@@ -407,6 +407,17 @@ class CompiledTree:
                keys, contents)
 
 
+def tree_differences(tree, other):
+  """Names of the fields (arrays with their dtypes, keys, game-level values) in which
+  two CompiledTrees differ; empty if they are equal bit for bit."""
+  names = [name for name in _ARRAY_FIELDS
+           if getattr(tree, name).dtype != getattr(other, name).dtype or
+           not np.array_equal(getattr(tree, name), getattr(other, name))]
+  return names + [name for name in ("infoset_keys", "game_string", "utility_sum",
+                                    "num_distinct_actions")
+                  if getattr(tree, name) != getattr(other, name)]
+
+
 class _LazyStates(collections.abc.Sequence):
   """TabularPolicy.states of a compiled tree: rebuilds each state when accessed."""
 
@@ -464,8 +475,11 @@ def _cache_path(cache_dir, game):
   return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
-def compile_game(game, cache_dir=None, progress=False):
+def compile_game(game, cache_dir=None, progress=False, workers=1):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
+
+  `workers` > 1 walks subtrees in that many processes (parallel_extraction), with
+  the same result.
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
@@ -473,6 +487,8 @@ def compile_game(game, cache_dir=None, progress=False):
   game has more than two players, is general-sum, simultaneous, has sampled chance,
   lacks information state strings, or has imperfect recall.
   """
+  from ggp_cr.algorithms import parallel_extraction  # pylint: disable=import-outside-toplevel
+  parallel_extraction.check_workers(workers)
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   check_game(game)
@@ -490,7 +506,10 @@ def compile_game(game, cache_dir=None, progress=False):
       except ValueError as error:
         warnings.warn(f"Refusing the cached tree: {error} Rebuilding it.")
   start = time.time()
-  tree = _extract(game, game_string, progress)
+  if workers > 1:
+    tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
+  else:
+    tree = _extract(game, game_string, progress)
   if progress:
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
@@ -498,15 +517,33 @@ def compile_game(game, cache_dir=None, progress=False):
   return tree
 
 
-def _extract(game, game_string, progress):
-  """Depth-first walk recording each history once, then breadth-first renumbering.
-
-  Only the root-to-node stack holds states; the last child of a node reuses its
-  parent's state. Imperfect recall is detected when two histories of one infoset
-  disagree on the player's previous (infoset, action) or on the legal actions.
-  """
-  utility_sum = game.utility_sum() if (
+def _utility_sum(game):
+  """The constant sum of both players' utilities (0 in zero-sum games)."""
+  return game.utility_sum() if (
       game.get_type().utility == pyspiel.GameType.Utility.CONSTANT_SUM) else 0.0
+
+
+def _extract(game, game_string, progress):
+  """Depth-first walk recording each history once, then breadth-first renumbering."""
+  utility_sum = _utility_sum(game)
+  walked = _walk(game, game_string, utility_sum,
+                 [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], progress)
+  return _renumber_breadth_first(game, game_string, utility_sum, *walked)
+
+
+def _walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
+          frontier=None):
+  """Records every history below `roots` once, in depth-first preorder.
+
+  `roots` yields (state, parent, action index, chance probability, depth, own last
+  slot of player 0, of player 1); the walk consumes the states. Only the
+  root-to-node stack holds states; the last child of a node reuses its parent's
+  state. Children at depth `cut_depth` are not entered: (action history, parent,
+  action index, chance probability, last slot of player 0, of player 1) is appended
+  to `frontier` for each instead. Imperfect recall is detected when two histories of
+  one infoset disagree on the player's previous (infoset, action) or on the legal
+  actions. Returns the preorder arrays and the per-infoset lists.
+  """
   parents = array.array("i")
   action_indices = array.array("h")
   players = array.array("b")
@@ -528,96 +565,98 @@ def _extract(game, game_string, progress):
   # Frame: [state, actions, probs or None, next child, node, depth, slot base or -1,
   #         player, own last slot of player 0, of player 1].
   stack = []
-  state, parent, action_index, prob, depth, last0, last1 = (
-      game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)
   node = 0
-  while True:
-    # Record `state` as history `node`.
-    parents.append(parent)
-    action_indices.append(action_index)
-    chance_probs.append(prob)
-    depths.append(depth)
-    if state.is_terminal():
-      returns = state.returns()
-      if abs(returns[0] + returns[1] - utility_sum) > 1e-9 * (1 + abs(returns[0])):
-        raise ValueError(
-            f"{game_string} is not zero-sum: terminal returns {returns} sum to "
-            f"{returns[0] + returns[1]}, not {utility_sum}.")
-      players.append(_TERMINAL)
-      infosets.append(-1)
-      num_children.append(0)
-      utilities.append(returns[0])
-    elif state.is_chance_node():
-      outcomes = state.chance_outcomes()
-      players.append(_CHANCE)
-      infosets.append(-1)
-      num_children.append(len(outcomes))
-      utilities.append(0.0)
-      stack.append([state, [a for a, _ in outcomes], [p for _, p in outcomes], 0,
-                    node, depth, -1, -1, last0, last1])
-    else:
-      player = state.current_player()
-      key = state.information_state_string(player)
-      legal = tuple(state.legal_actions())
-      last = last1 if player else last0
-      infoset = lookup[player].get(key)
-      if infoset is None:
-        infoset = len(keys)
-        lookup[player][key] = infoset
-        keys.append(key)
-        infoset_player.append(player)
-        infoset_offset.append(num_slots)
-        infoset_parent_slot.append(last)
-        infoset_actions.append(interned_actions.setdefault(legal, legal))
-        num_slots += len(legal)
-      elif infoset_parent_slot[infoset] != last or infoset_actions[infoset] != legal:
-        raise ValueError(_recall_message(game_string, player, key, infoset_actions,
-                                         infoset_parent_slot, infoset, legal, last))
-      players.append(player)
-      infosets.append(infoset)
-      num_children.append(len(legal))
-      utilities.append(0.0)
-      stack.append([state, legal, None, 0, node, depth, infoset_offset[infoset],
-                    player, last0, last1])
-    node += 1
-    if progress and node % 1_000_000 == 0:
-      print(f"  ... {node:,} histories, {len(keys):,} infosets after "
-            f"{time.time() - start:.1f} s", flush=True)
-    # Next history in depth-first order.
-    while stack:
-      frame = stack[-1]
-      actions = frame[1]
-      action_index = frame[3]
-      if action_index == len(actions):
-        stack.pop()
-        continue
-      frame[3] = action_index + 1
-      state = frame[0]
-      if action_index + 1 == len(actions):
-        stack.pop()
-        state.apply_action(actions[action_index])
+  for state, parent, action_index, prob, depth, last0, last1 in roots:
+    while True:
+      # Record `state` as history `node`.
+      parents.append(parent)
+      action_indices.append(action_index)
+      chance_probs.append(prob)
+      depths.append(depth)
+      if state.is_terminal():
+        returns = state.returns()
+        if abs(returns[0] + returns[1] - utility_sum) > 1e-9 * (1 + abs(returns[0])):
+          raise ValueError(
+              f"{game_string} is not zero-sum: terminal returns {returns} sum to "
+              f"{returns[0] + returns[1]}, not {utility_sum}.")
+        players.append(_TERMINAL)
+        infosets.append(-1)
+        num_children.append(0)
+        utilities.append(returns[0])
+      elif state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        players.append(_CHANCE)
+        infosets.append(-1)
+        num_children.append(len(outcomes))
+        utilities.append(0.0)
+        stack.append([state, [a for a, _ in outcomes], [p for _, p in outcomes], 0,
+                      node, depth, -1, -1, last0, last1])
       else:
-        state = state.child(actions[action_index])
-      parent, depth = frame[4], frame[5] + 1
-      last0, last1 = frame[8], frame[9]
-      if frame[2] is not None:
-        prob = frame[2][action_index]
-      else:
-        prob = 1.0
-        if frame[7]:
-          last1 = frame[6] + action_index
+        player = state.current_player()
+        key = state.information_state_string(player)
+        legal = tuple(state.legal_actions())
+        last = last1 if player else last0
+        infoset = lookup[player].get(key)
+        if infoset is None:
+          infoset = len(keys)
+          lookup[player][key] = infoset
+          keys.append(key)
+          infoset_player.append(player)
+          infoset_offset.append(num_slots)
+          infoset_parent_slot.append(last)
+          infoset_actions.append(interned_actions.setdefault(legal, legal))
+          num_slots += len(legal)
+        elif infoset_parent_slot[infoset] != last or infoset_actions[infoset] != legal:
+          raise ValueError(_recall_message(game_string, player, key, infoset_actions,
+                                           infoset_parent_slot, infoset, legal, last))
+        players.append(player)
+        infosets.append(infoset)
+        num_children.append(len(legal))
+        utilities.append(0.0)
+        stack.append([state, legal, None, 0, node, depth, infoset_offset[infoset],
+                      player, last0, last1])
+      node += 1
+      if progress and node % 1_000_000 == 0:
+        print(f"  ... {node:,} histories, {len(keys):,} infosets after "
+              f"{time.time() - start:.1f} s", flush=True)
+      # Next history in depth-first order.
+      while stack:
+        frame = stack[-1]
+        actions = frame[1]
+        action_index = frame[3]
+        if action_index == len(actions):
+          stack.pop()
+          continue
+        frame[3] = action_index + 1
+        parent, depth = frame[4], frame[5] + 1
+        last0, last1 = frame[8], frame[9]
+        if frame[2] is not None:
+          prob = frame[2][action_index]
         else:
-          last0 = frame[6] + action_index
-      break
-    else:
-      break
+          prob = 1.0
+          if frame[7]:
+            last1 = frame[6] + action_index
+          else:
+            last0 = frame[6] + action_index
+        if depth == cut_depth:
+          frontier.append((frame[0].history() + [actions[action_index]], parent,
+                           action_index, prob, last0, last1))
+          continue
+        state = frame[0]
+        if action_index + 1 == len(actions):
+          stack.pop()
+          state.apply_action(actions[action_index])
+        else:
+          state = state.child(actions[action_index])
+        break
+      else:
+        break
   del lookup, interned_actions
   if max(num_children, default=0) >= 2**15:
     raise ValueError(f"{game_string} has a node with more than 32767 children.")
-  return _renumber_breadth_first(
-      game, game_string, utility_sum, parents, action_indices, players, infosets,
-      num_children, chance_probs, utilities, depths, keys, infoset_player,
-      infoset_offset, infoset_parent_slot, infoset_actions)
+  return (parents, action_indices, players, infosets, num_children, chance_probs,
+          utilities, depths, keys, infoset_player, infoset_offset, infoset_parent_slot,
+          infoset_actions)
 
 
 def _recall_message(game_string, player, key, infoset_actions, infoset_parent_slot,
@@ -715,14 +754,15 @@ _in_process_cache = collections.OrderedDict()
 _IN_PROCESS_CACHE_SIZE = 4
 
 
-def cached_tree(game):
-  """compile_game(game), memoised in this process per game string (last 4 games)."""
+def cached_tree(game, workers=1):
+  """compile_game(game, workers=workers), memoised in this process per game string
+  (last 4 games)."""
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   game_string = str(game)
   tree = _in_process_cache.get(game_string)
   if tree is None:
-    tree = compile_game(game)
+    tree = compile_game(game, workers=workers)
     _in_process_cache[game_string] = tree
     if len(_in_process_cache) > _IN_PROCESS_CACHE_SIZE:
       _in_process_cache.popitem(last=False)

@@ -93,6 +93,8 @@ _PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
                                        "pruning figures (0: skip).")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def _parse_numbers(text, name):
@@ -313,7 +315,7 @@ def main(argv):
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
     game = pyspiel.load_game(_GAME.value)
     start = time.perf_counter()
-    tree = compiled_tree.cached_tree(game)
+    tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
     build_seconds = time.perf_counter() - start
     slots = fixed_policies.fixed_policy_slots(_POLICY.value, game, tree)
     epsilons = _parse_numbers(_EPSILONS.value, "--epsilons")

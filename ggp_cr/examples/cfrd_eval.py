@@ -81,6 +81,8 @@ _EVAL_EVERY = flags.DEFINE_integer("eval_every", 10,
 _OUTPUT = flags.DEFINE_string("output", "cfrd_eval.csv", "CSV path.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output.")
 _PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png).")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 COLUMNS = ("variant", "values", "sigma", "repeat", "iteration", "trunk_exploitability",
            "combined_exploitability", "gadget_exploitability", "margin")
@@ -216,7 +218,7 @@ def main(argv):
     reason = str(error).split(" Available games are")[0]
     raise app.UsageError(f"Cannot load game {_GAME.value!r}: {reason}") from None
   try:
-    tree = compiled_tree.compile_game(game)
+    tree = compiled_tree.compile_game(game, workers=_WORKERS.value)
     gadgets.history_node(tree, history)
     trunk = _trunk(tree)
     subgame = gadgets.subgame_from_trunk(tree, trunk, history, _PLAYER.value,

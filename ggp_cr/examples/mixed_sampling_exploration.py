@@ -44,6 +44,8 @@ _SEEDS = flags.DEFINE_integer("seeds", 10, "Seeds per method and lambda.")
 _OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", os.path.join("results", "mixed_sampling"),
     "Directory of the CSV and plot.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 COLUMNS = ("method", "lambda", "seed", "solver", "iterations", "nodes_touched",
            "seconds", "exploitability")
@@ -136,7 +138,7 @@ def main(argv):
     game = pyspiel.load_game(_GAME.value)
   except pyspiel.SpielError as error:
     raise app.UsageError(f"Cannot load game {_GAME.value!r}: {error}") from None
-  tree = compiled_tree.cached_tree(game)
+  tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
   try:
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
   except ValueError as error:

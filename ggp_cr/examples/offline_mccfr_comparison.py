@@ -79,6 +79,8 @@ _SEEDS = flags.DEFINE_integer("seeds", 5, "Runs (seeds 0, 1, ...) per game and s
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", NAME),
                                   "Directory of the CSV and the plot.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing CSV.")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 
 def _check_flags():
@@ -104,7 +106,7 @@ def _check_flags():
 
 
 def _make_solver(spec, game, seed):
-  target = compiled_tree.cached_tree(game) if spec.solver_type.accepts_tree else game
+  target = compiled_tree.cached_tree(game, workers=_WORKERS.value) if spec.solver_type.accepts_tree else game
   try:
     solver = solver_registry.make_solver(spec, target, seed=seed)
   except ValueError as error:

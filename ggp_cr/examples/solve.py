@@ -92,6 +92,8 @@ _SAVE_STRATEGY = flags.DEFINE_string(
 _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
 
 def load_game(game_string):
   try:
@@ -139,7 +141,8 @@ def evaluate_strategy_file(path):
     if game_string is None:
       game_string = strategy_files.read_game_string(path)
     game = load_game(game_string)
-    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
+    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
+                                       workers=_WORKERS.value)
     slots = strategy_files.load_strategy(path, tree)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
@@ -210,7 +213,7 @@ def main(argv):
     target = game
     if spec.solver_type.accepts_tree:
       target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
-                                          progress=True)
+                                          progress=True, workers=_WORKERS.value)
     solver = solver_registry.make_solver(spec, target, seed=_SEED.value)
     evaluator = solver_runs.AverageStrategyEvaluator(game, solver,
                                                      _CACHE_DIR.value)
