@@ -15,7 +15,7 @@ from ggp_cr.algorithms import outcome_sampling
 MC_CFR = dict(regret_matcher="drm(1,1)", exploration=0.7,
               cumulative_strategy_exponent=0.3)
 VR_MCCFR = dict(MC_CFR, baseline="expavg(0.3)")
-CONFIGS = [dict(), MC_CFR, VR_MCCFR]
+CONFIGS = {"os": dict(), "mc_cfr": MC_CFR, "vr_mccfr": VR_MCCFR}
 
 
 def _exploitability(game, solver):
@@ -31,30 +31,74 @@ def _play(game, actions):
   return state
 
 
-@pytest.mark.parametrize("game_string,iterations", [
-    ("kuhn_poker", 3000),
-    ("python_ii_goofspiel(num_cards=3)", 1000),
-    ("python_princess_monster(max_turns=2)", 1000),
-    ("python_leduc(max_raises=1,cards_per_suit=2)", 3000),
-])
-@pytest.mark.parametrize("config", CONFIGS)
-def test_exploitability_falls_well_below_uniform(game_string, iterations, config):
+LEARNING_GAMES = {
+    "kuhn_poker": 3000,
+    "python_ii_goofspiel(num_cards=3)": 1000,
+    "python_princess_monster(max_turns=2)": 1000,
+    "python_leduc(max_raises=1,cards_per_suit=2)": 3000,
+}
+# Exploitability (OpenSpiel's, NashConv / 2) each configuration must reach with seed 3
+# after LEARNING_GAMES[game] iterations.
+# Set from seeds 0-9 of the same run: 1.25 x the largest exploitability, rounded up to
+# two significant digits (capped at 0.49 where that reached 0.75 x uniform's); the
+# comments give that largest value and the median. A solver that never updates keeps
+# the uniform strategy's exploitability, above 0.75 x uniform's (asserted).
+LEARNING_THRESHOLDS = {
+    ("kuhn_poker", "os"): 0.059,  # max 0.047, median 0.037
+    ("kuhn_poker", "mc_cfr"): 0.076,  # max 0.060, median 0.037
+    ("kuhn_poker", "vr_mccfr"): 0.05,  # max 0.040, median 0.030
+    ("python_ii_goofspiel(num_cards=3)", "os"): 0.053,  # max 0.042, median 0.019
+    ("python_ii_goofspiel(num_cards=3)", "mc_cfr"): 0.019,  # max 0.015, median 0.007
+    ("python_ii_goofspiel(num_cards=3)", "vr_mccfr"): 0.019,  # max 0.015, median 0.008
+    ("python_princess_monster(max_turns=2)", "os"): 0.49,  # max 0.398, median 0.092 (capped)
+    ("python_princess_monster(max_turns=2)", "mc_cfr"): 0.43,  # max 0.337, median 0.098
+    ("python_princess_monster(max_turns=2)", "vr_mccfr"): 0.061,  # max 0.048, median 0.018
+    ("python_leduc(max_raises=1,cards_per_suit=2)", "os"): 0.78,  # max 0.620, median 0.510
+    ("python_leduc(max_raises=1,cards_per_suit=2)", "mc_cfr"): 0.85,  # max 0.675, median 0.479
+    ("python_leduc(max_raises=1,cards_per_suit=2)", "vr_mccfr"): 0.57,  # max 0.456, median 0.320
+}
+
+
+@pytest.mark.parametrize("game_string", sorted(LEARNING_GAMES))
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_exploitability_falls_well_below_uniform(game_string, config):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
-  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **config)
-  for _ in range(iterations):
+  threshold = LEARNING_THRESHOLDS[game_string, config]
+  # The threshold is far below what a solver that never learns keeps (uniform).
+  assert threshold < 0.75 * uniform
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **CONFIGS[config])
+  for _ in range(LEARNING_GAMES[game_string]):
     solver.iteration()
-  assert _exploitability(game, solver) < 0.5 * uniform
+  assert _exploitability(game, solver) < threshold
 
 
-@pytest.mark.parametrize("config", CONFIGS)
-def test_rps_stays_near_its_uniform_equilibrium(config):
+def start_from_first_actions(solver, tree):
+  """Fills a live sampling solver's table so that every information set starts on
+  its first action (regrets 3, 0, ...): a solver that does not learn stays there."""
+  with_baselines = getattr(solver, "baseline", None) is not None
+  for infoset, key in enumerate(tree.infoset_keys):
+    offset = int(tree.infoset_action_offset[infoset])
+    actions = tree.infoset_actions[offset:offset + tree.infoset_num_actions[infoset]]
+    data = outcome_sampling.InfosetData(actions.tolist(), with_baselines)
+    data.regrets[0] = 3.0
+    data.cumulative[0] = 1.0
+    solver.table[key] = data
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_rps_moves_from_a_pure_start_to_near_its_uniform_equilibrium(config):
+  # Exploitability (OpenSpiel's, NashConv / 2) of always-rock is 1; seeds 0-9 reach
+  # 0.02-0.08 in every configuration, hence the threshold 0.15.
   game = pyspiel.load_game("python_rps")
-  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=1, **config)
+  tree = compiled_tree.cached_tree(game)
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=1, **CONFIGS[config])
+  start_from_first_actions(solver, tree)
+  assert _exploitability(game, solver) == pytest.approx(1.0)
   for _ in range(1000):
     solver.iteration()
-  assert _exploitability(game, solver) < 0.1
+  assert _exploitability(game, solver) < 0.15
 
 
 def test_average_policy_works_with_openspiel_exploitability():

@@ -9,9 +9,11 @@
 * The bot's whole strategy is no more exploitable than CFR-D's bound allows: NashConv
   of the resolved profile <= the NashConvs of the two seats' trunk solves + the
   NashConvs of every gadget solved (each gadget's values are on the original game's
-  counterfactual scale). The threshold on exploitability (OpenSpiel's, NashConv / 2)
-  is that whole sum, i.e. twice the bound, as self-play opponent values carry the
-  trunk's error too, which the bound does not count.
+  counterfactual scale). With exact (use_cbr) values the threshold on exploitability
+  (OpenSpiel's, NashConv / 2) is that bound / 2; with self-play values it is the
+  whole sum (twice the bound), as self-play opponent values carry the trunk's error
+  too, which the bound does not count (Kuhn, max_margin: 0.00092 against a bound of
+  0.00074; the unscaled-value bug gives 0.038).
 """
 # pylint: disable=protected-access
 
@@ -165,4 +167,5 @@ def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant,
           move=iterations, seed=p))
   bound, solves = _cfrd_bound(game)
   assert solves > 2  # Two trunks and at least one gadget.
-  assert evaluation.exploitability <= bound, (evaluation.exploitability, bound)
+  threshold = bound / 2 if use_cbr else bound
+  assert evaluation.exploitability <= threshold, (evaluation.exploitability, bound)
