@@ -12,6 +12,8 @@ from ggp_cr.algorithms import external_sampling
 from ggp_cr.algorithms import solver_registry
 
 import test_outcome_sampling
+from test_outcome_sampling import GOOFSPIEL, KUHN, PRINCESS_MONSTER, SMALL_LEDUC
+from test_outcome_sampling import assert_learns
 
 
 def _exploitability(game, solver):
@@ -45,10 +47,6 @@ SOLVERS = {
         game, "visits", visit_threshold=20, seed=seed),
 }
 
-KUHN = "kuhn_poker"
-GOOFSPIEL = "python_ii_goofspiel(num_cards=3)"
-PRINCESS_MONSTER = "python_princess_monster(max_turns=2)"
-SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=2)"
 LEARNING_GAMES = {
     KUHN: 400,
     GOOFSPIEL: 200,
@@ -56,11 +54,7 @@ LEARNING_GAMES = {
     SMALL_LEDUC: 1000,
 }
 # Exploitability (OpenSpiel's, NashConv / 2) each solver must reach with seed 1 after
-# LEARNING_GAMES[game] iterations.
-# Set from seeds 0-9 of the same run: 1.25 x the largest exploitability, rounded up to
-# two significant digits (capped just below 0.75 x uniform's where it reached that); the
-# comments give that largest value and the median. A solver that never updates keeps
-# the uniform strategy's exploitability, above 0.75 x uniform's (asserted).
+# LEARNING_GAMES[game] iterations, set as test_outcome_sampling.LEARNING_THRESHOLDS.
 LEARNING_THRESHOLDS = {
     (KUHN, "es"): 0.11,  # max 0.083, median 0.042
     (KUHN, "linear"): 0.15,  # max 0.120, median 0.086
@@ -101,14 +95,9 @@ LEARNING_THRESHOLDS = {
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_exploitability_falls_well_below_uniform(game_string, name):
   game = pyspiel.load_game(game_string)
-  tree = compiled_tree.cached_tree(game)
-  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
   iterations = LEARNING_GAMES[game_string]
-  threshold = LEARNING_THRESHOLDS[game_string, name]
-  # The threshold is far below what a solver that never learns keeps (uniform).
-  assert threshold < 0.75 * uniform
-  solver = _run(SOLVERS[name](game, iterations), iterations)
-  assert _exploitability(game, solver) < threshold
+  assert_learns(game, SOLVERS[name](game, iterations), iterations,
+                LEARNING_THRESHOLDS[game_string, name])
 
 
 @pytest.mark.parametrize("name", ["es", "linear"])

@@ -67,13 +67,19 @@ LEARNING_THRESHOLDS = {
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_exploitability_falls_well_below_uniform(game_string, config):
   game = pyspiel.load_game(game_string)
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **CONFIGS[config])
+  assert_learns(game, solver, LEARNING_GAMES[game_string],
+                LEARNING_THRESHOLDS[game_string, config])
+
+
+def assert_learns(game, solver, iterations, threshold):
+  """`iterations` iterations of a sampling solver bring its average strategy below
+  `threshold`, which lies far below what a solver that never learns keeps (the
+  uniform strategy's exploitability)."""
   tree = compiled_tree.cached_tree(game)
   uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
-  threshold = LEARNING_THRESHOLDS[game_string, config]
-  # The threshold is far below what a solver that never learns keeps (uniform).
   assert threshold < 0.75 * uniform
-  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **CONFIGS[config])
-  for _ in range(LEARNING_GAMES[game_string]):
+  for _ in range(iterations):
     solver.iteration()
   assert _exploitability(game, solver) < threshold
 
