@@ -112,9 +112,13 @@ def test_rps_moves_from_a_pure_start_to_near_its_uniform_equilibrium(name):
   assert _exploitability(game, _run(solver, 500)) < 0.15
 
 
-def test_es_same_order_of_magnitude_as_openspiel_on_leduc():
-  game = pyspiel.load_game("leduc_poker")
-  iterations = 150
+def test_es_same_order_of_magnitude_as_openspiel_on_small_leduc():
+  """Medians over seeds 0-2 after 400 iterations; over seeds 0-9, medians of three
+  consecutive seeds were at most 0.49 (ours) and 0.48 (OpenSpiel's), against
+  uniform's 1.25 (OpenSpiel's exploitability, NashConv / 2): the threshold is
+  1.25 x the larger, and neither median may be twice the other."""
+  game = pyspiel.load_game(SMALL_LEDUC)
+  iterations = 400
   ours, theirs = [], []
   for seed in range(3):
     ours.append(_exploitability(game, _run(
@@ -122,8 +126,8 @@ def test_es_same_order_of_magnitude_as_openspiel_on_leduc():
     np.random.seed(seed)
     reference = _run(external_sampling_mccfr.ExternalSamplingSolver(game), iterations)
     theirs.append(best_response.exploitability(game, reference.average_policy()))
-  ratio = np.median(ours) / np.median(theirs)
-  assert 1 / 3 < ratio < 3, (ours, theirs)
+  assert np.median(ours) < 0.61 and np.median(theirs) < 0.61, (ours, theirs)
+  assert 1 / 2 < np.median(ours) / np.median(theirs) < 2, (ours, theirs)
 
 
 def test_schedules_decide_the_share_of_outcome_sampled_nodes():

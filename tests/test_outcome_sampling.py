@@ -124,11 +124,14 @@ def test_average_policy_works_with_openspiel_exploitability():
   assert tabular == pytest.approx(ours, abs=1e-12)
 
 
-def test_same_order_of_magnitude_as_openspiel_on_leduc():
-  """Median over seeds at equal iterations (OpenSpiel's iteration is also one
-  episode per player): plain OS, e = 0.6 like OpenSpiel, no incremental tree."""
-  game = pyspiel.load_game("leduc_poker")
-  iterations = 1000
+def test_same_order_of_magnitude_as_openspiel_on_small_leduc():
+  """Median over seeds 0-2 at equal iterations (OpenSpiel's iteration is also one
+  episode per player): plain OS, e = 0.6 like OpenSpiel, no incremental tree. Over
+  seeds 0-9, medians of three consecutive seeds were at most 0.66 (ours) and 0.51
+  (OpenSpiel's), against uniform's 1.25 (OpenSpiel's exploitability, NashConv / 2);
+  the threshold is 1.25 x the larger, and neither median may be twice the other."""
+  game = pyspiel.load_game(SMALL_LEDUC)
+  iterations = 3000
   ours, theirs = [], []
   for seed in range(3):
     solver = outcome_sampling.OutcomeSamplingSolver(game, seed=seed, incremental=False)
@@ -140,8 +143,8 @@ def test_same_order_of_magnitude_as_openspiel_on_leduc():
     for _ in range(iterations):
       reference.iteration()
     theirs.append(best_response.exploitability(game, reference.average_policy()))
-  ratio = np.median(ours) / np.median(theirs)
-  assert 1 / 3 < ratio < 3, (ours, theirs)
+  assert np.median(ours) < 0.83 and np.median(theirs) < 0.83, (ours, theirs)
+  assert 1 / 2 < np.median(ours) / np.median(theirs) < 2, (ours, theirs)
 
 
 @pytest.mark.parametrize("config", [
