@@ -49,8 +49,23 @@ def test_runs_and_writes_the_table_and_plot(tmp_path):
   exact = float(rows[2]["value"])
   for row in rows[:4]:
     assert float(row["value"]) == pytest.approx(exact, abs=1e-9)
+  # error = exact - value, >= 0 (a best response is the maximum), within the bound the
+  # approximate BRS guarantees; the truncated (eta = 1) one is really approximate here.
   for row in rows:
-    assert float(row["error"]) >= -1e-9
+    error = float(row["error"])
+    assert error == pytest.approx(exact - float(row["value"]), abs=1e-12)
+    assert error >= -1e-9
+    if row["bound"]:
+      assert error <= float(row["bound"]) + 1e-9, row
+  assert float(rows[5]["error"]) > 0.1
   assert _one(tmp_path, "kuhn_poker-*__player1__ismcts.png").stat().st_size > 0
   with open(_one(tmp_path, "kuhn_poker-*__player1__pruning.csv")) as file:
-    assert len(list(csv.DictReader(file))) == 6
+    pruning = list(csv.DictReader(file))
+  assert len(pruning) == 6
+  # [B] §6.2.2: BRS visits fewer histories against deterministic opponents (it prunes
+  # the actions they never play) than against mixed ones, and never more than exist.
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  visited = {kind: [int(r["visited"]) for r in pruning if r["opponent"] == kind]
+             for kind in ("mixed", "deterministic")}
+  assert all(int(r["histories"]) == tree.num_nodes for r in pruning)
+  assert max(visited["deterministic"]) < min(visited["mixed"]) <= tree.num_nodes

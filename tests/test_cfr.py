@@ -74,6 +74,62 @@ def test_matches_openspiel_on_leduc_after_100_iterations(name):
   _assert_same_exploitability(game, ours, theirs)
 
 
+# Thesis-mode Leduc with two ranks and one raise per round (245 histories): chance
+# probabilities differ between the histories of one information set (the public rank
+# is uniform over 2 ranks, or certain when both players hold the same rank), so a
+# dropped chance weight changes the regrets; both players act in both rounds, so a
+# dropped own reach changes the average strategy.
+SMALL_LEDUC = "python_leduc(cards_per_suit=2,max_raises=1)"
+
+
+def _openspiel_cfr(regret_matching_plus, alternating_updates, linear_averaging):
+  return lambda g: openspiel_cfr._CFRSolver(  # pylint: disable=protected-access
+      g, regret_matching_plus=regret_matching_plus,
+      alternating_updates=alternating_updates, linear_averaging=linear_averaging)
+
+
+# OpenSpiel's peer of every preset it has one of ("cfr+2", weights t^2 with RM+,
+# has none).
+_PRESET_PEERS = {
+    "cfr": _openspiel_cfr(False, False, False),
+    "cfr-au": _openspiel_cfr(False, True, False),
+    "deepstack-cfr": _openspiel_cfr(True, False, False),
+    "cfr+": _openspiel_cfr(True, True, True),
+    "lcfr": openspiel_discounted_cfr.LCFRSolver,
+    "dcfr": lambda g: openspiel_discounted_cfr.DCFRSolver(g, 1.5, 0, 2),
+    "thesis-dcfr": lambda g: openspiel_discounted_cfr.DCFRSolver(g, 1.5, 0.5, 1.5),
+}
+
+
+def _assert_same_slots(tree, ours, theirs):
+  for which in ("average_policy", "current_policy"):
+    np.testing.assert_allclose(
+        tree.policy_to_slots(getattr(ours, which)()),
+        tree.policy_to_slots(getattr(theirs, which)()), rtol=0, atol=1e-9,
+        err_msg=which)
+
+
+@pytest.mark.parametrize("name", sorted(_PAIRS))
+def test_preset_classes_match_openspiel_on_non_uniform_chance(name):
+  game = pyspiel.load_game(SMALL_LEDUC)
+  tree = compiled_tree.cached_tree(game)
+  ours, theirs = _run_both(game, name, 30)
+  _assert_same_slots(tree, ours, theirs)
+  _assert_same_exploitability(game, ours, theirs)
+
+
+@pytest.mark.parametrize("preset", sorted(_PRESET_PEERS))
+def test_general_solver_presets_match_openspiel_on_non_uniform_chance(preset):
+  game = pyspiel.load_game(SMALL_LEDUC)
+  tree = compiled_tree.cached_tree(game)
+  ours = cfr.GeneralCFRSolver(tree, **cfr.PRESETS[preset])
+  theirs = _PRESET_PEERS[preset](game)
+  for _ in range(25):
+    ours.evaluate_and_update_policy()
+    theirs.evaluate_and_update_policy()
+  _assert_same_slots(tree, ours, theirs)
+
+
 def test_matches_openspiel_cpp_cfr_plus_on_leduc():
   game = pyspiel.load_game("leduc_poker")
   ours, theirs = cfr.CFRPlusSolver(game), pyspiel.CFRPlusSolver(game)

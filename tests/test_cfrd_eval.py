@@ -4,6 +4,12 @@ import subprocess
 import sys
 
 import pandas as pd
+import pyspiel
+import pytest
+
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import strategy_files
 
 
 def _run(*args):
@@ -30,6 +36,17 @@ def test_cfrd_eval_writes_csv_plot_and_reuses_a_saved_trunk(tmp_path):
       ("unsafe", 0.0, 0)]}
   assert frame["iteration"].unique().tolist() == [1, 10, 20]
   assert (frame["trunk_exploitability"] == frame["trunk_exploitability"].iloc[0]).all()
+  # Values: the trunk's exploitability (OpenSpiel's, NashConv / 2) is that of the saved
+  # trunk strategy, and with exact values the safe gadgets keep the combined strategy
+  # within CFR-D's bound: trunk exploitability + the gadget's NashConv.
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  saved = strategy_files.load_strategy(str(trunk), tree)
+  assert frame["trunk_exploitability"].iloc[0] == pytest.approx(
+      best_response.exploitability_slots(tree, saved), abs=1e-12)
+  exact = frame[(frame["sigma"] == 0.0) & frame["variant"].isin(["resolve", "max_margin"])]
+  assert len(exact) == 6
+  assert (exact["combined_exploitability"] <= exact["trunk_exploitability"] +
+          2 * exact["gadget_exploitability"] + 1e-9).all(), exact
   assert (tmp_path / "first.png").stat().st_size > 0
   # The saved trunk gives the same run (same seed).
   again = _run(*flags, f"--trunk_strategy={trunk}", f"--output={tmp_path / 'again.csv'}")

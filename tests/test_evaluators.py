@@ -6,6 +6,7 @@ import sys
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import pyspiel
@@ -32,6 +33,14 @@ def _random_strategy(game, seed):
 def _fixed_player(strategy):
   return lambda game, player_id, seed, budget: policy_bot.PolicyBot(
       player_id, np.random.RandomState(seed % 2**32), strategy)
+
+
+def _assert_nash_conv_is_openspiels(game, result):
+  """The evaluation's NashConv and exploitability (NashConv / 2) are OpenSpiel's
+  nash_conv of the strategy it assembled."""
+  expected = openspiel_exploitability.nash_conv(game, result.policy)
+  assert result.nash_conv == pytest.approx(expected, abs=1e-9)
+  assert result.exploitability == pytest.approx(expected / 2, abs=1e-9)
 
 
 def _assert_same_strategy(got, expected, keys=None):
@@ -219,6 +228,23 @@ def test_evaluate_example_writes_rows_and_plot(tmp_path):
   lines = output.read_text().splitlines()
   assert lines[0].startswith("game,player,evaluator") and len(lines) == 5
   assert (tmp_path / "ev.png").stat().st_size > 1000
+  # The values written are the evaluators' (same player, budget and seed 0, run here),
+  # whose NashConv is OpenSpiel's on the evaluated strategy; the columns agree.
+  frame = pd.read_csv(output)
+  game = players.load_game("kuhn_poker")
+  for row in frame.itertuples():
+    budget = players.Budget.parse("0", row.move)
+    assert row.move_amount == budget.move.iterations
+    if row.evaluator == "traversing":
+      result = evaluators.traversing_evaluation(game, "ismcts", budget, seed=0)
+      assert row.matches == 0 and row.infosets_defined == row.infosets_total == 12
+    else:
+      result = evaluators.game_playing_evaluation(game, "ismcts", budget, 10, seed=0)
+      assert row.matches == 10 and 0 < row.infosets_defined <= row.infosets_total == 12
+    _assert_nash_conv_is_openspiels(game, result)
+    assert row.nash_conv == pytest.approx(result.nash_conv, abs=1e-12)
+    assert row.exploitability == pytest.approx(row.nash_conv / 2, abs=1e-12)
+    assert row.infosets_defined == result.infosets_defined
   bad = subprocess.run(command[:-3] + ["--move=5it", "--move=1s", f"--output={output}"],
                        capture_output=True, text=True, timeout=120)
   assert bad.returncode == 1 and "one unit" in bad.stderr
@@ -306,6 +332,7 @@ def test_game_playing_evaluation_of_the_online_solving_player():
   assert defined["current"] <= defined["thesis"], defined
   for result in by_scope.values():
     assert 0 <= result.nash_conv < 0.9166  # better than uniform random (0.9167)
+    _assert_nash_conv_is_openspiels(game, result)
 
 
 class _StatefulBot(pyspiel.Bot):
@@ -362,7 +389,10 @@ def test_clonable_bots_are_asked_once_per_information_set_with_the_same_result()
 def test_game_playing_reads_the_continual_resolving_subgame_solver():
   game = players.load_game("kuhn_poker")
   budget = players.Budget.parse("100it", "50it")
-  defined = {scope: evaluators.game_playing_evaluation(
-      game, "cr", budget, num_matches=6, scope=scope).infosets_defined
-             for scope in ("successors", "current")}
+  by_scope = {scope: evaluators.game_playing_evaluation(
+      game, "cr", budget, num_matches=6, scope=scope)
+              for scope in ("successors", "current")}
+  defined = {scope: result.infosets_defined for scope, result in by_scope.items()}
   assert defined["current"] < defined["successors"], defined
+  for result in by_scope.values():
+    _assert_nash_conv_is_openspiels(game, result)

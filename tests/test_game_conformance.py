@@ -14,6 +14,9 @@ from open_spiel.python import rl_environment
 from open_spiel.python.algorithms import exploitability
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import best_response
+from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms import compiled_tree
 
 # Small enough for exhaustive checks in seconds.
 SMALL_GAMES = [
@@ -68,14 +71,26 @@ def test_openspiel_solvers_run(game_string):
   solver = pyspiel.CFRSolver(game)
   for _ in range(5):
     solver.evaluate_and_update_policy()
+  # OpenSpiel's C++ CFR and its exploitability agree with ggp_cr's compiled CFR and
+  # best response (OpenSpiel's exploitability, NashConv / 2, on both sides).
+  tree = compiled_tree.cached_tree(game)
+  ours = cfr.CFRSolver(tree)
+  for _ in range(5):
+    ours.evaluate_and_update_policy()
   cpp_value = pyspiel.exploitability(game, solver.average_policy())
-  assert cpp_value >= -1e-9
+  assert cpp_value == pytest.approx(
+      best_response.exploitability_slots(tree, ours.average_strategy_slots()), abs=1e-9)
   mccfr = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=1)
   for _ in range(50):
     mccfr.run_iteration()
-  assert pyspiel.exploitability(game, mccfr.average_policy()) >= -1e-9
+  average = policy.tabular_policy_from_callable(
+      game, lambda state: dict(mccfr.average_policy().get_state_policy(state)))
+  assert pyspiel.exploitability(game, mccfr.average_policy()) == pytest.approx(
+      best_response.exploitability_slots(tree, tree.policy_to_slots(average)),
+      abs=1e-9)
   py_value = exploitability.exploitability(game, policy.UniformRandomPolicy(game))
-  assert py_value >= -1e-9
+  assert py_value == pytest.approx(
+      best_response.exploitability_slots(tree, tree.uniform_slots()), abs=1e-9)
 
 
 @pytest.mark.parametrize("game_string", PLAYOUT_GAMES)

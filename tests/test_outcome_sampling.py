@@ -15,7 +15,7 @@ from ggp_cr.algorithms import outcome_sampling
 MC_CFR = dict(regret_matcher="drm(1,1)", exploration=0.7,
               cumulative_strategy_exponent=0.3)
 VR_MCCFR = dict(MC_CFR, baseline="expavg(0.3)")
-CONFIGS = [dict(), MC_CFR, VR_MCCFR]
+CONFIGS = {"os": dict(), "mc_cfr": MC_CFR, "vr_mccfr": VR_MCCFR}
 
 
 def _exploitability(game, solver):
@@ -31,30 +31,84 @@ def _play(game, actions):
   return state
 
 
-@pytest.mark.parametrize("game_string,iterations", [
-    ("kuhn_poker", 3000),
-    ("python_ii_goofspiel(num_cards=3)", 1000),
-    ("python_princess_monster(max_turns=2)", 1000),
-    ("python_leduc(max_raises=1,cards_per_suit=2)", 3000),
-])
-@pytest.mark.parametrize("config", CONFIGS)
-def test_exploitability_falls_well_below_uniform(game_string, iterations, config):
+KUHN = "kuhn_poker"
+GOOFSPIEL = "python_ii_goofspiel(num_cards=3)"
+PRINCESS_MONSTER = "python_princess_monster(max_turns=2)"
+SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=2)"
+LEARNING_GAMES = {
+    KUHN: 3000,
+    GOOFSPIEL: 1000,
+    PRINCESS_MONSTER: 1000,
+    SMALL_LEDUC: 3000,
+}
+# Exploitability (OpenSpiel's, NashConv / 2) each configuration must reach with seed 3
+# after LEARNING_GAMES[game] iterations.
+# Set from seeds 0-9 of the same run: 1.25 x the largest exploitability, rounded up to
+# two significant digits (capped just below 0.75 x uniform's where it reached that); the
+# comments give that largest value and the median. A solver that never updates keeps
+# the uniform strategy's exploitability, above 0.75 x uniform's (asserted).
+LEARNING_THRESHOLDS = {
+    (KUHN, "os"): 0.059,  # max 0.047, median 0.037
+    (KUHN, "mc_cfr"): 0.076,  # max 0.060, median 0.037
+    (KUHN, "vr_mccfr"): 0.05,  # max 0.040, median 0.030
+    (GOOFSPIEL, "os"): 0.053,  # max 0.042, median 0.019
+    (GOOFSPIEL, "mc_cfr"): 0.019,  # max 0.015, median 0.007
+    (GOOFSPIEL, "vr_mccfr"): 0.019,  # max 0.015, median 0.008
+    (PRINCESS_MONSTER, "os"): 0.49,  # max 0.398, median 0.092 (capped)
+    (PRINCESS_MONSTER, "mc_cfr"): 0.43,  # max 0.337, median 0.098
+    (PRINCESS_MONSTER, "vr_mccfr"): 0.061,  # max 0.048, median 0.018
+    (SMALL_LEDUC, "os"): 0.78,  # max 0.620, median 0.510
+    (SMALL_LEDUC, "mc_cfr"): 0.85,  # max 0.675, median 0.479
+    (SMALL_LEDUC, "vr_mccfr"): 0.57,  # max 0.456, median 0.320
+}
+
+
+@pytest.mark.parametrize("game_string", sorted(LEARNING_GAMES))
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_exploitability_falls_well_below_uniform(game_string, config):
   game = pyspiel.load_game(game_string)
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **CONFIGS[config])
+  assert_learns(game, solver, LEARNING_GAMES[game_string],
+                LEARNING_THRESHOLDS[game_string, config])
+
+
+def assert_learns(game, solver, iterations, threshold):
+  """`iterations` iterations of a sampling solver bring its average strategy below
+  `threshold`, which lies far below what a solver that never learns keeps (the
+  uniform strategy's exploitability)."""
   tree = compiled_tree.cached_tree(game)
   uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
-  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **config)
+  assert threshold < 0.75 * uniform
   for _ in range(iterations):
     solver.iteration()
-  assert _exploitability(game, solver) < 0.5 * uniform
+  assert _exploitability(game, solver) < threshold
 
 
-@pytest.mark.parametrize("config", CONFIGS)
-def test_rps_stays_near_its_uniform_equilibrium(config):
+def start_from_first_actions(solver, tree):
+  """Fills a live sampling solver's table so that every information set starts on
+  its first action (regrets 3, 0, ...): a solver that does not learn stays there."""
+  with_baselines = getattr(solver, "baseline", None) is not None
+  for infoset, key in enumerate(tree.infoset_keys):
+    offset = int(tree.infoset_action_offset[infoset])
+    actions = tree.infoset_actions[offset:offset + tree.infoset_num_actions[infoset]]
+    data = outcome_sampling.InfosetData(actions.tolist(), with_baselines)
+    data.regrets[0] = 3.0
+    data.cumulative[0] = 1.0
+    solver.table[key] = data
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_rps_moves_from_a_pure_start_to_near_its_uniform_equilibrium(config):
+  # Exploitability (OpenSpiel's, NashConv / 2) of always-rock is 1; seeds 0-9 reach
+  # 0.02-0.08 in every configuration, hence the threshold 0.15.
   game = pyspiel.load_game("python_rps")
-  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=1, **config)
+  tree = compiled_tree.cached_tree(game)
+  solver = outcome_sampling.OutcomeSamplingSolver(game, seed=1, **CONFIGS[config])
+  start_from_first_actions(solver, tree)
+  assert _exploitability(game, solver) == pytest.approx(1.0)
   for _ in range(1000):
     solver.iteration()
-  assert _exploitability(game, solver) < 0.1
+  assert _exploitability(game, solver) < 0.15
 
 
 def test_average_policy_works_with_openspiel_exploitability():
@@ -70,11 +124,14 @@ def test_average_policy_works_with_openspiel_exploitability():
   assert tabular == pytest.approx(ours, abs=1e-12)
 
 
-def test_same_order_of_magnitude_as_openspiel_on_leduc():
-  """Median over seeds at equal iterations (OpenSpiel's iteration is also one
-  episode per player): plain OS, e = 0.6 like OpenSpiel, no incremental tree."""
-  game = pyspiel.load_game("leduc_poker")
-  iterations = 1000
+def test_same_order_of_magnitude_as_openspiel_on_small_leduc():
+  """Median over seeds 0-2 at equal iterations (OpenSpiel's iteration is also one
+  episode per player): plain OS, e = 0.6 like OpenSpiel, no incremental tree. Over
+  seeds 0-9, medians of three consecutive seeds were at most 0.66 (ours) and 0.51
+  (OpenSpiel's), against uniform's 1.25 (OpenSpiel's exploitability, NashConv / 2);
+  the threshold is 1.25 x the larger, and neither median may be twice the other."""
+  game = pyspiel.load_game(SMALL_LEDUC)
+  iterations = 3000
   ours, theirs = [], []
   for seed in range(3):
     solver = outcome_sampling.OutcomeSamplingSolver(game, seed=seed, incremental=False)
@@ -86,8 +143,8 @@ def test_same_order_of_magnitude_as_openspiel_on_leduc():
     for _ in range(iterations):
       reference.iteration()
     theirs.append(best_response.exploitability(game, reference.average_policy()))
-  ratio = np.median(ours) / np.median(theirs)
-  assert 1 / 3 < ratio < 3, (ours, theirs)
+  assert np.median(ours) < 0.83 and np.median(theirs) < 0.83, (ours, theirs)
+  assert 1 / 2 < np.median(ours) / np.median(theirs) < 2, (ours, theirs)
 
 
 @pytest.mark.parametrize("config", [

@@ -7,9 +7,13 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import players
+from ggp_cr.algorithms import strategy_files
 from ggp_cr.algorithms import tournament
 
 
@@ -30,6 +34,34 @@ def test_random_vs_random_on_rps_has_mean_near_zero(tmp_path):
   assert len(summary) == 1 and summary["matches"][0] == 400
   assert abs(summary["mean"][0]) < 0.15
   assert 0.05 < summary["ci95"][0] < 0.12  # 1.96 * sqrt(2/3) / 20 = 0.080
+
+
+def test_pure_strategies_on_rps_score_the_game_payoffs_exactly(tmp_path):
+  """Three saved pure strategies (always Pick(1), Pick(2), Pick(3)) play every pair in
+  both seatings: each match is decided, so each pair's mean is the game's payoff of the
+  two picks (from pyspiel, seat 0's return) in every match, with zero spread."""
+  game = players.load_game("python_rps")
+  tree = compiled_tree.cached_tree(game)
+  names = []
+  for pick in range(3):
+    slots = np.zeros(tree.num_infoset_actions)
+    slots[tree.infoset_action_offset + pick] = 1.0
+    path = tmp_path / f"pick{pick}.npz"
+    strategy_files.save_strategy(path, tree, slots)
+    names.append(f"strategy(path={path})")
+  config = tournament.TournamentConfig.create("python_rps", names, 2)
+  rows = tournament.run_tournament(config, tmp_path / "pure.csv", progress=None)
+  assert (rows["row_payoff"] + rows["col_payoff"] == 0).all()
+  summary = tournament.summarize(rows)
+  assert len(summary) == 3 and (summary["matches"] == 4).all()
+  for record in summary.itertuples():
+    state = game.new_initial_state()
+    state.apply_action(names.index(record.row_player))
+    state.apply_action(names.index(record.col_player))
+    expected = state.returns()[0]
+    assert expected != 0
+    assert record.mean == record.mean_as_player0 == record.mean_as_player1 == expected
+    assert record.ci95 == 0
 
 
 def test_plan_covers_both_seatings_of_every_pair():
@@ -191,6 +223,14 @@ def test_example_writes_summary_and_heatmap(tmp_path):
   assert result.returncode == 0, result.stderr
   assert "random" in result.stdout and "±" in result.stdout
   assert (tmp_path / "ex.summary.csv").exists() and (tmp_path / "ex.heatmap.png").exists()
+  # The summary written is that of the rows written (zero-sum payoffs).
+  rows = pd.read_csv(output)
+  assert len(rows) == 4 and (rows["row_payoff"] + rows["col_payoff"] == 0).all()
+  (written,) = pd.read_csv(tmp_path / "ex.summary.csv").itertuples()
+  assert written.matches == 4
+  assert written.mean == pytest.approx(rows["row_payoff"].mean(), abs=1e-12)
+  assert written.mean_as_player1 == pytest.approx(
+      rows.loc[rows["seating"] == 1, "row_payoff"].mean(), abs=1e-12)
   config = json.loads(tournament.sidecar_path(output).read_text())
   assert config["players"] == ["random", "ismcts(10)"] and config["matches"] == 2
   bad = subprocess.run(
