@@ -5,7 +5,7 @@ both responders, the median wall time of several runs of
 - OpenSpiel python: best_response.BestResponsePolicy(game, p, policy).value(root)
 - OpenSpiel C++:    pyspiel.TabularBestResponse(game, p, table).value_from_state(root),
                     the {info state: [(action, prob)]} table built beforehand (untimed)
-- ggp_cr exact:     best_response.best_response(game, policy, p) (compiled tree)
+- ggp_cr exact:     exact_br.best_response(game, policy, p) (compiled tree)
 - ggp_cr BRS:       pruned_br.pruned_best_response(game, policy, p)
 (ours: policy conversion and the returned TabularPolicy included; the compiled tree,
 built once per game, is timed separately). All values agree to 1e-9. A time is the sum
@@ -26,9 +26,9 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import pruned_br
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.best_response import pruned_br
 
 _GAMES = flags.DEFINE_string("games", "leduc_poker;python_ii_goofspiel(num_cards=5)",
                              "Semicolon-separated game strings.")
@@ -85,7 +85,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
         root)
 
   def exact(player):
-    return best_response.best_response(game, policy, player)[0]
+    return exact_br.best_response(game, policy, player)[0]
 
   def brs(player):
     return pruned_br.pruned_best_response(game, policy, player).value

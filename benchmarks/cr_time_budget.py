@@ -19,7 +19,7 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import continual_resolving
+from ggp_cr.algorithms.resolving import continual_resolving
 
 _GAMES = flags.DEFINE_multi_string(
     "game", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",

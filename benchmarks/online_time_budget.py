@@ -17,7 +17,7 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import online_solving
+from ggp_cr.algorithms.bots import online_solving
 
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",

@@ -12,14 +12,15 @@ import pyspiel
 from open_spiel.python.bots import uniform_random
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import continual_resolving as cr
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import limits
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
 
@@ -222,17 +223,17 @@ def test_restart_plays_a_fresh_match_and_clone_is_independent():
 
 def test_registry_builds_the_bot_with_the_match_budget():
   game = pyspiel.load_game("kuhn_poker")
-  spec = players.parse_player("cr(solver=cfr+,variant=max_margin,keep=true)")
-  bot = players.make_bot(spec, game, 1, seed=4, budget=players.Budget.parse("5it", "7it"))
+  spec = registry.parse_player("cr(solver=cfr+,variant=max_margin,keep=true)")
+  bot = registry.make_bot(spec, game, 1, seed=4, budget=limits.Budget.parse("5it", "7it"))
   assert isinstance(bot, cr.ContinualResolvingBot)
   assert bot.config.solver == "cfr+" and bot.config.variant == "max_margin"
   assert bot.config.keep_solver_data
   seeds = matches.match_seeds(0, "cr", "random", 0, 0)
   result = matches.run_match(game, ["random", "cr(solver=cfr+)"], seeds,
-                             players.Budget.parse("5it", "7it"))
+                             limits.Budget.parse("5it", "7it"))
   assert len(result.returns) == 2
   with pytest.raises(ValueError, match="variant"):
-    players.parse_player("cr(variant=safe)")
+    registry.parse_player("cr(variant=safe)")
 
 
 def test_time_budgets_run():
@@ -415,7 +416,7 @@ def test_prefix_sharing_traversal_equals_replaying_every_history():
   """Copying the bot after each decision gives the policy of replaying every
   information set's history with a fresh bot."""
   game = pyspiel.load_game("kuhn_poker")
-  budget = players.Budget.parse("10it", "10it")
+  budget = limits.Budget.parse("10it", "10it")
   shared = evaluators.traversing_evaluation(game, "cr", budget, seed=0)
   replayed = evaluators.traversing_evaluation(game, "cr", budget, seed=0,
                                               share_prefixes=False)

@@ -18,10 +18,10 @@ from open_spiel.python.algorithms import cfr as openspiel_cfr
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import gadgets
 
 KUHN_SUBGAMES = ([0, 1, 0], [0, 1, 1], [0, 1, 0, 1])
 
@@ -35,7 +35,7 @@ def _solve(tree, iterations):
 
 def _solve_gadget(gadget, iterations):
   slots = _solve(gadget.tree(), iterations)
-  return slots, best_response.nash_conv_slots(gadget.tree(), slots).nash_conv
+  return slots, exact_br.nash_conv_slots(gadget.tree(), slots).nash_conv
 
 
 @pytest.fixture(scope="module")
@@ -78,18 +78,18 @@ def test_rps_resolve_is_safe_where_unsafe_resolving_is_not(rps):
   assert subgame.opponent_values == pytest.approx(dict.fromkeys(subgame.infosets, 0.0))
   unsafe = gadgets.make_gadget(subgame, "unsafe")
   rock = _pure(unsafe.tree(), 1, "p1", 0)
-  rock_nash_conv = best_response.nash_conv_slots(unsafe.tree(), rock).nash_conv
+  rock_nash_conv = exact_br.nash_conv_slots(unsafe.tree(), rock).nash_conv
   assert rock_nash_conv == pytest.approx(0)
   combined_rock = gadgets.combine(tree, trunk, unsafe, rock)
-  assert best_response.exploitability_slots(tree, combined_rock) == pytest.approx(0.5)
+  assert exact_br.exploitability_slots(tree, combined_rock) == pytest.approx(0.5)
   assert gadgets.subgame_margin(tree, subgame, combined_rock) == pytest.approx(-1.0)
 
   resolve = gadgets.make_gadget(subgame, "resolve")
   rock_in_resolve = _pure(resolve.tree(), 1, "p1", 0)
-  assert best_response.nash_conv_slots(resolve.tree(), rock_in_resolve).nash_conv > 0.5
+  assert exact_br.nash_conv_slots(resolve.tree(), rock_in_resolve).nash_conv > 0.5
   slots, nash_conv = _solve_gadget(resolve, 1000)
   combined = gadgets.combine(tree, trunk, resolve, slots)
-  assert best_response.exploitability_slots(tree, combined) <= nash_conv / 2 + 1e-12
+  assert exact_br.exploitability_slots(tree, combined) <= nash_conv / 2 + 1e-12
   assert gadgets.subgame_margin(tree, subgame, combined) >= -nash_conv
 
 
@@ -108,7 +108,7 @@ def test_value_convention(game_name, request):
 
   resolve = gadgets.make_gadget(subgame, "resolve")
   trunk_in_resolve = gadgets.gadget_slots_from_original(resolve, tree, trunk)
-  values = best_response.best_response_values(resolve.tree(), trunk_in_resolve)
+  values = exact_br.best_response_values(resolve.tree(), trunk_in_resolve)
   assert values[o] == pytest.approx(sum(exact.values()), abs=1e-12)
   state = resolve.new_initial_state()
   root, _ = state.chance_outcomes()[0]
@@ -122,7 +122,7 @@ def test_value_convention(game_name, request):
 
   max_margin = gadgets.make_gadget(subgame, "max_margin")
   trunk_in_margin = gadgets.gadget_slots_from_original(max_margin, tree, trunk)
-  values = best_response.best_response_values(max_margin.tree(), trunk_in_margin)
+  values = exact_br.best_response_values(max_margin.tree(), trunk_in_margin)
   assert values[o] == pytest.approx(0, abs=1e-12)
 
 
@@ -136,7 +136,7 @@ def test_max_margin_best_response_is_minus_the_margin(leduc):
     slots, _ = _solve_gadget(gadget, iterations)
     combined = gadgets.combine(tree, trunk, gadget, slots)
     margin = gadgets.subgame_margin(tree, subgame, combined)
-    value = best_response.best_response_values(gadget.tree(), slots)[subgame.opponent]
+    value = exact_br.best_response_values(gadget.tree(), slots)[subgame.opponent]
     assert value == pytest.approx(-margin, abs=1e-12)
 
 
@@ -144,7 +144,7 @@ def test_max_margin_best_response_is_minus_the_margin(leduc):
 @pytest.mark.parametrize("variant", ["resolve", "max_margin"])
 def test_kuhn_resolving_an_equilibrium_keeps_an_equilibrium(kuhn, history, variant):
   tree, trunk = kuhn
-  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   assert trunk_exploitability < 1e-4
   subgame = gadgets.subgame_from_trunk(tree, trunk, history)
   gadget = gadgets.make_gadget(subgame, variant)
@@ -152,7 +152,7 @@ def test_kuhn_resolving_an_equilibrium_keeps_an_equilibrium(kuhn, history, varia
   assert nash_conv < 1e-3
   combined = gadgets.combine(tree, trunk, gadget, slots)
   bound = nash_conv / 2 * (1 if variant == "resolve" else len(subgame.infosets))
-  assert best_response.exploitability_slots(tree, combined) <= (
+  assert exact_br.exploitability_slots(tree, combined) <= (
       trunk_exploitability + bound + 1e-12)
 
 
@@ -164,12 +164,12 @@ def test_leduc_resolving_with_exact_values_never_hurts(leduc, history, by):
   """Burch et al. 2014, Theorem 1 ([H] Theorem 4), up to the gadget's NashConv; the
   max-margin gadget keeps a margin at least the resolve gadget's ([H] §I.3)."""
   tree, trunk = leduc
-  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   subgame = gadgets.subgame_from_trunk(tree, trunk, history, by=by)
   resolve = gadgets.make_gadget(subgame, "resolve")
   slots, nash_conv = _solve_gadget(resolve, 300)
   combined = gadgets.combine(tree, trunk, resolve, slots)
-  assert best_response.exploitability_slots(tree, combined) <= (
+  assert exact_br.exploitability_slots(tree, combined) <= (
       trunk_exploitability + nash_conv / 2 + 1e-12)
   resolve_margin = gadgets.subgame_margin(tree, subgame, combined)
   assert resolve_margin >= -nash_conv
@@ -191,8 +191,8 @@ def test_unsafe_resolving_can_lose_margin(kuhn):
   assert nash_conv < 1e-3
   combined = gadgets.combine(tree, trunk, unsafe, slots)
   assert gadgets.subgame_margin(tree, subgame, combined) < -0.01
-  assert best_response.exploitability_slots(tree, combined) > (
-      best_response.exploitability_slots(tree, trunk) + 0.01)
+  assert exact_br.exploitability_slots(tree, combined) > (
+      exact_br.exploitability_slots(tree, trunk) + 0.01)
 
 
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
@@ -206,14 +206,14 @@ def test_gadgets_work_with_openspiel(kuhn, variant):
     solver.evaluate_and_update_policy()
   average = solver.average_policy()
   assert openspiel_exploitability.exploitability(gadget, average) == pytest.approx(
-      best_response.exploitability_slots(gadget.tree(),
+      exact_br.exploitability_slots(gadget.tree(),
                                          gadget.tree().policy_to_slots(average)))
   cpp_solver = pyspiel.CFRSolver(gadget)
   for _ in range(10):
     cpp_solver.evaluate_and_update_policy()
   cpp_average = cpp_solver.average_policy()
   assert pyspiel.exploitability(gadget, cpp_average) == pytest.approx(
-      best_response.exploitability_slots(gadget.tree(),
+      exact_br.exploitability_slots(gadget.tree(),
                                          gadget.tree().policy_to_slots(cpp_average)))
   # Policies from OpenSpiel's solvers map back onto the original game.
   strategy = gadgets.resolved_strategy(gadget, average)

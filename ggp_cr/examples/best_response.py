@@ -16,7 +16,7 @@ r"""Best responses side by side ([B] ch. 6): OpenSpiel's and ours on one policy.
 Methods (--methods, comma-separated; default all):
   openspiel_python  open_spiel.python.algorithms.best_response.BestResponsePolicy
   openspiel_cpp     pyspiel.TabularBestResponse (C++)
-  exact             ggp_cr best_response.best_response (compiled tree, two passes)
+  exact             ggp_cr exact_br.best_response (compiled tree, two passes)
   brs               pruned exact best response ([B] ch. 4)
   approximate       BRS with each --epsilons (additive) and --etas (relative) bound
   ismcts            ISMCTS-BR with each --ismcts_simulations budget
@@ -40,7 +40,8 @@ simulations ([B] Fig. 6.1).
 --pruning_trials=N (> 0) prints [B] §6.2.2's figures for BRS on the game: histories
 left unvisited against N random mixed opponents and visited against N random
 deterministic ones (one random action per information set), counted as our search
-counts them and as [B]'s Figure 4.2 would (see ggp_cr.algorithms.pruned_br), and writes
+counts them and as [B]'s Figure 4.2 would (see
+ggp_cr.algorithms.best_response.pruned_br), and writes
 <output_dir>/<game>__player<P>__pruning.csv.
 """
 
@@ -58,12 +59,12 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import fixed_policies
-from ggp_cr.algorithms import ismcts_br
-from ggp_cr.algorithms import pruned_br
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.bots import fixed_policies
+from ggp_cr.algorithms.best_response import ismcts_br
+from ggp_cr.algorithms.best_response import pruned_br
+from ggp_cr.algorithms.config import spec_strings
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 
@@ -158,7 +159,7 @@ class Comparison:
     self.player = player
     self.runs = runs
     self.tabular = tree.slots_to_tabular_policy(slots)
-    self.exact_value = float(best_response.best_response_values(tree, slots)[player])
+    self.exact_value = float(exact_br.best_response_values(tree, slots)[player])
     self.rows = []
 
   def add(self, method, function, value_of, visited_of=None, bound=None):
@@ -195,7 +196,7 @@ class Comparison:
     self.add("openspiel_cpp", run, lambda r: r)
 
   def exact(self):
-    self.add("exact", lambda: best_response.best_response(self.game, self.tabular,
+    self.add("exact", lambda: exact_br.best_response(self.game, self.tabular,
                                                           self.player),
              lambda r: r[0], lambda r: self.tree.num_nodes)
 

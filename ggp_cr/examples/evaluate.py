@@ -26,14 +26,15 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import results_csv
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import limits
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",
                               "Player to evaluate. Accepted:\n" +
-                              players.describe_players())
+                              registry.describe_players())
 _EVALUATORS = flags.DEFINE_multi_enum("evaluator", ["traversing"],
                                       ["traversing", "game_playing"],
                                       "Evaluators to run (repeat the flag).")
@@ -81,9 +82,9 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   try:
-    game = players.load_game(_GAME.value)
-    spec = players.parse_player(_PLAYER.value)
-    budgets = [players.Budget.parse(_PREPLAY.value, move) for move in _MOVES.value]
+    game = registry.load_game(_GAME.value)
+    spec = registry.parse_player(_PLAYER.value)
+    budgets = [limits.Budget.parse(_PREPLAY.value, move) for move in _MOVES.value]
     units = {"iterations" if b.move.iterations is not None else "seconds"
              for b in budgets}
     if len(units) > 1 or any(b.move.is_zero for b in budgets):

@@ -30,9 +30,9 @@ import pandas as pd
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.config import registry
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")
@@ -79,13 +79,13 @@ def _done_runs(path):
 
 
 def _run(game, tree, solver_string, seed, iterations):
-  solver = solver_registry.make_solver(solver_string, game, seed=seed)
+  solver = registry.make_solver(solver_string, game, seed=seed)
   start = time.perf_counter()
   for _ in range(iterations):
     solver.iteration()
   seconds = time.perf_counter() - start
   slots = solver.average_policy().to_slots(tree)
-  return solver.nodes_touched, seconds, best_response.exploitability_slots(tree, slots)
+  return solver.nodes_touched, seconds, exact_br.exploitability_slots(tree, slots)
 
 
 def summarize(frame, iterations):

@@ -45,9 +45,9 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.config import registry
 
 TABLE_5_4_GAMES = (
     "python_ii_goofspiel(num_cards=4)",
@@ -95,7 +95,7 @@ def _check_flags():
     except (pyspiel.SpielError, ValueError, RuntimeError) as error:
       raise app.UsageError(f"--game: cannot load {game_string!r}: {error}") from None
   try:
-    specs = [solver_registry.parse_solver(text) for text in _SOLVERS.value]
+    specs = [registry.parse_solver(text) for text in _SOLVERS.value]
   except ValueError as error:
     raise app.UsageError(f"--solver: {error}") from None
   return games, specs, budgets
@@ -104,7 +104,7 @@ def _check_flags():
 def _make_solver(spec, game, seed):
   target = compiled_tree.cached_tree(game) if spec.solver_type.accepts_tree else game
   try:
-    solver = solver_registry.make_solver(spec, target, seed=seed)
+    solver = registry.make_solver(spec, target, seed=seed)
   except ValueError as error:
     raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
   if getattr(solver, "visited_states", None) is None:

@@ -51,11 +51,11 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import solver_runs
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import strategy_files
+from ggp_cr.algorithms.config import registry
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker",
                             "Game string, e.g. leduc_poker or python_leduc(max_raises=3).")
@@ -143,7 +143,7 @@ def evaluate_strategy_file(path):
     slots = strategy_files.load_strategy(path, tree)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  nash_conv = best_response.nash_conv_slots(tree, slots).nash_conv
+  nash_conv = exact_br.nash_conv_slots(tree, slots).nash_conv
   print(f"strategy file:  {path}")
   print(f"game:           {tree.game_string}")
   print(f"nash_conv:      {nash_conv:.9g}")
@@ -167,14 +167,14 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   if _LIST_SOLVERS.value:
-    print(solver_registry.describe_solvers())
+    print(registry.describe_solvers())
     return
   if _LOAD_STRATEGY.value:
     evaluate_strategy_file(_LOAD_STRATEGY.value)
     return
   schedule = solver_runs.EvaluationSchedule(*_check_flags())
   try:
-    spec = solver_registry.parse_solver(_SOLVER.value)
+    spec = registry.parse_solver(_SOLVER.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   game = load_game(_GAME.value)
@@ -197,7 +197,7 @@ def main(argv):
     if spec.solver_type.accepts_tree:
       target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
                                           progress=True)
-    solver = solver_registry.make_solver(spec, target, seed=_SEED.value)
+    solver = registry.make_solver(spec, target, seed=_SEED.value)
     evaluator = solver_runs.AverageStrategyEvaluator(game, solver,
                                                      _CACHE_DIR.value)
   except ValueError as error:

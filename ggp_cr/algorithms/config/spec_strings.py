@@ -157,6 +157,31 @@ def float_parameter(name, minimum=None):
   return parse
 
 
+def probability_parameter(name):
+  """A parser of parameter `name` taking a probability in [0, 1]."""
+  def parse(text):
+    value = parse_float(text, f"parameter {name!r}")
+    if not 0.0 <= value <= 1.0:
+      raise ValueError(f"parameter {name!r} must be in [0, 1], got {value}.")
+    return value
+  return parse
+
+
+def positive_parameter(name):
+  """A parser of parameter `name` taking a finite number > 0."""
+  def parse(text):
+    value = parse_float(text, f"parameter {name!r}")
+    if not value > 0.0 or value == float("inf"):
+      raise ValueError(f"parameter {name!r} must be a positive number, got {value}.")
+    return value
+  return parse
+
+
+def bool_parameter(name):
+  """A parser of boolean parameter `name` (true/false/1/0/yes/no)."""
+  return lambda text: parse_bool(text, f"parameter {name!r}")
+
+
 def choice_parameter(name, choices):
   """A parser of parameter `name` taking one of `choices` (case-insensitive)."""
   def parse(text):
@@ -183,15 +208,23 @@ class Registry:
   parameter values (defaults filled in), with errors that list what is accepted.
   """
 
-  def __init__(self, kind):
+  def __init__(self, kind, loader=None):
     self.kind = kind
     self._entries = {}
+    self._loader = loader
+
+  def _load(self):
+    """Runs the loader of the built-in entries once, before the first lookup."""
+    loader, self._loader = self._loader, None
+    if loader is not None:
+      loader()
 
   def register(self, entry):
     self._entries[entry.name] = entry
     return entry
 
   def names(self):
+    self._load()
     return sorted(self._entries)
 
   def describe(self):
@@ -205,7 +238,12 @@ class Registry:
     return "\n".join(lines)
 
   def parse(self, text):
-    """Returns (call, entry, values) for `text`; ValueError on bad input."""
+    """Returns (call, entry, values) for `text`; ValueError on bad input.
+
+    A default given as text is parsed like a given value, so defaults are written
+    once, as they would be typed.
+    """
+    self._load()
     kind = self.kind
     try:
       call = parse_call(text)
@@ -241,6 +279,8 @@ class Registry:
           raise ValueError(f"{label}: {error} ({hint})") from None
       elif parameter.default is REQUIRED:
         raise ValueError(f"{label}: parameter {parameter.name!r} is required; {hint}.")
+      elif isinstance(parameter.default, str):
+        values[parameter.name] = parameter.parse(parameter.default)
       else:
         values[parameter.name] = parameter.default
     return call, entry, values

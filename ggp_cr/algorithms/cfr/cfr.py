@@ -31,8 +31,9 @@ import numba
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import regret_matching
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import presets
 
 _BOTH_PLAYERS = -1
 
@@ -497,23 +498,5 @@ class LCFRSolver(DCFRSolver):
     super().__init__(game, alpha=1.0, beta=1.0, gamma=1.0, **kwargs)
 
 
-# [S] Table 5.2's configurations and the thesis's candidate ([S] §5.1.1), as
-# GeneralCFRSolver arguments.
-PRESETS = {
-    "cfr": dict(regret_matcher="rm", alternating_updates=False,
-                cumulative_strategy_exponent=0.0),
-    "cfr-au": dict(regret_matcher="rm", alternating_updates=True,
-                   cumulative_strategy_exponent=0.0),
-    "deepstack-cfr": dict(regret_matcher="rm+", alternating_updates=False,
-                          cumulative_strategy_exponent=0.0),
-    "cfr+": dict(regret_matcher="rm+", alternating_updates=True,
-                 cumulative_strategy_exponent=1.0),
-    "cfr+2": dict(regret_matcher="rm+", alternating_updates=True,
-                  cumulative_strategy_exponent=2.0),
-    "lcfr": dict(regret_matcher="drm(1,1)", alternating_updates=True,
-                 cumulative_strategy_exponent=1.0),
-    "dcfr": dict(regret_matcher="drm(1.5,0)", alternating_updates=True,
-                 cumulative_strategy_exponent=2.0),
-    "thesis-dcfr": dict(regret_matcher="drm(1.5,0.5)", alternating_updates=True,
-                        cumulative_strategy_exponent=1.5),
-}
+# [S] Table 5.2's configurations and the thesis's candidate, as GeneralCFRSolver arguments.
+PRESETS = presets.CFR_PRESETS

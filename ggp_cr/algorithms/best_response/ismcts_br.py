@@ -28,10 +28,10 @@ import math
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import policy_validation
-from ggp_cr.algorithms import pruned_br
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.best_response import policy_validation
+from ggp_cr.algorithms.best_response import pruned_br
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -254,8 +254,8 @@ def _search(tree, slots, player, simulations, seed, uct_c):
   own = np.flatnonzero(tree.infoset_player == player)
   response[np.isin(tree.slot_infoset, own)] = 0.0
   response[tree.infoset_action_offset[own] + np.maximum(chosen[own], 0)] = 1.0
-  value = float(best_response.on_policy_values(tree, response)[player])
-  best_value = float(best_response.best_response_values(tree, slots)[player])
+  value = float(exact_br.on_policy_values(tree, response)[player])
+  best_value = float(exact_br.best_response_values(tree, slots)[player])
   return IsmctsBestResponseResult(
       policy=tree.slots_to_tabular_policy(response), response_slots=response,
       player=player, value=value, best_response_value=best_value,

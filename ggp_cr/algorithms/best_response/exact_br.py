@@ -31,7 +31,7 @@ import collections
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.tree import compiled_tree
 
 _TERMINAL = -4
 _CHANCE = -1

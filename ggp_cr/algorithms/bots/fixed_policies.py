@@ -4,14 +4,14 @@
   random(seed=N)                   random mixed probabilities per information set
   strategy(path=FILE)              a strategy saved by `python -m ggp_cr.examples.solve`
   solver(name=SPEC,iterations=N)   the average policy of a registered solver after N
-                                   iterations (see solver_registry)
+                                   iterations (see config/registry.py)
 """
 
 import numpy as np
 
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import spec_strings
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.tree import strategy_files
 
 ACCEPTED = ("uniform, random(seed=N), strategy(path=FILE) or "
             "solver(name=SPEC,iterations=N)")

@@ -54,11 +54,12 @@ import numpy as np
 from open_spiel.python.observation import make_observation
 import pyspiel
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.config import presets
 from ggp_cr.games import common
 
-VARIANTS = ("resolve", "max_margin", "unsafe")
+VARIANTS = presets.GADGET_VARIANTS
 GADGET_PREFIX = "gadget:"
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -789,7 +790,7 @@ def subgame_root_nodes(tree, history, by="augmented"):
 
 def _opponent_node_values(tree, slots, opponent, best_responding):
   if best_responding:
-    _, slots = best_response.best_response_slots(tree, slots, opponent)
+    _, slots = exact_br.best_response_slots(tree, slots, opponent)
   values = tree.node_values(slots)
   return values if opponent == 0 else tree.utility_sum - values
 

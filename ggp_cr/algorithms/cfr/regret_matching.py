@@ -28,7 +28,7 @@ import math
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.config import spec_strings
 
 RM = 0
 RM_PLUS = 1

@@ -1,27 +1,15 @@
-"""Players chosen by name with parameters, each becoming a pyspiel.Bot per match.
+"""The players of the registry as pyspiel.Bots ([S] §3.4, §3.6, App. A.4).
 
-The thesis's CFRPlayground configured players with strings such as
-``ContinualResolving{VR-MCCFR{rm=RM,e=0.7,bl=ExpAvg{0.3}}}`` ([S] §3.4, §3.6, App. A.4);
-here a player is ``name`` or ``name(arg, ..., key=value, ...)``, e.g. ``random``,
-``ismcts(simulations=500)`` or ``solver(name=cfr+,iterations=1000)``. Positional arguments
-fill the parameters in the order listed by ``describe_players()``.
-
-A match creates a fresh bot per seat with ``make_bot(spec, game, player_id, seed, budget)``:
-the seed makes the bot's randomness reproducible and the Budget carries the pre-play and
-per-move limits (seconds or iterations, [S] §3.4) to players that use them.
-
-Adding a player type is one ``register_player(...)`` line naming its build function
-``build(game, player_id, seed, budget, **parameters) -> pyspiel.Bot``.
+The build functions `build_<name>(game, player_id, seed, budget, **parameters)` of the
+built-in players random, solver, strategy, human, mcts and ismcts (registered with their
+parameters in config/builtin.py; online solving, OOS and continual resolving live in
+their own modules), and the bots they return.
 """
 
 import copy
-import dataclasses
 import os
-import pathlib
-import re
 import sys
 import time
-from typing import Any, Callable
 
 import numpy as np
 
@@ -30,135 +18,8 @@ from open_spiel.python.algorithms import ismcts
 from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
-from ggp_cr.algorithms import spec_strings
-
-
-@dataclasses.dataclass(frozen=True)
-class Limit:
-  """A computation limit: wall-clock seconds or a number of iterations (or none)."""
-  seconds: float | None = None
-  iterations: int | None = None
-
-  def __post_init__(self):
-    if self.seconds is not None and self.iterations is not None:
-      raise ValueError("A limit is either seconds or iterations, not both.")
-
-  @property
-  def is_zero(self):
-    return not self.seconds and not self.iterations
-
-  def __str__(self):
-    if self.iterations is not None:
-      return f"{self.iterations}it"
-    if self.seconds is not None:
-      return f"{self.seconds:g}s"
-    return "0"
-
-
-_LIMIT_PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(s|ms|it)?\s*$",
-                            re.IGNORECASE)
-
-
-def parse_limit(text, what="limit"):
-  """Parses '2s', '250ms', '1000it' or '0' into a Limit; raises ValueError naming `what`."""
-  if isinstance(text, Limit):
-    return text
-  match = _LIMIT_PATTERN.match(str(text))
-  if not match:
-    raise ValueError(
-        f"{what} must be seconds ('2s', '250ms'), iterations ('1000it') or 0, "
-        f"got {text!r}.")
-  number, unit = match.group(1), (match.group(2) or "").lower()
-  value = float(number)
-  if not unit:
-    if value != 0:
-      raise ValueError(
-          f"{what} {text!r} needs a unit: 's', 'ms' or 'it' (e.g. '{number}s').")
-    return Limit()
-  if unit == "it":
-    if value != int(value):
-      raise ValueError(f"{what} iterations must be a whole number, got {text!r}.")
-    return Limit(iterations=int(value))
-  return Limit(seconds=value / 1000 if unit == "ms" else value)
-
-
-@dataclasses.dataclass(frozen=True)
-class Budget:
-  """Pre-play (before the first move of a match) and per-move computation limits."""
-  preplay: Limit = Limit()
-  move: Limit = Limit()
-
-  @classmethod
-  def parse(cls, preplay="0", move="0"):
-    return cls(parse_limit(preplay, "pre-play budget"), parse_limit(move, "per-move budget"))
-
-  def __str__(self):
-    return f"preplay={self.preplay},move={self.move}"
-
-
-REQUIRED = spec_strings.REQUIRED
-Parameter = spec_strings.Parameter
-int_parameter = spec_strings.int_parameter
-float_parameter = spec_strings.float_parameter
-choice_parameter = spec_strings.choice_parameter
-
-
-@dataclasses.dataclass(frozen=True)
-class PlayerType:
-  """A registered player: `build(game, player_id, seed, budget, **params)` -> Bot."""
-  name: str
-  summary: str
-  build: Callable[..., Any]
-  parameters: tuple = ()
-  interactive: bool = False
-
-  def usage(self):
-    return spec_strings.usage(self.name, self.parameters)
-
-
-_PLAYERS = spec_strings.Registry("player")
-
-
-def register_player(name, summary, build, parameters=(), interactive=False):
-  """Registers a player type under `name` (lower case); returns the PlayerType."""
-  return _PLAYERS.register(
-      PlayerType(name.lower(), summary, build, tuple(parameters), interactive))
-
-
-def player_names():
-  return _PLAYERS.names()
-
-
-def describe_players():
-  """Multi-line help: every player type with its parameters and defaults."""
-  return _PLAYERS.describe()
-
-
-@dataclasses.dataclass(frozen=True)
-class PlayerSpec:
-  """A parsed player string: its type and parameter values (defaults filled in)."""
-  text: str
-  player_type: PlayerType
-  parameters: dict
-
-  @property
-  def name(self):
-    return self.player_type.name
-
-  @property
-  def interactive(self):
-    return self.player_type.interactive
-
-  def __str__(self):
-    return self.text
-
-
-def parse_player(text):
-  """Parses a player string; raises ValueError listing what is accepted on bad input."""
-  if isinstance(text, PlayerSpec):
-    return text
-  call, player_type, values = _PLAYERS.parse(text)
-  return PlayerSpec(str(call), player_type, values)
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.config import registry
 
 
 def copy_bot(bot, shared=()):
@@ -174,24 +35,15 @@ def copy_bot(bot, shared=()):
   return other
 
 
-def make_bot(spec, game, player_id, seed, budget=Budget()):
-  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match."""
-  spec = parse_player(spec)
-  return spec.player_type.build(game, player_id, seed, budget, **spec.parameters)
-
-
 def _rng(seed):
   return np.random.RandomState(seed % 2**32)
 
 
 # random
 
-def _build_random(game, player_id, seed, budget):
+def build_random(game, player_id, seed, budget):
   del game, budget
   return uniform_random.UniformRandomBot(player_id, _rng(seed))
-
-
-register_player("random", "uniform random legal action", _build_random)
 
 
 # Fixed strategies.
@@ -237,11 +89,10 @@ def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
   Runs `evaluate_and_update_policy()` (full-width) or `iteration()` (sampling) until
   `iterations` are done or `seconds` have passed, whichever comes first.
   """
-  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
-  spec = solver_registry.parse_solver(solver)
+  spec = registry.parse_solver(solver)
   key = (str(game), str(spec), iterations, seconds, seed)
   if key not in _SOLVED_POLICIES:
-    instance = solver_registry.make_solver(spec, game, seed)
+    instance = registry.make_solver(spec, game, seed)
     step = getattr(instance, "evaluate_and_update_policy", None) or instance.iteration
     deadline = None if seconds is None else time.perf_counter() + seconds
     done = 0
@@ -250,16 +101,11 @@ def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
       step()
       done += 1
     _SOLVED_POLICIES.clear()
-    _SOLVED_POLICIES[key] = solver_registry.python_average_policy(instance, game)
+    _SOLVED_POLICIES[key] = contracts.python_average_policy(instance, game)
   return _SOLVED_POLICIES[key]
 
 
-def _solver_name(text):
-  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
-  return str(solver_registry.parse_solver(text))
-
-
-def _build_solver(game, player_id, seed, budget, name, iterations, seconds, solver_seed):
+def build_solver(game, player_id, seed, budget, name, iterations, seconds, solver_seed):
   del budget
   if iterations is None and seconds is None:
     iterations = 1000
@@ -267,36 +113,14 @@ def _build_solver(game, player_id, seed, budget, name, iterations, seconds, solv
                      solved_policy(game, name, iterations, seconds, solver_seed), seed)
 
 
-register_player(
-    "solver",
-    "a fixed strategy: the average strategy of an offline solver after a budget, "
-    "computed once per process (e.g. solver(name=cfr+,iterations=1000))",
-    _build_solver,
-    (Parameter("name", _solver_name, "cfr+",
-               "solver string of the solver registry, e.g. cfr+, dcfr(1.5,0,2)"),
-     Parameter("iterations", int_parameter("iterations", 1), None,
-               "iterations to run (default 1000 when seconds is not given either)"),
-     Parameter("seconds", float_parameter("seconds", 0.0), None,
-               "wall-clock seconds to run (results then depend on machine speed)"),
-     Parameter("solver_seed", int_parameter("solver_seed", 0), 0,
-               "seed of sampling solvers (the same strategy in every match)")))
-
-
 _LOADED_STRATEGIES = {}
 
 
-def _strategy_path(text):
-  path = pathlib.Path(text).expanduser()
-  if not path.is_file():
-    raise ValueError(f"parameter 'path': no strategy file {str(path)!r}.")
-  return str(path)
-
-
-def _build_strategy(game, player_id, seed, budget, path):
+def build_strategy(game, player_id, seed, budget, path):
   """A strategy file written by the solve example (strategy_files.py)."""
   del budget
-  from ggp_cr.algorithms import compiled_tree  # pylint: disable=g-import-not-at-top
-  from ggp_cr.algorithms import strategy_files  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.tree import strategy_files  # pylint: disable=g-import-not-at-top
   key = (str(game), path, os.stat(path).st_mtime_ns)
   if key not in _LOADED_STRATEGIES:
     tree = compiled_tree.cached_tree(game)
@@ -304,12 +128,6 @@ def _build_strategy(game, player_id, seed, budget, path):
     _LOADED_STRATEGIES[key] = tree.slots_to_tabular_policy(
         strategy_files.load_strategy(path, tree))
   return StrategyBot(player_id, _LOADED_STRATEGIES[key], seed)
-
-
-register_player(
-    "strategy", "a fixed strategy saved by the solve example (--save_strategy)",
-    _build_strategy,
-    (Parameter("path", _strategy_path, REQUIRED, "strategy file (.npz)"),))
 
 
 # human
@@ -370,16 +188,12 @@ class HumanBot(pyspiel.Bot):
       self._write(f"{answer!r} is not a legal action; type one of the names or ids above.")
 
 
-def _build_human(game, player_id, seed, budget):
+def build_human(game, player_id, seed, budget):
   del seed, budget
   if not sys.stdin.isatty():
     print("Note: the human player reads moves from standard input, which is not a "
           "terminal.", file=sys.stderr)
   return HumanBot(game, player_id)
-
-
-register_player("human", "a person typing moves at the terminal (play only)",
-                _build_human, interactive=True)
 
 
 # Stock OpenSpiel search bots, always the pure-Python ones: OpenSpiel's C++ MCTSBot and
@@ -405,7 +219,7 @@ def _simulations(name, simulations, budget):
   return budget.move.iterations or 1000
 
 
-def _build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
+def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
   del player_id
   simulations = _simulations("mcts", simulations, budget)
   _check_sequential(game, "mcts")
@@ -416,17 +230,6 @@ def _build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
   rng = _rng(seed)
   return mcts.MCTSBot(game, uct_c, simulations,
                       mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng)
-
-
-register_player(
-    "mcts", "OpenSpiel's Python UCT search (perfect-information games only)",
-    _build_mcts,
-    (Parameter("simulations", int_parameter("simulations", 1), None,
-               "simulations per move (default: the per-move budget in iterations, "
-               "else 1000; no time budgets)"),
-     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
-     Parameter("rollouts", int_parameter("rollouts", 1), 1,
-               "random rollouts per leaf evaluation")))
 
 
 class InfostateResampler:
@@ -508,7 +311,7 @@ _ISMCTS_FINAL_POLICY = {
 }
 
 
-def _build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
+def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
                   final_policy):
   del player_id
   simulations = _simulations("ismcts", simulations, budget)
@@ -527,35 +330,3 @@ def _build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
   else:
     bot.set_resampler(InfostateResampler(game, rng))
   return bot
-
-
-register_player(
-    "ismcts",
-    "OpenSpiel's Python information-set MCTS (Cowling et al. 2011); on Python games "
-    "it samples histories by enumeration (small games)",
-    _build_ismcts,
-    (Parameter("simulations", int_parameter("simulations", 1), None,
-               "simulations per move (default: the per-move budget in iterations, "
-               "else 1000; no time budgets)"),
-     Parameter("uct_c", float_parameter("uct_c", 0.0), 2.0, "UCT exploration constant"),
-     Parameter("rollouts", int_parameter("rollouts", 1), 1,
-               "random rollouts per leaf evaluation"),
-     Parameter("final_policy", choice_parameter("final_policy", tuple(_ISMCTS_FINAL_POLICY)),
-               "max_visits", "how the move is chosen from the search statistics")))
-
-
-def load_game(text):
-  """pyspiel.load_game with a one-paragraph ValueError on an unknown or bad game."""
-  name = str(text).split("(", 1)[0].strip()
-  if name not in pyspiel.registered_names():
-    raise ValueError(f"Cannot load game {text!r}: unknown game name {name!r}. Registered "
-                     f"games: {', '.join(sorted(pyspiel.registered_names()))}.")
-  try:
-    return pyspiel.load_game(text)
-  except (pyspiel.SpielError, ValueError) as error:
-    raise ValueError(f"Cannot load game {text!r}: {error}") from None
-
-# The online solving and OOS players register themselves; imported last because that
-# module uses the definitions above.
-# pylint: disable-next=wrong-import-position,unused-import
-from ggp_cr.algorithms import online_solving

@@ -47,9 +47,9 @@ import weakref
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import policy_validation
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.best_response import policy_validation
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -67,7 +67,7 @@ class BestResponseResult:
   `value`: the responder's value of `policy` (best response or approximation) against
   the fixed policy. `policy`: an open_spiel TabularPolicy playing the responder's
   (pure) response at the responder's information states and the fixed policy at the
-  opponent's, as `best_response.best_response` returns; `response_slots` is the same
+  opponent's, as `exact_br.best_response` returns; `response_slots` is the same
   profile in slot form. `error_bound`: the guaranteed bound on exact - value (0 for
   the exact search). `exact_value` and `error` (= exact_value - value) are filled when
   measure_error=True. Statistics: `histories_visited` distinct histories the search
@@ -536,6 +536,6 @@ def pruned_best_response(game, policy, player, epsilon=None, eta=None, start_dep
       response_slots=response, player=player, epsilon=epsilon, eta=eta,
       start_depth=start_depth, error_bound=error_bound, **statistics)
   if measure_error:
-    result.exact_value = float(best_response.best_response_values(tree, slots)[player])
+    result.exact_value = float(exact_br.best_response_values(tree, slots)[player])
     result.error = result.exact_value - value
   return result

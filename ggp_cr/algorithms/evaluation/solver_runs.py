@@ -17,10 +17,10 @@ import zlib
 
 import numpy as np
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
+from ggp_cr.algorithms import contracts
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
            "exploitability")
@@ -96,10 +96,10 @@ class AverageStrategyEvaluator:
         getattr(self._solver, "tree", None) is self.tree:
       return self._solver.average_strategy_slots()
     return self.tree.policy_to_slots(
-        solver_registry.python_average_policy(self._solver, self._game))
+        contracts.python_average_policy(self._solver, self._game))
 
   def nash_conv(self, slots):
-    return best_response.nash_conv_slots(self.tree, slots).nash_conv
+    return exact_br.nash_conv_slots(self.tree, slots).nash_conv
 
 
 def log_spaced_budgets(total, points_per_decade):

@@ -43,9 +43,9 @@ from open_spiel.python import observation as observation_lib
 from open_spiel.python import policy as policy_lib
 import pyspiel
 
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import regret_matching
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import spec_strings
 
 IST = "ist"
 PST = "pst"
@@ -349,7 +349,7 @@ class TablePolicy(policy_lib.Policy):
 
   def to_slots(self, tree):
     """This policy in slot form on a compiled tree of the same game (fast input to
-    best_response.exploitability_slots)."""
+    exact_br.exploitability_slots)."""
     slots = tree.uniform_slots()
     for infoset, key in enumerate(tree.infoset_keys):
       data = self._table.get(key)

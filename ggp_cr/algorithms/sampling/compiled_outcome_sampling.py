@@ -13,9 +13,9 @@ rounding). Public-subgame targeting needs live states: use the live solver for i
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import outcome_sampling
-from ggp_cr.algorithms import regret_matching
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.cfr import regret_matching
 
 _TERMINAL = -4
 _CHANCE = -1

@@ -74,18 +74,21 @@ import numba
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import outcome_sampling
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import regret_matching
-from ggp_cr.algorithms import spec_strings
-from ggp_cr.algorithms import utility_estimators
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.cfr import utility_estimators
 
-SOLVERS = ("vr_mccfr", "mc_cfr", "cfr+", "dl_cfr+")
-SAMPLING_SOLVERS = ("vr_mccfr", "mc_cfr")
+SOLVERS = presets.CR_SOLVERS
+SAMPLING_SOLVERS = presets.CR_SAMPLING_SOLVERS
+# The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
+_THESIS = presets.THESIS_VR_MCCFR
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
@@ -269,10 +272,10 @@ class ResolverConfig:
   variant: str = "resolve"
   keep_solver_data: bool = False
   use_cbr: bool = False
-  regret_matcher: object = "drm(1,1)"
-  exploration: float = 0.7
-  cumulative_strategy_exponent: float = 0.3
-  baseline: object = "expavg(0.3)"
+  regret_matcher: object = _THESIS["rm"]
+  exploration: float = _THESIS["e"]
+  cumulative_strategy_exponent: float = _THESIS["cse"]
+  baseline: object = _THESIS["bl"]
   cfrd_aware_sampling: bool = True
   depth_limit: int = 4
   playouts: int = 1
@@ -1066,7 +1069,7 @@ class _Resolver:
     reach = np.zeros(num_roots)
     opponent_reach = np.zeros(num_roots)
     values = np.zeros(num_roots)
-    _, response = best_response.best_response_slots(tree, profile, problem.opponent)
+    _, response = exact_br.best_response_slots(tree, profile, problem.opponent)
     node_values = tree.node_values(response)
     if problem.opponent == 1:
       node_values = tree.utility_sum - node_values
@@ -1097,19 +1100,12 @@ def _warm_up_full_width():
   _tracks(tree.node_player, tree.node_parent, 0, FIRST)
   tree.node_reaches(slots)
   tree.node_values(slots)
-  best_response.best_response_slots(tree, slots, 1)
+  exact_br.best_response_slots(tree, slots, 1)
   cfr.CFRPlusSolver(tree).evaluate_and_update_policy()
   cfr.GeneralCFRSolver(tree, "rm+", depth_limit=1,
                        utility_estimator=utility_estimators.RandomPlayout(1)
                        ).evaluate_and_update_policy()
   _WARM.append(True)
-
-
-def _limit(value, what):
-  limit = players.parse_limit(value, what)
-  if limit.seconds is not None and limit.seconds < 0:
-    raise ValueError(f"{what} must not be negative, got {value!r}.")
-  return limit
 
 
 class ContinualResolvingBot(pyspiel.Bot):
@@ -1119,7 +1115,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     game: a two-player zero-sum (or constant-sum) sequential perfect-recall pyspiel
       game; anything else is refused with the reason (see `check_game`).
     player_id: the seat, 0 or 1.
-    preplay: pre-play budget, e.g. '10s', '1000it', '0' or a players.Limit; spent at
+    preplay: pre-play budget, e.g. '10s', '1000it', '0' or a limits.Limit; spent at
       the first decision of a match, before that move's budget.
     move: per-move budget, likewise.
     solver: 'vr_mccfr' (default), 'mc_cfr', 'cfr+' or 'dl_cfr+'.
@@ -1137,8 +1133,8 @@ class ContinualResolvingBot(pyspiel.Bot):
 
   def __init__(self, game, player_id, preplay="0", move="1000it", solver="vr_mccfr",
                variant="resolve", keep_solver_data=False, use_cbr=False,
-               regret_matcher="drm(1,1)", exploration=0.7,
-               cumulative_strategy_exponent=0.3, baseline="expavg(0.3)",
+               regret_matcher=_THESIS["rm"], exploration=_THESIS["e"],
+               cumulative_strategy_exponent=_THESIS["cse"], baseline=_THESIS["bl"],
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0):
     pyspiel.Bot.__init__(self)
     check_game(game)
@@ -1146,8 +1142,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       raise ValueError(f"player_id must be 0 or 1, got {player_id!r}.")
     self._game = game
     self._player_id = player_id
-    self._preplay = _limit(preplay, "pre-play budget")
-    self._move = _limit(move, "per-move budget")
+    self._preplay = limits.nonnegative_limit(preplay, "pre-play budget")
+    self._move = limits.nonnegative_limit(move, "per-move budget")
     if self._move.is_zero and self._preplay.is_zero:
       raise ValueError("Both budgets are zero: the bot would never solve anything.")
     self.config = ResolverConfig(
@@ -1243,7 +1239,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     record = {"key": key, "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
     if self.resolver is None:
-      preplay = self._preplay if self._preplay_pending else players.Limit()
+      preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
       self._new_resolver(_Problem(self._game, player), record, start,
                          seconds + (preplay.seconds or 0.0))
@@ -1266,54 +1262,13 @@ class ContinualResolvingBot(pyspiel.Bot):
     return self.step_with_policy(state)[1]
 
 
-# --- Player registry: cr(...) ---------------------------------------------------------
+# Build function of the registry's cr player (config/builtin.py).
 
-
-def _bool(name):
-  return lambda text: spec_strings.parse_bool(text, f"parameter {name!r}")
-
-
-def _build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
-              cfrd_aware, dl, playouts):
+def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
+             cfrd_aware, dl, playouts):
   move = "1000it" if budget.move.is_zero else budget.move
   return ContinualResolvingBot(
       game, player_id, preplay=budget.preplay, move=move, solver=solver,
       variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
       exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
       cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed)
-
-
-def _probability(name):
-  return lambda text: outcome_sampling.check_probability(
-      f"parameter {name!r}", spec_strings.parse_float(text, f"parameter {name!r}"))
-
-
-players.register_player(
-    "cr",
-    "continual resolving ([S] ch. 2): resolves each subgame through a gadget, with "
-    "estimates from the previous solve; per-move budget defaults to 1000it",
-    _build_cr,
-    (players.Parameter("solver", players.choice_parameter("solver", SOLVERS),
-                       "vr_mccfr", "vr_mccfr, mc_cfr (live states), cfr+ or dl_cfr+ "
-                       "(compiled gadget tree)"),
-     players.Parameter("variant", players.choice_parameter("variant", gadgets.VARIANTS),
-                       "resolve", "gadget: resolve, max_margin or unsafe"),
-     players.Parameter("keep", _bool("keep"), False,
-                       "keep the solver's tables between subgames"),
-     players.Parameter("cbr", _bool("cbr"), False,
-                       "exact counterfactual best-response gadget values (small games)"),
-     players.Parameter("rm", regret_matching.parse_regret_matcher,
-                       regret_matching.parse_regret_matcher("drm(1,1)"),
-                       "sampling solvers' regret matcher"),
-     players.Parameter("e", _probability("e"), 0.7, "sampling solvers' exploration"),
-     players.Parameter("cse", players.float_parameter("cse", 0.0), 0.3,
-                       "sampling solvers' cumulative-strategy exponent"),
-     players.Parameter("bl", outcome_sampling.parse_baseline,
-                       outcome_sampling.parse_baseline("expavg(0.3)"),
-                       "vr_mccfr's baseline: none or expavg(alpha)"),
-     players.Parameter("cfrd_aware", _bool("cfrd_aware"), True,
-                       "evaluate both actions at the gadget's follow/terminate node"),
-     players.Parameter("dl", players.int_parameter("dl", 1), 4,
-                       "dl_cfr+'s depth limit in the gadget"),
-     players.Parameter("playouts", players.int_parameter("playouts", 1), 1,
-                       "dl_cfr+'s random playouts per leaf")))

@@ -26,34 +26,17 @@ import time
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import outcome_sampling
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import builtin
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.config import registry
 
-DEFAULT_SOLVER = "vr_mccfr(delta=0.1)"
+DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 # Upper bound on the histories walked to compute OOS's re-weighting.
 MAX_WEIGHT_STATES = 50_000
-
-
-def _limit(value, what):
-  limit = players.parse_limit(value, what)
-  if limit.seconds is not None and limit.seconds < 0:
-    raise ValueError(f"{what} must not be negative, got {value!r}.")
-  return limit
-
-
-ONLINE_SOLVERS = ("os_mccfr", "mc_cfr", "vr_mccfr")
-
-
-def parse_online_solver(text):
-  """Parses a solver string, refusing solvers other than the outcome-sampling ones."""
-  spec = solver_registry.parse_solver(text)
-  if spec.name not in ONLINE_SOLVERS:
-    raise ValueError(f"The online solving player needs an outcome-sampling solver "
-                     f"({', '.join(ONLINE_SOLVERS)}), got {spec.name!r}.")
-  return spec
 
 
 def _average_probabilities(solver, state, player):
@@ -83,7 +66,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     solver: a solver string of the registry building an outcome-sampling solver (e.g.
       'vr_mccfr(delta=0.1)', 'mc_cfr(delta=0.5)', 'os_mccfr(compiled=true)'), or a
       callable seed -> solver with `iteration()`, `set_target` and an average strategy.
-    preplay: pre-play budget, e.g. '10s', '1000it' or a players.Limit.
+    preplay: pre-play budget, e.g. '10s', '1000it' or a limits.Limit.
     move: per-move budget, likewise.
     targeting: 'ist' or 'pst' (the compiled solver supports 'ist' only).
     seed: seeds the solver (per match) and the bot's action sampling.
@@ -103,8 +86,8 @@ class OnlineSolvingBot(pyspiel.Bot):
       outcome_sampling.public_observer(game)
     self._game = game
     self._player_id = player_id
-    self._preplay = _limit(preplay, "pre-play budget")
-    self._move = _limit(move, "per-move budget")
+    self._preplay = limits.nonnegative_limit(preplay, "pre-play budget")
+    self._move = limits.nonnegative_limit(move, "per-move budget")
     if self._move.is_zero and self._preplay.is_zero:
       raise ValueError("Both budgets are zero: the bot would never solve anything.")
     self._targeting = targeting
@@ -122,8 +105,8 @@ class OnlineSolvingBot(pyspiel.Bot):
   def _solver_factory(self, solver):
     if callable(solver):
       return solver
-    spec = parse_online_solver(solver)
-    return lambda seed: solver_registry.make_solver(spec, self._game, seed)
+    spec = builtin.parse_online_solver(solver)
+    return lambda seed: registry.make_solver(spec, self._game, seed)
 
   def player_id(self):
     return self._player_id
@@ -306,52 +289,14 @@ class OOSBot(OnlineSolvingBot):
           self._game, target, self.solver.table, self._delta, deadline=deadline)
 
 
-# Players by name (players.make_bot), with the match's budget.
+# Build functions of the registry's online_solving and oos players (config/builtin.py).
 
-def _solver_text(text):
-  return str(parse_online_solver(text))
-
-
-def _build_online_solving(game, player_id, seed, budget, solver, targeting):
+def build_online_solving(game, player_id, seed, budget, solver, targeting):
   return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
                           move=budget.move, targeting=targeting, seed=seed)
 
 
-def _build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight):
+def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight):
   return OOSBot(game, player_id, preplay=budget.preplay, move=budget.move,
                 targeting=targeting, targeting_probability=delta, exploration=e,
                 gamma=gamma, reweight=reweight, seed=seed)
-
-
-def _probability(name):
-  def parse(text):
-    return outcome_sampling.check_probability(
-        f"parameter {name!r}", spec_strings.parse_float(text, f"parameter {name!r}"))
-  return parse
-
-
-_TARGETING = players.Parameter(
-    "targeting", players.choice_parameter("targeting",
-                                          outcome_sampling.TARGETING_SCHEMES),
-    outcome_sampling.IST, "ist (information-set) or pst (public-subgame) targeting")
-
-players.register_player(
-    "online_solving",
-    "the thesis's solving player: re-solves the whole game with an outcome-sampling "
-    "solver every move, acts from the average strategy ([S] §3.4.2)",
-    _build_online_solving,
-    (players.Parameter("solver", _solver_text, DEFAULT_SOLVER,
-                       "os_mccfr, mc_cfr or vr_mccfr with parameters (delta = "
-                       "targeting probability)"),
-     _TARGETING))
-players.register_player(
-    "oos", "Online Outcome Sampling (Lisý et al. 2015)", _build_oos,
-    (_TARGETING,
-     players.Parameter("delta", _probability("delta"), 0.9,
-                       "targeting probability in [0, 1]"),
-     players.Parameter("e", _probability("e"), 0.6, "exploration in [0, 1]"),
-     players.Parameter("gamma", _probability("gamma"), 0.01,
-                       "explorative regret matching's uniform share in [0, 1]"),
-     players.Parameter("reweight", lambda text: spec_strings.parse_bool(
-         text, "parameter 'reweight'"), True,
-                       "re-weight iterations after a target change")))

@@ -40,8 +40,8 @@ import math
 
 import numpy as np
 
-from ggp_cr.algorithms import outcome_sampling
-from ggp_cr.algorithms import regret_matching
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.cfr import regret_matching
 
 SCHEDULES = ("es", "os", "linear", "exponential")
 LOCUS_CRITERIA = ("iteration", "exponential", "visits")

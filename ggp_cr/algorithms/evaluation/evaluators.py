@@ -46,10 +46,11 @@ import numpy as np
 import pyspiel
 from open_spiel.python.bots import uniform_random
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import limits
 
 WEIGHTINGS = ("visits", "uniform")
 SCOPES = ("successors", "thesis", "current")
@@ -73,12 +74,12 @@ class Evaluation:
 
 def _bot_factory(player, game, budget):
   """(player_id, seed) -> Bot, from a player string/PlayerSpec or a factory callable."""
-  if callable(player) and not isinstance(player, (str, players.PlayerSpec)):
+  if callable(player) and not isinstance(player, (str, registry.PlayerSpec)):
     return lambda player_id, seed: player(game, player_id, seed, budget)
-  spec = players.parse_player(player)
+  spec = registry.parse_player(player)
   if spec.interactive:
     raise ValueError(f"Player {spec} is interactive and cannot be evaluated.")
-  return lambda player_id, seed: players.make_bot(spec, game, player_id, seed, budget)
+  return lambda player_id, seed: registry.make_bot(spec, game, player_id, seed, budget)
 
 
 def _player_seeds(seed):
@@ -115,7 +116,7 @@ def _fill(tree, slots, infoset, probabilities):
 
 
 def _finish(evaluation, tree, slots, start):
-  result = best_response.nash_conv_slots(tree, slots)
+  result = exact_br.nash_conv_slots(tree, slots)
   evaluation.policy = tree.slots_to_tabular_policy(slots)
   evaluation.nash_conv = result.nash_conv
   evaluation.exploitability = result.nash_conv / 2
@@ -177,7 +178,7 @@ def _last_own_move(state, acting):
   return last
 
 
-def traversing_evaluation(game, player, budget=players.Budget(), seed=0, progress=None,
+def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress=None,
                           progress_seconds=5.0, share_prefixes=True):
   """Asks the player at every information set of the game; exact ([S] §3.5).
 
@@ -388,7 +389,7 @@ class _RecordingBot(pyspiel.Bot):
     return action
 
 
-def game_playing_evaluation(game, player, budget=players.Budget(), num_matches=100,
+def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=100,
                             seed=0, weighting="visits", scope="successors",
                             progress=None, progress_seconds=5.0):
   """Lisý et al. (2015)'s aggregate method: matches against a random opponent ([S] §3.5).

@@ -27,8 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import limits
 
 FORMAT = "ggp_cr.tournament/1"
 
@@ -76,11 +78,11 @@ class TournamentConfig:
   def create(cls, game, players_, matches_per_seating, preplay="0", move="0", seed=0,
              self_play=False):
     """Validates and canonicalises the inputs; raises ValueError naming what is wrong."""
-    loaded = players.load_game(game)
+    loaded = registry.load_game(game)
     if loaded.num_players() != 2:
       raise ValueError(f"Tournaments need a two-player game; {loaded} has "
                        f"{loaded.num_players()} players.")
-    specs = [players.parse_player(text) for text in players_]
+    specs = [registry.parse_player(text) for text in players_]
     for spec in specs:
       if spec.interactive:
         raise ValueError(f"Player {spec} is interactive; play it with "
@@ -97,13 +99,13 @@ class TournamentConfig:
       raise ValueError(f"matches must be >= 1, got {matches_per_seating}.")
     if int(seed) < 0:
       raise ValueError(f"seed must be >= 0, got {seed}.")
-    budget = players.Budget.parse(preplay, move)
+    budget = limits.Budget.parse(preplay, move)
     return cls(str(loaded), tuple(texts), int(matches_per_seating), str(budget.preplay),
                str(budget.move), int(seed), bool(self_play))
 
   @property
   def budget(self):
-    return players.Budget.parse(self.preplay, self.move)
+    return limits.Budget.parse(self.preplay, self.move)
 
   def pairs(self):
     """(row, col) player pairs: every unordered pair, plus (p, p) with self-play."""
@@ -161,7 +163,7 @@ def play_planned(config_json, planned):
   if key not in _WORKER_CACHE:
     config = TournamentConfig.from_json(config_json)
     _WORKER_CACHE.clear()
-    _WORKER_CACHE[key] = (config, players.load_game(config.game), config.budget)
+    _WORKER_CACHE[key] = (config, registry.load_game(config.game), config.budget)
   config, game, budget = _WORKER_CACHE[key]
   seeds = matches.match_seeds(config.seed, planned.row, planned.col, planned.seating,
                               planned.index)

@@ -11,7 +11,7 @@ the same seed gives the same estimates regardless of what else runs in the proce
 import numba
 import numpy as np
 
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.config import spec_strings
 
 _GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 

@@ -15,8 +15,9 @@ import time
 import numpy as np
 
 import pyspiel
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import limits
 
-from ggp_cr.algorithms import players
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +130,7 @@ def play(game, bots, chance_seed, names=None, on_move=None):
                      decisions)
 
 
-def run_match(game, specs, seeds, budget=players.Budget(), on_move=None):
+def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None):
   """Creates the seats' bots from player specs (timing pre-play) and plays one match.
 
   Args:
@@ -139,13 +140,13 @@ def run_match(game, specs, seeds, budget=players.Budget(), on_move=None):
     budget: pre-play and per-move limits passed to each bot.
     on_move: optional callback(move, state) for a live move log.
   """
-  specs = [players.parse_player(spec) for spec in specs]
+  specs = [registry.parse_player(spec) for spec in specs]
   if len(specs) != game.num_players():
     raise ValueError(f"{game} needs {game.num_players()} players, got {len(specs)}.")
   bots, init_seconds = [], []
   for seat, spec in enumerate(specs):
     start = time.perf_counter()
-    bots.append(players.make_bot(spec, game, seat, seeds.bots[seat], budget))
+    bots.append(registry.make_bot(spec, game, seat, seeds.bots[seat], budget))
     init_seconds.append(time.perf_counter() - start)
   result = play(game, bots, seeds.chance, [str(spec) for spec in specs], on_move)
   result.init_seconds = init_seconds
