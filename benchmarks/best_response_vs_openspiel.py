@@ -27,8 +27,8 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.best_response import pruned_br
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAMES = flags.DEFINE_string("games", "leduc_poker;python_ii_goofspiel(num_cards=5)",
                              "Semicolon-separated game strings.")

@@ -9,11 +9,11 @@ from open_spiel.python.algorithms import expected_game_score
 import pyspiel
 import pytest
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import cfr
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.tree import compiled_tree
 
 # (ours, OpenSpiel's) solver pairs that must agree.
 _PAIRS = {

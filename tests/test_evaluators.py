@@ -14,12 +14,12 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 from open_spiel.python.bots import policy as policy_bot
 
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.bots import players
-from ggp_cr.algorithms.tree import strategy_files
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 
 def _random_strategy(game, seed):

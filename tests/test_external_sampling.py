@@ -6,11 +6,11 @@ import pyspiel
 import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
-from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.sampling import external_sampling
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.sampling import external_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def _exploitability(game, solver):

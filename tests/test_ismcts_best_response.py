@@ -7,8 +7,8 @@ import pytest
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.best_response.ismcts_br import ismcts_best_response
+from ggp_cr.algorithms.tree import compiled_tree
 
 from test_pruned_best_response import random_profiles
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def _run_example(*args):

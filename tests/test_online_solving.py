@@ -7,12 +7,12 @@ import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.bots import online_solving
-from ggp_cr.algorithms.sampling import outcome_sampling
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 BOTS = {
     "online_ist": lambda game, p, seed: online_solving.OnlineSolvingBot(

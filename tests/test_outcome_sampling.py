@@ -9,8 +9,8 @@ import pytest
 import ggp_cr.games  # pylint: disable=unused-import
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 MC_CFR = dict(regret_matcher="drm(1,1)", exploration=0.7,
               cumulative_strategy_exponent=0.3)

@@ -5,11 +5,11 @@ import pytest
 
 import pyspiel
 
-from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.bots import players
-from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
 
 
 def test_parse_player_fills_defaults_and_positional_arguments():

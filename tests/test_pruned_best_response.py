@@ -7,8 +7,8 @@ import pytest
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.best_response import pruned_br as pbr
+from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "leduc_poker", "python_rps", "python_ii_goofspiel(num_cards=3)",
          "python_princess_monster(max_turns=2)",

@@ -11,9 +11,9 @@ import pytest
 
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
-from ggp_cr.algorithms.evaluation import solver_runs
 
 
 def _run(*args):

@@ -60,11 +60,11 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.bots import fixed_policies
 from ggp_cr.algorithms.best_response import ismcts_br
 from ggp_cr.algorithms.best_response import pruned_br
+from ggp_cr.algorithms.bots import fixed_policies
 from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.tree import compiled_tree
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 

@@ -41,12 +41,13 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.tree import strategy_files
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
@@ -54,7 +55,7 @@ _HISTORY = flags.DEFINE_string(
     "the subgame (empty: the root).")
 _ROOTS_BY = flags.DEFINE_enum(
     "roots_by", "augmented", ["augmented", "public"],
-    "How the subgame's roots are found (gadgets.subgame_root_nodes).")
+    "How the subgame's roots are found (subgames.subgame_root_nodes).")
 _PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
                                "acting at --history).")
 _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
@@ -159,12 +160,12 @@ def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels
     if iteration % _EVAL_EVERY.value and iteration not in (1, _ITERATIONS.value):
       continue
     average = _average_slots(solver, gadget, gadget_tree)
-    combined = gadgets.combine(tree, trunk, gadget, average)
+    combined = subgames.combine(tree, trunk, gadget, average)
     exploitability = exact_br.exploitability_slots
     append({**labels, "variant": variant, "iteration": iteration,
             "combined_exploitability": exploitability(tree, combined),
             "gadget_exploitability": exploitability(gadget_tree, average),
-            "margin": gadgets.subgame_margin(tree, subgame, combined, exact_values)})
+            "margin": subgames.subgame_margin(tree, subgame, combined, exact_values)})
 
 
 def _plot(csv_path, png_path):
@@ -208,14 +209,14 @@ def main(argv):
     raise app.UsageError(f"Cannot load game {_GAME.value!r}: {reason}") from None
   try:
     tree = compiled_tree.compile_game(game)
-    gadgets.history_node(tree, history)
+    subgames.history_node(tree, history)
     trunk = _trunk(tree)
-    subgame = gadgets.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
+    subgame = subgames.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
                                          _VALUES.value, _ROOTS_BY.value)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
-  exact_values = gadgets.opponent_root_values(tree, trunk, subgame)
+  exact_values = subgames.opponent_root_values(tree, trunk, subgame)
   trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
 

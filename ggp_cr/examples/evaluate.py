@@ -26,10 +26,10 @@ import sys
 from absl import app
 from absl import flags
 
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.evaluation import results_csv
-from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.config import limits
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",

@@ -45,9 +45,9 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
 
 TABLE_5_4_GAMES = (
     "python_ii_goofspiel(num_cards=4)",

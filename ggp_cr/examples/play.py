@@ -16,9 +16,9 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
 
 _GAME = flags.DEFINE_string("game", "python_rps", "Game string, e.g. python_leduc.")
 _PLAYER0 = flags.DEFINE_string("player0", "random", "Player in seat 0.")

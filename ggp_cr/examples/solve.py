@@ -52,10 +52,10 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.evaluation import solver_runs
-from ggp_cr.algorithms.tree import strategy_files
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker",
                             "Game string, e.g. leduc_poker or python_leduc(max_raises=3).")

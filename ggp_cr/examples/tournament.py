@@ -28,8 +28,8 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms.evaluation import tournament
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import tournament
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=1,cards_per_suit=3)",
                             "Game string, e.g. python_leduc.")

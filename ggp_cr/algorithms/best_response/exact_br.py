@@ -124,16 +124,8 @@ def _best_actions(infoset_player, infoset_num_actions, infoset_action_offset,
   return best_index, slot_values[:, root].copy()
 
 
-def _check_slots(tree, slots):
-  slots = np.asarray(slots, dtype=np.float64)
-  if slots.shape != (tree.num_infoset_actions,):
-    raise ValueError(f"slots must have shape ({tree.num_infoset_actions},) for "
-                     f"{tree.game_string}, got {slots.shape}.")
-  return slots
-
-
 def _solve(tree, slots):
-  slots = _check_slots(tree, slots)
+  slots = tree.check_slots(slots)
   slot_values, on_policy_value = _terminal_sums(
       tree.node_player, tree.node_infoset, tree.node_first_child,
       tree.node_num_children, tree.node_chance_prob, tree.node_utility,

@@ -35,10 +35,7 @@ def opponent_slots(tree, policy, player):
   infosets = np.flatnonzero(tree.infoset_player == opponent)
   slots = tree.uniform_slots()
   if isinstance(policy, np.ndarray):
-    if policy.shape != (tree.num_infoset_actions,):
-      raise ValueError(f"A policy in slot form must have shape "
-                       f"({tree.num_infoset_actions},) for {tree.game_string}, got "
-                       f"{policy.shape}.")
+    policy = tree.check_slots(policy, "A policy in slot form")
     own = tree.infoset_player[tree.slot_infoset] == opponent
     slots[own] = policy[own]
   elif (isinstance(policy, policy_lib.TabularPolicy) and

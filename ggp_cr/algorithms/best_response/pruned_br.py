@@ -48,8 +48,8 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.best_response import policy_validation
+from ggp_cr.algorithms.tree import compiled_tree
 
 _TERMINAL = -4
 _CHANCE = -1

@@ -26,13 +26,14 @@ import time
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms.sampling import compiled_outcome_sampling
-from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import builtin
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 # Upper bound on the histories walked to compute OOS's re-weighting.
@@ -86,10 +87,7 @@ class OnlineSolvingBot(pyspiel.Bot):
       outcome_sampling.public_observer(game)
     self._game = game
     self._player_id = player_id
-    self._preplay = limits.nonnegative_limit(preplay, "pre-play budget")
-    self._move = limits.nonnegative_limit(move, "per-move budget")
-    if self._move.is_zero and self._preplay.is_zero:
-      raise ValueError("Both budgets are zero: the bot would never solve anything.")
+    self._preplay, self._move = limits.solving_budget(preplay, move)
     self._targeting = targeting
     self._seed = outcome_sampling.new_seed(seed)
     self._make_solver = self._solver_factory(solver)
@@ -143,34 +141,10 @@ class OnlineSolvingBot(pyspiel.Bot):
   def _run(self, limit, start):
     """Runs the solver for `limit` from time `start`; returns iterations done."""
     solver = self.solver
-    if limit.iterations is not None:
-      if isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
-        solver.run(limit.iterations)
-      else:
-        for _ in range(limit.iterations):
-          solver.iteration()
-      return limit.iterations
-    if not limit.seconds:
-      return 0
-    deadline = start + limit.seconds
-    done = 0
-    batch = 1
-    compiled = isinstance(solver,
-                          compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
-    per_iteration = 0.0
-    while True:
-      now = time.perf_counter()
-      if now + batch * per_iteration >= deadline:
-        return done
-      if compiled:
-        solver.run(batch)
-      else:
-        solver.iteration()
-      elapsed = time.perf_counter() - now
-      per_iteration = max(per_iteration * 0.9, elapsed / batch)
-      done += batch
-      if compiled:  # batches of about a hundredth of the budget
-        batch = max(1, int(0.01 * limit.seconds / max(per_iteration, 1e-9)))
+    if isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
+      # Batches of about a hundredth of the budget.
+      return anytime.spend(limit, start, solver.run, batch_share=0.01)
+    return anytime.spend(limit, start, anytime.repeat(solver.iteration))
 
   def _target(self, state, deadline):
     """Sets the solver's target to `state`; may use time until `deadline` (or None)."""

@@ -31,9 +31,10 @@ import numba
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.tree import flat_tree
+from ggp_cr.algorithms.tree import compiled_tree
 
 _BOTH_PLAYERS = -1
 
@@ -44,7 +45,7 @@ def as_compiled_tree(game_or_tree):
   Games are compiled once per process (compiled_tree.cached_tree), so the solver and
   ggp_cr's exploitability share the tree.
   """
-  if isinstance(game_or_tree, compiled_tree.CompiledTree):
+  if isinstance(game_or_tree, flat_tree.CompiledTree):
     return game_or_tree
   if isinstance(game_or_tree, (pyspiel.Game, str)):
     return compiled_tree.cached_tree(game_or_tree)
@@ -255,23 +256,6 @@ def _end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets
     regret_matching.current_strategy(regrets, strategy, offset, count, params)
 
 
-@numba.njit(cache=True)
-def _normalise_per_infoset(cumulative, infoset_action_offset, infoset_num_actions, out):
-  """out = cumulative normalised per infoset; uniform where an infoset's sum is 0."""
-  for i in range(len(infoset_action_offset)):
-    offset = infoset_action_offset[i]
-    count = infoset_num_actions[i]
-    total = 0.0
-    for a in range(offset, offset + count):
-      total += cumulative[a]
-    if total > 0.0:
-      for a in range(offset, offset + count):
-        out[a] = cumulative[a] / total
-    else:
-      for a in range(offset, offset + count):
-        out[a] = 1.0 / count
-
-
 class GeneralCFRSolver:
   """CFR with a pluggable regret matcher ([S] §3.3.2), OpenSpiel's solver API.
 
@@ -398,10 +382,7 @@ class GeneralCFRSolver:
 
   def average_strategy_slots(self):
     """The average strategy in slot form; uniform at information sets never reached."""
-    out = np.empty_like(self._cumulative)
-    _normalise_per_infoset(self._cumulative, self._tree.infoset_action_offset,
-                           self._tree.infoset_num_actions, out)
-    return out
+    return self._tree.normalise_per_infoset(self._cumulative)
 
   def cumulative_regrets_slots(self):
     """The cumulative regrets in slot form (a copy)."""
@@ -431,10 +412,7 @@ class GeneralCFRSolver:
   def load_state_dict(self, state):
     """Restores what `state_dict` returned; shapes must match this solver's tree."""
     for name in ("regrets", "cumulative", "strategy"):
-      array = np.asarray(state[name], dtype=np.float64)
-      if array.shape != (self._tree.num_infoset_actions,):
-        raise ValueError(f"Solver state {name!r} has shape {array.shape}, expected "
-                         f"({self._tree.num_infoset_actions},).")
+      self._tree.check_slots(state[name], f"Solver state {name!r}")
     self._regrets[:] = state["regrets"]
     self._cumulative[:] = state["cumulative"]
     self._strategy[:] = state["strategy"]

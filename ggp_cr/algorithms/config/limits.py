@@ -78,3 +78,13 @@ def nonnegative_limit(value, what):
   if limit.seconds is not None and limit.seconds < 0:
     raise ValueError(f"{what} must not be negative, got {value!r}.")
   return limit
+
+
+def solving_budget(preplay, move):
+  """The (pre-play, per-move) limits of an online solving bot: non-negative, and not
+  both zero (the bot would never solve anything)."""
+  preplay = nonnegative_limit(preplay, "pre-play budget")
+  move = nonnegative_limit(move, "per-move budget")
+  if move.is_zero and preplay.is_zero:
+    raise ValueError("Both budgets are zero: the bot would never solve anything.")
+  return preplay, move

@@ -7,22 +7,18 @@ algorithm.
 # [S] Table 5.2's full-width configurations and the thesis's candidate DCFR
 # ([S] §5.1.1), as GeneralCFRSolver arguments.
 CFR_PRESETS = {
-    "cfr": dict(regret_matcher="rm", alternating_updates=False,
-                cumulative_strategy_exponent=0.0),
-    "cfr-au": dict(regret_matcher="rm", alternating_updates=True,
-                   cumulative_strategy_exponent=0.0),
-    "deepstack-cfr": dict(regret_matcher="rm+", alternating_updates=False,
-                          cumulative_strategy_exponent=0.0),
-    "cfr+": dict(regret_matcher="rm+", alternating_updates=True,
-                 cumulative_strategy_exponent=1.0),
-    "cfr+2": dict(regret_matcher="rm+", alternating_updates=True,
-                  cumulative_strategy_exponent=2.0),
-    "lcfr": dict(regret_matcher="drm(1,1)", alternating_updates=True,
-                 cumulative_strategy_exponent=1.0),
-    "dcfr": dict(regret_matcher="drm(1.5,0)", alternating_updates=True,
-                 cumulative_strategy_exponent=2.0),
-    "thesis-dcfr": dict(regret_matcher="drm(1.5,0.5)", alternating_updates=True,
-                        cumulative_strategy_exponent=1.5),
+    name: dict(regret_matcher=rm, alternating_updates=alternating,
+               cumulative_strategy_exponent=cse)
+    for name, rm, alternating, cse in (
+        ("cfr", "rm", False, 0.0),
+        ("cfr-au", "rm", True, 0.0),
+        ("deepstack-cfr", "rm+", False, 0.0),
+        ("cfr+", "rm+", True, 1.0),
+        ("cfr+2", "rm+", True, 2.0),
+        ("lcfr", "drm(1,1)", True, 1.0),
+        ("dcfr", "drm(1.5,0)", True, 2.0),
+        ("thesis-dcfr", "drm(1.5,0.5)", True, 1.5),
+    )
 }
 
 # Outcome-sampling settings (registry parameter names): OpenSpiel's defaults, and the

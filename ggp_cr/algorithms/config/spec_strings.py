@@ -147,34 +147,31 @@ def int_parameter(name, minimum=None):
   return lambda text: parse_int(text, f"parameter {name!r}", minimum)
 
 
-def float_parameter(name, minimum=None):
-  """A parser of real parameter `name`, with an optional minimum."""
+def _real_parameter(name, accept, requirement):
+  """A parser of real parameter `name` accepting values with `accept(value)`."""
   def parse(text):
     value = parse_float(text, f"parameter {name!r}")
-    if minimum is not None and value < minimum:
-      raise ValueError(f"parameter {name!r} must be >= {minimum}, got {value}.")
+    if not accept(value):
+      raise ValueError(f"parameter {name!r} must be {requirement}, got {value}.")
     return value
   return parse
+
+
+def float_parameter(name, minimum=None):
+  """A parser of real parameter `name`, with an optional minimum."""
+  return _real_parameter(name, lambda value: minimum is None or value >= minimum,
+                         f">= {minimum}")
 
 
 def probability_parameter(name):
   """A parser of parameter `name` taking a probability in [0, 1]."""
-  def parse(text):
-    value = parse_float(text, f"parameter {name!r}")
-    if not 0.0 <= value <= 1.0:
-      raise ValueError(f"parameter {name!r} must be in [0, 1], got {value}.")
-    return value
-  return parse
+  return _real_parameter(name, lambda value: 0.0 <= value <= 1.0, "in [0, 1]")
 
 
 def positive_parameter(name):
   """A parser of parameter `name` taking a finite number > 0."""
-  def parse(text):
-    value = parse_float(text, f"parameter {name!r}")
-    if not value > 0.0 or value == float("inf"):
-      raise ValueError(f"parameter {name!r} must be a positive number, got {value}.")
-    return value
-  return parse
+  return _real_parameter(name, lambda value: 0.0 < value < float("inf"),
+                         "a positive number")
 
 
 def bool_parameter(name):

@@ -44,13 +44,12 @@ import time
 import numpy as np
 
 import pyspiel
-from open_spiel.python.bots import uniform_random
 
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.tree import compiled_tree
 
 WEIGHTINGS = ("visits", "uniform")
 SCOPES = ("successors", "thesis", "current")

@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 import pyspiel
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
 
 
 

@@ -17,10 +17,10 @@ import zlib
 
 import numpy as np
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
-from ggp_cr.algorithms import contracts
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
            "exploitability")

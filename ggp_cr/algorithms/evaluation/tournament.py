@@ -27,10 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.bots import players
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
 
 FORMAT = "ggp_cr.tournament/1"
 

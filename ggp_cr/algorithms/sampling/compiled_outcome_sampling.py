@@ -4,7 +4,7 @@ The same algorithm as `outcome_sampling.OutcomeSamplingSolver` ([S] §1.3.3–1.
 §1.4.1, §3.3.3, Algorithm 2: alternating updates, exploration e, regret matcher,
 cumulative-strategy exponent, ExpAvg baselines, incremental tree building,
 information-set targeting with q(h) = delta * s1 + (1 - delta) * s2), run by numba
-loops over a `compiled_tree.CompiledTree` with per-(information set, action) flat
+loops over a `flat_tree.CompiledTree` with per-(information set, action) flat
 arrays. It draws from the same SplitMix64 generator in the same order, so with equal
 seeds both solvers sample the same histories and hold the same tables (up to float
 rounding). Public-subgame targeting needs live states: use the live solver for it.
@@ -13,9 +13,10 @@ rounding). Public-subgame targeting needs live states: use the live solver for i
 import numba
 import numpy as np
 
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import flat_tree
+from ggp_cr.algorithms.tree import compiled_tree
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -220,20 +221,6 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   return touched
 
 
-@numba.njit(cache=True)
-def _average_slots(cumulative, infoset_action_offset, infoset_num_actions):
-  out = np.empty_like(cumulative)
-  for infoset in range(len(infoset_action_offset)):
-    offset = infoset_action_offset[infoset]
-    count = infoset_num_actions[infoset]
-    total = 0.0
-    for a in range(offset, offset + count):
-      total += cumulative[a]
-    for a in range(offset, offset + count):
-      out[a] = cumulative[a] / total if total > 0.0 else 1.0 / count
-  return out
-
-
 class CompiledOutcomeSamplingSolver:
   """Outcome-sampling MC-CFR / VR-MCCFR over a compiled tree (numba).
 
@@ -245,7 +232,7 @@ class CompiledOutcomeSamplingSolver:
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
                cumulative_strategy_exponent=0.0, baseline=None,
                targeting_probability=0.0, incremental=True, seed=None):
-    if isinstance(game_or_tree, compiled_tree.CompiledTree):
+    if isinstance(game_or_tree, flat_tree.CompiledTree):
       self.tree = game_or_tree
     else:
       outcome_sampling.check_sampling_game(game_or_tree)
@@ -330,8 +317,7 @@ class CompiledOutcomeSamplingSolver:
 
   def average_strategy_slots(self):
     """The average strategy in slot form (uniform where nothing was accumulated)."""
-    return _average_slots(self.cumulative, self.tree.infoset_action_offset,
-                          self.tree.infoset_num_actions)
+    return self.tree.normalise_per_infoset(self.cumulative)
 
   def average_policy(self):
     """The average strategy as an open_spiel TabularPolicy."""

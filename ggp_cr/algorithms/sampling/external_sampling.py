@@ -40,8 +40,8 @@ import math
 
 import numpy as np
 
-from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.sampling import outcome_sampling
 
 SCHEDULES = ("es", "os", "linear", "exponential")
 LOCUS_CRITERIA = ("iteration", "exponential", "visits")
@@ -89,42 +89,19 @@ def make_schedule(schedule, num_iterations=None, half_life=None):
                    f"f(i) -> [0, 1]; got {schedule!r}.")
 
 
-class _SamplingSolver:
+class _SamplingSolver(outcome_sampling.LiveSolver):
   """The shared ES/OS sampler; subclasses decide which decision nodes are OS nodes."""
 
   def __init__(self, game, regret_matcher, exploration, seed):
     outcome_sampling.check_sampling_game(game)
-    self.game = game
-    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    super().__init__(game, regret_matcher)
     self.exploration = outcome_sampling.check_probability("Exploration e", exploration)
     if seed is not None:
       seed = outcome_sampling.new_seed(seed)
-    self._params = self.regret_matcher.params()
     self._rng = np.random.default_rng(seed)
-    self._table = {}
     self.num_iterations = 0
-    self.nodes_touched = 0
     self.outcome_nodes = 0
     self.external_nodes = 0
-
-  @property
-  def table(self):
-    """Information state string -> outcome_sampling.InfosetData."""
-    return self._table
-
-  @property
-  def visited_states(self):
-    """Histories touched so far (the solver registry's name for nodes_touched)."""
-    return self.nodes_touched
-
-  def average_policy(self):
-    """The average strategy as a policy.Policy (live view of the table)."""
-    return outcome_sampling.TablePolicy(self.game, self._table, average=True)
-
-  def current_policy(self):
-    """The current regret-matched strategy as a policy.Policy (live view)."""
-    return outcome_sampling.TablePolicy(self.game, self._table, average=False,
-                                        regret_params=self._params)
 
   def iteration(self):
     """One episode with each player as the updated player (alternating updates)."""
@@ -140,18 +117,6 @@ class _SamplingSolver:
     """Whether this visit to `data`'s information set samples OS-style."""
     raise NotImplementedError
 
-  def _data(self, state, acting):
-    key = state.information_state_string(acting)
-    data = self._table.get(key)
-    if data is None:
-      data = outcome_sampling.InfosetData(state.legal_actions(), False)
-      self._table[key] = data
-    else:
-      regret_matching.current_strategy(data.regrets, data.strategy, 0,
-                                       len(data.actions), self._params)
-    data.visits += 1
-    return data
-
   def _traverse(self, state, player, reach_other, q):
     """Returns the value estimate of `player` at `state`; reach_other is pi_-i(h)
     (opponent and chance), q the probability that sampling reaches h."""
@@ -166,7 +131,7 @@ class _SamplingSolver:
                             q * probs[index])
 
     acting = state.current_player()
-    data = self._data(state, acting)
+    data, _ = self._data(state, acting)
     strategy = data.strategy.copy()
     n = len(data.actions)
     weight = reach_other / q
@@ -184,8 +149,7 @@ class _SamplingSolver:
                             q * strategy[index])
 
     if outcome_mode:
-      e = self.exploration
-      sampling = (e / n + (1.0 - e) * strategy).tolist()
+      sampling = outcome_sampling.sampling_distribution(strategy, self.exploration)
       index = outcome_sampling.sample_index(sampling, self._rng.random())
       prob = sampling[index]
       state.apply_action(data.actions[index])

@@ -43,9 +43,9 @@ from open_spiel.python import observation as observation_lib
 from open_spiel.python import policy as policy_lib
 import pyspiel
 
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.tree import compiled_tree
 
 IST = "ist"
 PST = "pst"
@@ -374,7 +374,95 @@ class TablePolicy(policy_lib.Policy):
     return tabular
 
 
-class OutcomeSamplingSolver:
+def sampling_distribution(strategy, exploration):
+  """The distribution an episode samples from: e/|A| + (1-e) sigma ([S] eq. 1.2)."""
+  if exploration > 0.0:
+    return (exploration / len(strategy) + (1.0 - exploration) * strategy).tolist()
+  return strategy.tolist()
+
+
+def sampled_action_values(data, player, index, child_value, probability, decay):
+  """The action values of `player` after sampling action `index` with `probability`:
+  the importance-sampled value, corrected by the ExpAvg baseline (VR-MCCFR, [S]
+  §3.3.3) when `data` keeps baselines, which then move towards `child_value`."""
+  if data.baselines is not None:
+    baseline = data.baselines[player]
+    action_values = baseline.copy()
+    action_values[index] += (child_value - baseline[index]) / probability
+    baseline[index] += decay * (child_value - baseline[index])
+  else:
+    action_values = np.zeros(len(data.actions))
+    action_values[index] = child_value / probability
+  return action_values
+
+
+class LiveSolver:
+  """The tables of a sampling solver on live pyspiel states: one InfosetData per
+  information state string, grown as information sets are sampled.
+
+  Subclasses call `_data` at each decision and `_update` with the sampled values.
+  """
+
+  def __init__(self, game, regret_matcher, baseline=None):
+    self.game = game
+    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    self.baseline = parse_baseline(baseline)
+    self._params = self.regret_matcher.params()
+    self._decay = self.baseline.alpha if self.baseline is not None else None
+    self._table = {}
+    self.nodes_touched = 0
+
+  @property
+  def table(self):
+    """Information state string -> InfosetData."""
+    return self._table
+
+  @property
+  def visited_states(self):
+    """Histories touched so far (the solver registry's name for nodes_touched)."""
+    return self.nodes_touched
+
+  def average_policy(self):
+    """The average strategy as a policy.Policy (live view of the table)."""
+    return TablePolicy(self.game, self._table, average=True)
+
+  def current_policy(self):
+    """The current regret-matched strategy as a policy.Policy (live view)."""
+    return TablePolicy(self.game, self._table, average=False,
+                       regret_params=self._params)
+
+  def _data(self, state, acting):
+    """(`acting`'s table entry at `state` with its current strategy, whether new)."""
+    key = state.information_state_string(acting)
+    data = self._table.get(key)
+    is_new = data is None
+    if is_new:
+      data = InfosetData(state.legal_actions(), self._decay is not None)
+      self._table[key] = data
+    else:
+      regret_matching.current_strategy(data.regrets, data.strategy, 0,
+                                       len(data.actions), self._params)
+    data.visits += 1
+    return data, is_new
+
+  def _update(self, data, acting, player, action_values, value, weight, iteration,
+              exponent):
+    """The updated player's regrets, or the opponent's average strategy: weighted by
+    `weight` = pi_-i(h) / q(h), the cumulative strategy discounted by
+    (t_last / t)^exponent since its last update (stochastically weighted averaging)."""
+    if acting == player:
+      data.regret_updates += 1
+      regret_matching.accumulate_regrets(
+          data.regrets, 0, len(data.actions), weight * (action_values - value),
+          self._params, float(data.regret_updates))
+    else:
+      if exponent > 0.0 and data.last_average_iteration > 0:
+        data.cumulative *= (data.last_average_iteration / iteration) ** exponent
+      data.cumulative += weight * data.strategy
+      data.last_average_iteration = iteration
+
+
+class OutcomeSamplingSolver(LiveSolver):
   """Outcome-sampling MC-CFR / VR-MCCFR with incremental tree building and targeting.
 
   Args:
@@ -400,34 +488,18 @@ class OutcomeSamplingSolver:
                cumulative_strategy_exponent=0.0, baseline=None,
                targeting_probability=0.0, incremental=True, seed=None):
     check_sampling_game(game)
-    self.game = game
-    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    super().__init__(game, regret_matcher, baseline)
     self.exploration = check_probability("Exploration e", exploration)
     self.cumulative_strategy_exponent = check_cumulative_strategy_exponent(
         cumulative_strategy_exponent)
-    self.baseline = parse_baseline(baseline)
     self.targeting_probability = check_probability("Targeting probability delta",
                                                    targeting_probability)
     self.incremental = bool(incremental)
-    self._params = self.regret_matcher.params()
-    self._decay = self.baseline.alpha if self.baseline is not None else None
     self._rng = SplitMix64(seed)
-    self._table = {}
     self._target = None
     self._targeted_episode = False
     self.iteration_weight = 1.0
     self.num_iterations = 0
-    self.nodes_touched = 0
-
-  @property
-  def table(self):
-    """Information state string -> InfosetData."""
-    return self._table
-
-  @property
-  def visited_states(self):
-    """Histories touched so far (the solver registry's name for nodes_touched)."""
-    return self.nodes_touched
 
   def set_target(self, state, player, scheme=IST):
     """Targets the histories consistent with `player`'s view of `state` (IST) or with
@@ -452,15 +524,6 @@ class OutcomeSamplingSolver:
           targeting and self._rng.random() < self.targeting_probability)
       self._episode(self.game.new_initial_state(), player, 1.0, start, start,
                     targeting, targeting)
-
-  def average_policy(self):
-    """The average strategy as a policy.Policy (live view of the table)."""
-    return TablePolicy(self.game, self._table, average=True)
-
-  def current_policy(self):
-    """The current regret-matched strategy as a policy.Policy (live view)."""
-    return TablePolicy(self.game, self._table, average=False,
-                       regret_params=self._params)
 
   def _targeting_step(self, untargeted, state, actions, on_target):
     """Samples an action index; returns (index, targeted distribution, whether the
@@ -509,23 +572,11 @@ class OutcomeSamplingSolver:
       return probs[index] * child_value * q_h / q_child
 
     acting = state.current_player()
-    key = state.information_state_string(acting)
-    data = self._table.get(key)
-    is_new = data is None
-    if is_new:
-      data = InfosetData(state.legal_actions(), self._decay is not None)
-      self._table[key] = data
-    else:
-      regret_matching.current_strategy(data.regrets, data.strategy, 0,
-                                       len(data.actions), self._params)
-    data.visits += 1
+    data, is_new = self._data(state, acting)
     actions = data.actions
     strategy = data.strategy
-    if acting == player and self.exploration > 0.0:
-      sampling = (self.exploration / len(actions) +
-                  (1.0 - self.exploration) * strategy).tolist()
-    else:
-      sampling = strategy.tolist()
+    sampling = sampling_distribution(strategy,
+                                     self.exploration if acting == player else 0.0)
     index, targeted, child_on_target = self._targeting_step(sampling, state, actions,
                                                             on_target)
     s1_child = s1 * targeted[index]
@@ -540,27 +591,9 @@ class OutcomeSamplingSolver:
     q_child = delta * s1_child + (1.0 - delta) * s2_child
     conditional = q_child / q_h
 
-    if data.baselines is not None:
-      baseline = data.baselines[player]
-      action_values = baseline.copy()
-      action_values[index] += (child_value - baseline[index]) / conditional
-      baseline[index] += self._decay * (child_value - baseline[index])
-    else:
-      action_values = np.zeros(len(actions))
-      action_values[index] = child_value / conditional
+    action_values = sampled_action_values(data, player, index, child_value, conditional,
+                                          self._decay)
     value = float(strategy @ action_values)
-
-    weight = reach_other / q_h
-    if acting == player:
-      data.regret_updates += 1
-      regret_matching.accumulate_regrets(
-          data.regrets, 0, len(actions), weight * (action_values - value), self._params,
-          float(data.regret_updates))
-    else:
-      t = self.num_iterations
-      if self.cumulative_strategy_exponent > 0.0:
-        data.cumulative *= (data.last_average_iteration / t) ** (
-            self.cumulative_strategy_exponent)
-      data.cumulative += weight * strategy
-      data.last_average_iteration = t
+    self._update(data, acting, player, action_values, value, reach_other / q_h,
+                 self.num_iterations, self.cumulative_strategy_exponent)
     return value

@@ -36,10 +36,7 @@ def write_npz_atomically(path, compressed=False, **arrays):
 
 def save_strategy(path, tree, slots):
   """Writes the strategy `slots` (slot form on `tree`) to `path` atomically."""
-  slots = np.asarray(slots, dtype=np.float64)
-  if slots.shape != (tree.num_infoset_actions,):
-    raise ValueError(f"slots must have shape ({tree.num_infoset_actions},), got "
-                     f"{slots.shape}.")
+  slots = tree.check_slots(slots)
   keys = "\x00".join(tree.infoset_keys).encode("utf-8")
   write_npz_atomically(
       path, compressed=True, format=np.array(FORMAT),
