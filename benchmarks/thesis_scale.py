@@ -77,7 +77,7 @@ def main(argv):
       walls.append(wall)
       cpus.append(cpu)
       print(f"  run {run + 1}: {solver.visited_states:,} visited states in "
-            f"{solver.iteration:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU",
+            f"{solver.iterations:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU",
             flush=True)
     nash_conv = exact_br.nash_conv_slots(tree, solver.average_strategy_slots())
     print(f"  NashConv of the last run's average strategy: {nash_conv.nash_conv:.6g}")

@@ -178,7 +178,7 @@ def test_state_dict_round_trip_resumes_exactly():
     restored.evaluate_and_update_policy()
   np.testing.assert_array_equal(straight.average_strategy_slots(),
                                 restored.average_strategy_slots())
-  assert restored.iteration == 12
+  assert restored.iterations == 12
   assert restored.visited_states == straight.visited_states
 
 

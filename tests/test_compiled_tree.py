@@ -9,8 +9,8 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree.game_size import game_size
 
 GOOFSPIEL3 = "turn_based_simultaneous_game(game=goofspiel(imp_info=True,num_cards=3))"

@@ -242,16 +242,34 @@ def test_traversing_evaluation_of_a_saved_strategy_player_is_the_saved_strategy(
       exact_br.nash_conv_slots(tree, slots).nash_conv, abs=1e-12)
 
 
+class _TableSolver:
+  """Fixed average-strategy sums for every information set (contracts.SumsSolver)."""
+
+  def __init__(self, table, targeting_probability):
+    self.table = table
+    self.targeting_probability = targeting_probability
+
+  def runs_on(self, tree):
+    del tree
+    return True
+
+  def average_sums(self, tree, infoset):
+    data = self.table[tree.infoset_keys[infoset]]
+    return dict(zip(data.actions, data.cumulative.tolist()))
+
+
 class _TableBot(pyspiel.Bot):
-  """Passes/checks with a uniform policy; its `solver` holds fixed average-strategy
-  sums for every information set."""
+  """Passes/checks with a uniform policy; its decisions' solver holds fixed
+  average-strategy sums for every information set (contracts.SolvingBot)."""
 
   def __init__(self, player_id, table, targeting_probability, asked):
     pyspiel.Bot.__init__(self)
     self._player_id = player_id
     self._asked = asked
-    self.solver = types.SimpleNamespace(table=table,
-                                        targeting_probability=targeting_probability)
+    self._solver = _TableSolver(table, targeting_probability)
+
+  def decision_solver(self):
+    return self._solver
 
   def restart_at(self, state):
     pass

@@ -12,6 +12,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
 
 BOTS = {
@@ -38,7 +39,7 @@ def _supports(name, game):
     return True
   if "pst" in name:
     try:
-      outcome_sampling.public_observer(game)
+      targets.public_observer(game)
     except ValueError:
       return False
   return True
@@ -116,9 +117,9 @@ def test_budgets_spent_as_asked():
   bot = online_solving.OnlineSolvingBot(game, 0, preplay="70it", move="30it")
   bot.step(game.new_initial_state().child(0).child(1))
   assert bot.iterations_per_move == [100]
-  assert bot.solver.num_iterations == 100
+  assert bot.solver.iterations == 100
   bot.restart()  # a new match: fresh tables, pre-play again
-  assert bot.solver.num_iterations == 0
+  assert bot.solver.iterations == 0
   bot.step(game.new_initial_state().child(1).child(0))
   assert bot.iterations_per_move == [100]
 

@@ -176,7 +176,7 @@ def test_incremental_tree_adds_one_information_set_per_episode():
   assert len(full.table) > 2
   for _ in range(200):
     incremental.iteration()
-  assert len(incremental.table) <= 2 * incremental.num_iterations
+  assert len(incremental.table) <= 2 * incremental.iterations
 
 
 def test_nodes_touched_counts_every_sampled_state():

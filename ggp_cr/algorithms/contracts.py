@@ -1,11 +1,101 @@
 """The contracts between the packages, as typing Protocols (spec README.md, principle 5).
 
-Solvers (cfr/, sampling/, and OpenSpiel's own) are run by the registry's users
-(players, examples, solver runs) and read by evaluators through `Solver`; the parts of
-an online bot that evaluators read are `SolverBot`.
+Solvers (cfr/, sampling/) are run by the registry's users (players, examples, solver
+runs, online bots) through `Solver`; those on a compiled tree are read in slot form
+through `TreeSolver`, and checkpointed through `Resumable`. Evaluators read online
+bots through `SolvingBot` / `ComputedStrategyBot` and their solvers through
+`SumsSolver`. OpenSpiel's own solvers
+(the registry's ``openspiel_*``) keep their API: `step_function` and
+`python_average_policy` serve both kinds.
 """
 
+from typing import Protocol, runtime_checkable
+
 from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import external_sampling_mccfr
+from open_spiel.python.algorithms import outcome_sampling_mccfr
+
+_OPENSPIEL_SAMPLING = (outcome_sampling_mccfr.OutcomeSamplingSolver,
+                       external_sampling_mccfr.ExternalSamplingSolver)
+
+
+@runtime_checkable
+class Solver(Protocol):
+  """A ggp_cr solver: `iterate(n)` runs n iterations (one episode per player each
+  for the sampling solvers, one CFR iteration for the full-width ones); `iterations`
+  and `visited_states` count iterations and histories touched so far."""
+
+  @property
+  def iterations(self) -> int: ...
+
+  @property
+  def visited_states(self) -> int: ...
+
+  def iterate(self, num_iterations=1) -> None: ...
+
+  def average_policy(self): ...
+
+
+@runtime_checkable
+class TreeSolver(Solver, Protocol):
+  """A Solver on a compiled tree, read in slot form without walking the game."""
+
+  @property
+  def tree(self): ...
+
+  def average_strategy_slots(self): ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+  """A solver whose run can be checkpointed and resumed."""
+
+  def state_dict(self) -> dict: ...
+
+  def load_state_dict(self, state) -> None: ...
+
+
+@runtime_checkable
+class SumsSolver(Protocol):
+  """A sampling solver whose average-strategy sums evaluators read ([S] §3.5)."""
+  targeting_probability: float
+
+  def runs_on(self, tree) -> bool:
+    """Whether `average_sums` can read information sets of `tree`'s game."""
+
+  def average_sums(self, tree, infoset) -> dict:
+    """{action: average-strategy sum} at information set `infoset` of `tree`."""
+
+
+@runtime_checkable
+class SolvingBot(Protocol):
+  """An online bot whose decisions leave a solver's sums behind (online solving, OOS,
+  continual resolving)."""
+
+  def decision_solver(self):
+    """The solver behind the latest decision (a SumsSolver or other), or None."""
+
+
+@runtime_checkable
+class ComputedStrategyBot(Protocol):
+  """A bot that reports the strategy its decisions computed: {information state
+  string: {action: weight}}, already scoped by the bot."""
+
+  def computed_strategy(self): ...
+
+
+def step_function(solver):
+  """The function running one iteration of any registered solver."""
+  if isinstance(solver, Solver):
+    return solver.iterate
+  if isinstance(solver, _OPENSPIEL_SAMPLING):
+    return solver.iteration
+  return solver.evaluate_and_update_policy  # OpenSpiel's full-width solvers
+
+
+def visited_states(solver):
+  """Histories the solver touched so far, or None (OpenSpiel's solvers do not say)."""
+  return solver.visited_states if isinstance(solver, Solver) else None
 
 
 def python_average_policy(solver, game):

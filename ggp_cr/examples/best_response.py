@@ -49,7 +49,6 @@ import csv
 import multiprocessing
 import os
 import re
-import statistics
 import time
 
 from absl import app
@@ -64,6 +63,8 @@ from ggp_cr.algorithms.best_response import ismcts_br
 from ggp_cr.algorithms.best_response import pruned_br
 from ggp_cr.algorithms.bots import fixed_policies
 from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import timing
 from ggp_cr.algorithms.tree import compiled_tree
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
@@ -101,16 +102,6 @@ def slug(text):
 
 def _parse_numbers(text, name):
   return [spec_strings.parse_float(part, name) for part in text.split(",") if part]
-
-
-def _median_seconds(function, runs):
-  times = []
-  result = None
-  for _ in range(runs):
-    start = time.perf_counter()
-    result = function()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times), result
 
 
 def _run_and_report_memory(function, connection):
@@ -163,7 +154,7 @@ class Comparison:
     self.rows = []
 
   def add(self, method, function, value_of, visited_of=None, bound=None):
-    seconds, result = _median_seconds(function, self.runs)
+    seconds, result = timing.median_seconds(function, self.runs)
     value = value_of(result)
     row = dict(method=method, value=value, error=self.exact_value - value,
                bound=bound(result) if bound else None,
@@ -250,9 +241,7 @@ def write_csv(path, rows, extra):
 
 def plot_ismcts(path, game_string, player, errors):
   """[B] Fig. 6.1: ISMCTS-BR's error against simulations per information set."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
 
   budgets = sorted(errors)
   figure, axes = plt.subplots(figsize=(7, 4.5))
@@ -269,9 +258,7 @@ def plot_ismcts(path, game_string, player, errors):
                  fontsize=9)
   axes.grid(True, which="both", alpha=0.3)
   axes.legend()
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def pruning_figures(tree, player, trials):

@@ -44,6 +44,7 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree
@@ -126,7 +127,7 @@ def _make_solver(spec, game):
     solver = registry.make_solver(spec, game, seed=_SEED.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
+  step = contracts.step_function(solver)
   return solver, step
 
 
@@ -169,9 +170,7 @@ def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels
 
 
 def _plot(csv_path, png_path):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   import pandas as pd  # pylint: disable=g-import-not-at-top
   frame = pd.read_csv(csv_path)
   means = frame.groupby(["variant", "sigma", "iteration"], as_index=False).mean(
@@ -192,8 +191,7 @@ def _plot(csv_path, png_path):
   bottom.set_ylabel("subgame margin")
   figure.suptitle(f"{_GAME.value}, subgame at [{_HISTORY.value}], "
                   f"{_VALUES.value} values")
-  figure.tight_layout()
-  figure.savefig(png_path, dpi=120)
+  figures.save(figure, png_path)
 
 
 def main(argv):

@@ -29,6 +29,7 @@ from absl import flags
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import results_csv
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
@@ -58,9 +59,7 @@ COLUMNS = ["game", "player", "evaluator", "preplay", "move", "move_amount", "mov
 
 
 def _plot(rows, path, title):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(7, 4.5))
   for evaluator in sorted({row["evaluator"] for row in rows}):
     points = sorted((row["move_amount"], row["nash_conv"]) for row in rows
@@ -73,9 +72,7 @@ def _plot(rows, path, title):
   axes.set_title(title)
   axes.grid(True, which="both", alpha=0.3)
   axes.legend(title="evaluator")
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def main(argv):

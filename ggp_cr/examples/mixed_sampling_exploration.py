@@ -32,6 +32,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
@@ -105,9 +106,7 @@ def summarize(frame, iterations):
 
 
 def plot(summary, path, title):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(6.5, 4.2))
   for (method, group), color in zip(summary.groupby("method"), ("C0", "C1")):
     axes.errorbar(group["lambda"], group["exploitability"], yerr=group["stderr"],
@@ -119,9 +118,7 @@ def plot(summary, path, title):
   axes.set_title(title)
   axes.grid(alpha=0.3)
   axes.legend(fontsize=8)
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def main(argv):

@@ -51,8 +51,10 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
@@ -102,9 +104,7 @@ def load_game(game_string):
 
 def plot_runs(output_dir, game_string, plot_x):
   """Log-log plot of every run of `game_string` in `output_dir`; returns its path."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   figure, axes = plt.subplots(figsize=(7, 4.5))
@@ -126,10 +126,8 @@ def plot_runs(output_dir, game_string, plot_x):
   axes.grid(True, which="both", alpha=0.3)
   if axes.lines:
     axes.legend()
-  figure.tight_layout()
   path = os.path.join(output_dir, f"{slug(game_string)}.png")
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
   return path
 
 
@@ -205,9 +203,9 @@ def main(argv):
   print(f"Solving {game} with {spec}; setup (tree construction) took "
         f"{time.perf_counter() - start:.2f} s; writing {csv_path}", flush=True)
 
-  step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
+  step = contracts.step_function(solver)
   iterations, solver_seconds = 0, 0.0
-  resumable = hasattr(solver, "state_dict")
+  resumable = isinstance(solver, contracts.Resumable)
   if _RESUME.value:
     if not resumable:
       raise app.UsageError(f"{spec} cannot be resumed (no solver state to restore).")
@@ -241,7 +239,7 @@ def main(argv):
           continue
         slots = evaluator.average_slots()
         nash_conv = evaluator.nash_conv(slots)
-        visited = getattr(solver, "visited_states", None)
+        visited = contracts.visited_states(solver)
         writer.writerow({"game": str(game), "solver": str(spec),
                          "time": f"{solver_seconds:.6f}", "iterations": iterations,
                          "visited_states": "" if visited is None else visited,

@@ -38,10 +38,3 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None):
     if batch_share:
       batch = max(1, int(batch_share * limit.seconds / max(per_iteration, 1e-9)))
 
-
-def repeat(step):
-  """`iterate(n)` for a solver that runs one iteration per call of `step()`."""
-  def iterate(count):
-    for _ in range(count):
-      step()
-  return iterate

@@ -34,6 +34,7 @@ from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 # Upper bound on the histories walked to compute OOS's re-weighting.
@@ -74,17 +75,17 @@ class OnlineSolvingBot(pyspiel.Bot):
   """
 
   def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0", move="1000it",
-               targeting=outcome_sampling.IST, seed=0):
+               targeting=targets.IST, seed=0):
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
     if player_id not in (0, 1):
       raise ValueError(f"player_id must be 0 or 1, got {player_id!r}.")
-    if targeting not in outcome_sampling.TARGETING_SCHEMES:
+    if targeting not in targets.TARGETING_SCHEMES:
       raise ValueError(f"targeting must be one of "
-                       f"{', '.join(outcome_sampling.TARGETING_SCHEMES)}; got "
+                       f"{', '.join(targets.TARGETING_SCHEMES)}; got "
                        f"{targeting!r}.")
-    if targeting == outcome_sampling.PST:
-      outcome_sampling.public_observer(game)
+    if targeting == targets.PST:
+      targets.public_observer(game)
     self._game = game
     self._player_id = player_id
     self._preplay, self._move = limits.solving_budget(preplay, move)
@@ -95,7 +96,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     self._matches = 0
     self.solver = None
     self.restart()
-    if (targeting == outcome_sampling.PST and isinstance(
+    if (targeting == targets.PST and isinstance(
         self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)):
       raise ValueError("The compiled solver supports information-set targeting only; "
                        "use targeting='ist' or a live solver for 'pst'.")
@@ -108,6 +109,10 @@ class OnlineSolvingBot(pyspiel.Bot):
 
   def player_id(self):
     return self._player_id
+
+  def decision_solver(self):
+    """The solver behind the decisions (contracts.SolvingBot)."""
+    return self.solver
 
   def provides_policy(self):
     return True
@@ -144,7 +149,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     if isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
       # Batches of about a hundredth of the budget.
       return anytime.spend(limit, start, solver.run, batch_share=0.01)
-    return anytime.spend(limit, start, anytime.repeat(solver.iteration))
+    return anytime.spend(limit, start, solver.iterate)
 
   def _target(self, state, deadline):
     """Sets the solver's target to `state`; may use time until `deadline` (or None)."""
@@ -240,7 +245,7 @@ class OOSBot(OnlineSolvingBot):
   """
 
   def __init__(self, game, player_id, preplay="0", move="1000it",
-               targeting=outcome_sampling.IST, targeting_probability=0.9,
+               targeting=targets.IST, targeting_probability=0.9,
                exploration=0.6, gamma=0.01, reweight=True, seed=0):
     gamma = outcome_sampling.check_probability("ERM gamma", gamma)
     self._delta = outcome_sampling.check_probability("Targeting probability delta",

@@ -86,14 +86,14 @@ _SOLVED_POLICIES = {}
 def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
   """The average policy of `solver` after the budget, computed once per process.
 
-  Runs `evaluate_and_update_policy()` (full-width) or `iteration()` (sampling) until
-  `iterations` are done or `seconds` have passed, whichever comes first.
+  Runs iterations (contracts.step_function) until `iterations` are done or `seconds`
+  have passed, whichever comes first.
   """
   spec = registry.parse_solver(solver)
   key = (str(game), str(spec), iterations, seconds, seed)
   if key not in _SOLVED_POLICIES:
     instance = registry.make_solver(spec, game, seed)
-    step = getattr(instance, "evaluate_and_update_policy", None) or instance.iteration
+    step = contracts.step_function(instance)
     deadline = None if seconds is None else time.perf_counter() + seconds
     done = 0
     while ((iterations is None or done < iterations) and

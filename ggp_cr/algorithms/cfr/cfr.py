@@ -33,8 +33,8 @@ import pyspiel
 
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import presets
-from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 _BOTH_PLAYERS = -1
 
@@ -335,9 +335,14 @@ class GeneralCFRSolver:
     return self._tree
 
   @property
-  def iteration(self):
+  def iterations(self):
     """Number of completed iterations."""
     return self._iteration
+
+  def iterate(self, num_iterations=1):
+    """Runs `num_iterations` CFR iterations (contracts.Solver)."""
+    for _ in range(num_iterations):
+      self.evaluate_and_update_policy()
 
   def evaluate_and_update_policy(self):
     """Runs one CFR iteration (both players)."""

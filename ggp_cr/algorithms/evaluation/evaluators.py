@@ -24,11 +24,12 @@ has to be assembled from many decisions:
     under I; without, all of the player's information sets with as many own previous
     moves as I (they had the same solving time);
   - "current": only the policy at I.
-  The sums are read from a bot exposing `computed_strategy()` ({information state
-  string: {action: weight}}, already scoped by the bot) or from the outcome-sampling
-  solver of an online solving / OOS bot (`bot.solver`) or of a continual-resolving
-  bot's current subgame (`bot.resolver.solver`, so limited to that subgame as [S]
-  §3.5 says); other bots contribute the policy at I only. weighting="visits" adds the sums as they are, so information sets
+  The sums are read from a bot exposing `computed_strategy()` (contracts.
+  ComputedStrategyBot: {information state string: {action: weight}}, already scoped
+  by the bot) or from the outcome-sampling solver behind an online solving / OOS
+  bot's decision or a continual-resolving bot's current subgame (contracts.SolvingBot,
+  so limited to that subgame as [S] §3.5 says); other bots contribute the policy at
+  I only. weighting="visits" adds the sums as they are, so information sets
   the search visited more weigh more (Lisý et al.); "uniform" normalises each
   contribution first (CFRPlayground's StrategyAggregatorListener). Information sets
   never given a strategy play uniformly.
@@ -45,6 +46,7 @@ import numpy as np
 
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
@@ -301,32 +303,11 @@ class _SequenceTrees:
                           (self.own_depth == self.own_depth[infoset])).tolist()
 
 
-def _solver_sums(solver, tree, infoset):
-  """{action: average-strategy sum} of an outcome-sampling solver at `infoset`."""
-  if hasattr(solver, "table"):
-    data = solver.table.get(tree.infoset_keys[infoset])
-    if data is None:
-      return {}
-    return dict(zip(data.actions, data.cumulative.tolist()))
-  offset = int(tree.infoset_action_offset[infoset])
-  count = int(tree.infoset_num_actions[infoset])
-  actions = tree.infoset_actions[offset:offset + count].tolist()
-  return dict(zip(actions, solver.cumulative[offset:offset + count].tolist()))
-
-
 def _solver_of(bot, tree):
-  """The outcome-sampling solver whose sums a bot's decisions leave behind, or None:
-  `bot.solver` (online solving, OOS) or the current subgame's `bot.resolver.solver`
-  (continual resolving, whose table holds the current subgame)."""
-  resolver = getattr(bot, "resolver", None)
-  for solver in (getattr(bot, "solver", None), getattr(resolver, "solver", None)):
-    if solver is None:
-      continue
-    if hasattr(solver, "table"):
-      return solver
-    if (hasattr(solver, "cumulative") and
-        getattr(getattr(solver, "tree", None), "game_string", None) == tree.game_string):
-      return solver
+  """The sampling solver whose sums a bot's decisions leave behind, or None."""
+  solver = bot.decision_solver() if isinstance(bot, contracts.SolvingBot) else None
+  if isinstance(solver, contracts.SumsSolver) and solver.runs_on(tree):
+    return solver
   return None
 
 
@@ -363,7 +344,7 @@ class _RecordingBot(pyspiel.Bot):
   def _scoped_infosets(self, infoset, solver):
     if self._scope == "successors":
       return self._sequences.descendants(infoset)
-    if getattr(solver, "targeting_probability", 0.0) > 0.0:
+    if solver.targeting_probability > 0.0:
       return [infoset] + self._sequences.children[infoset]
     return self._sequences.same_depth(infoset)
 
@@ -373,7 +354,8 @@ class _RecordingBot(pyspiel.Bot):
     self.move_seconds += time.perf_counter() - clock
     self.decisions += 1
     key = state.information_state_string(self._player_id)
-    computed = getattr(self._inner, "computed_strategy", None)
+    computed = (self._inner.computed_strategy
+                if isinstance(self._inner, contracts.ComputedStrategyBot) else None)
     solver = _solver_of(self._inner, self._tree)
     if self._scope == "current" or (computed is None and solver is None):
       self._add(key, probabilities)
@@ -384,7 +366,7 @@ class _RecordingBot(pyspiel.Bot):
       infoset = self._tree.infoset_index(self._player_id, key)
       for other in self._scoped_infosets(infoset, solver):
         self._add(self._tree.infoset_keys[other],
-                  _solver_sums(solver, self._tree, other))
+                  solver.average_sums(self._tree, other))
     return action
 
 

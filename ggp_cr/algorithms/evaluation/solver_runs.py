@@ -19,6 +19,7 @@ import numpy as np
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 
@@ -87,13 +88,11 @@ class AverageStrategyEvaluator:
   def __init__(self, game, solver, cache_dir=None):
     self._game = game
     self._solver = solver
-    tree = getattr(solver, "tree", None)
-    self.tree = tree if tree is not None else compiled_tree.compile_game(
-        game, cache_dir=cache_dir)
+    self.tree = solver.tree if isinstance(solver, contracts.TreeSolver) else (
+        compiled_tree.compile_game(game, cache_dir=cache_dir))
 
   def average_slots(self):
-    if hasattr(self._solver, "average_strategy_slots") and \
-        getattr(self._solver, "tree", None) is self.tree:
+    if isinstance(self._solver, contracts.TreeSolver) and self._solver.tree is self.tree:
       return self._solver.average_strategy_slots()
     return self.tree.policy_to_slots(
         contracts.python_average_policy(self._solver, self._game))
@@ -122,23 +121,21 @@ def log_spaced_budgets(total, points_per_decade):
 def run_until_visited(solver, target):
   """Runs iterations of a sampling solver until it has visited `target` states.
 
-  A solver with batched `run(n)` and `num_iterations` (the compiled sampling solvers)
-  runs batches sized by its mean states per iteration so far, at most as many
-  iterations as it has run (so the mean is not a few episodes'); others run one
-  `iteration()` at a time. Returns the iterations run. The run stops at the first
+  The compiled sampling solvers (one kernel call per batch) run batches sized by
+  their mean states per iteration so far, at most as many iterations as they have run
+  (so the mean is not a few episodes'); others run one iteration at a time. Returns
+  the iterations run. The run stops at the first
   iteration reaching `target`, or, batched, may overshoot it by a batch's noise.
   """
   iterations = 0
-  batched = hasattr(solver, "run") and hasattr(solver, "num_iterations")
+  batched = isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
   while solver.visited_states < target:
-    if batched and solver.num_iterations > 0:
-      per_iteration = max(solver.visited_states / solver.num_iterations, 1.0)
+    count = 1
+    if batched and solver.iterations > 0:
+      per_iteration = max(solver.visited_states / solver.iterations, 1.0)
       count = max(1, min(int((target - solver.visited_states) / per_iteration),
-                         solver.num_iterations))
-      solver.run(count)
-    else:
-      count = 1
-      solver.iteration()
+                         solver.iterations))
+    solver.iterate(count)
     iterations += count
   return iterations
 

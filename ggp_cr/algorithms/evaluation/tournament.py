@@ -30,6 +30,7 @@ import pandas as pd
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import matches
 
 FORMAT = "ggp_cr.tournament/1"
@@ -473,9 +474,7 @@ def _label(name, width=24):
 
 def plot_heatmap(means, cis, path, title):
   """Saves a heat-map of mean payoffs, row player vs column player, values in cells."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   labels = [_label(name) for name in means.index]
   size = max(4.5, 1.3 * len(labels) + 2.5)
   figure, axes = plt.subplots(figsize=(size + 1.5, size))
@@ -498,6 +497,4 @@ def plot_heatmap(means, cis, path, title):
                   color="white" if dark else "black")
   colorbar = figure.colorbar(image, ax=axes)
   colorbar.set_label("mean payoff of the row player")
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)

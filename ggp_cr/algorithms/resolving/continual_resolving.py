@@ -178,6 +178,11 @@ class ContinualResolvingBot(pyspiel.Bot):
                                    self.resolver.problem.compiled) if item is not None]
     return players.copy_bot(self, shared)
 
+  def decision_solver(self):
+    """The current subgame's solver (contracts.SolvingBot), or None before the first
+    decision."""
+    return None if self.resolver is None else self.resolver.solver
+
   def restart(self):
     """A new match: no subgame yet; pre-play runs again at the first decision."""
     self._matches += 1

@@ -91,18 +91,25 @@ def _root_state(game, root, index):
     state = game.new_initial_state()
     for action in root:
       action = int(action)
-      if state.is_terminal():
-        raise ValueError(f"roots[{index}] = {list(root)} runs past a terminal history.")
-      legal = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
-               else state.legal_actions())
-      if action not in legal:
-        raise ValueError(f"roots[{index}] = {list(root)}: action {action} is not legal "
-                         f"in history {state.history()} (legal: {legal}).")
+      checked_legal(state, action, f"roots[{index}] = {list(root)}")
       state.apply_action(action)
   if state.is_terminal():
     raise ValueError(f"roots[{index}] = {state.history()} is terminal; subgame roots "
                      "must be non-terminal histories.")
   return state
+
+
+def checked_legal(state, action, label):
+  """The legal actions (outcomes at a chance node) of `state`; a ValueError naming
+  `label` (the history being replayed) if `action` is not one of them."""
+  if state.is_terminal():
+    raise ValueError(f"{label} runs past a terminal history.")
+  legal = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+           else state.legal_actions())
+  if action not in legal:
+    raise ValueError(f"{label}: action {action} is not legal in history "
+                     f"{state.history()} (legal: {legal}).")
+  return legal
 
 
 def _weights(values, name, size):
@@ -221,22 +228,13 @@ class _StateHandle:
 
 
 def _gadget_type(variant, original):
-  original_type = original.get_type()
-  return pyspiel.GameType(
-      short_name="ggp_cr_gadget",
-      long_name=f"ggp_cr {variant} gadget",
-      dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-      chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-      information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-      utility=pyspiel.GameType.Utility.ZERO_SUM,
-      reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-      max_num_players=2,
-      min_num_players=2,
-      provides_information_state_string=True,
+  return common.game_type(
+      "ggp_cr_gadget", f"ggp_cr {variant} gadget",
+      {"variant": variant, "player": 0, "fingerprint": ""},
+      pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
       provides_information_state_tensor=False,
-      provides_observation_string=original_type.provides_observation_string,
-      provides_observation_tensor=False,
-      parameter_specification={"variant": variant, "player": 0, "fingerprint": ""})
+      provides_observation_string=original.get_type().provides_observation_string,
+      provides_observation_tensor=False)
 
 
 class GadgetGame(pyspiel.Game):

@@ -43,6 +43,9 @@ def advance(track, parent_player, child_player, player):
   return track, is_root
 
 
+_advance = numba.njit(cache=True)(advance)  # the same rule inside the kernel below
+
+
 @numba.njit(cache=True)
 def tracks(node_player, node_parent, player, initial):
   """`advance` over a compiled tree: the tracking state of every node."""
@@ -53,17 +56,7 @@ def tracks(node_player, node_parent, player, initial):
     parent_player = node_player[node_parent[node]]
     child_player = node_player[node]
     track = tracks[node_parent[node]]
-    is_root = (parent_player >= 0 and child_player >= 0 and
-               parent_player != child_player)
-    if track == FIRST:
-      if child_player == player:
-        track = CURRENT
-    elif track == CURRENT:
-      if is_root:
-        track = END if child_player == player else AFTER_ROOT
-    elif track == AFTER_ROOT:
-      if child_player == player:
-        track = END
+    track, _ = _advance(track, parent_player, child_player, player)
     tracks[node] = track
   return tracks
 

@@ -104,7 +104,7 @@ class Resolver:
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration still fits)."""
-    return anytime.spend(limit, start, anytime.repeat(self.solver.iteration), margin=2.0,
+    return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
                          decay=0.95)
 
   def probabilities(self, key, legal):

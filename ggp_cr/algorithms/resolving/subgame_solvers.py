@@ -59,19 +59,6 @@ class SamplingSolver(outcome_sampling.LiveSolver):
       self._walk(self.problem.game.new_initial_state(), player, 0, 1.0, 1.0, 1.0, 1.0,
                  self._track, 1.0, 0)
 
-  def _playout(self, state, player):
-    rng = self._rng
-    while not state.is_terminal():
-      self.nodes_touched += 1
-      if state.is_chance_node():
-        outcomes, probs = zip(*state.chance_outcomes())
-        state.apply_action(outcomes[outcome_sampling.sample_index(probs, rng.random())])
-      else:
-        actions = state.legal_actions()
-        state.apply_action(actions[int(rng.random() * len(actions))])
-    self.nodes_touched += 1
-    return state.player_return(player)
-
   def _collect(self, root_id, player, value, weight, j):
     problem = self.problem
     opponent_value = value if player == problem.opponent else problem.utility_sum - value
@@ -292,6 +279,10 @@ class FullWidthSolver:
     state["iteration"] = old_state["iteration"]
     state["weight_scale"] = old_state["weight_scale"]
     self.solver.load_state_dict(state)
+
+  def iterate(self, num_iterations=1):
+    for _ in range(num_iterations):
+      self.iteration()
 
   def iteration(self):
     strategy = self.solver.current_strategy_slots()

@@ -144,13 +144,7 @@ def history_node(tree, history):
   state = tree.game.new_initial_state()
   node = 0
   for action in history:
-    if state.is_terminal():
-      raise ValueError(f"History {list(history)} runs past a terminal history.")
-    legal = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
-             else state.legal_actions())
-    if action not in legal:
-      raise ValueError(f"History {list(history)}: action {action} is not legal in "
-                       f"{state.history()} (legal: {legal}).")
+    legal = gadgets.checked_legal(state, action, f"History {list(history)}")
     node = int(tree.node_first_child[node]) + legal.index(action)
     state.apply_action(action)
   return node

@@ -15,8 +15,8 @@ import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.sampling import outcome_sampling
-from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -261,7 +261,7 @@ class CompiledOutcomeSamplingSolver:
     self.baselines = np.zeros((2, tree.num_infoset_actions if self.baseline else 0))
     self._node_target = np.zeros(0, np.int8)
     self.iteration_weight = 1.0
-    self.num_iterations = 0
+    self.iterations = 0
     self.nodes_touched = 0
     self._max_actions = int(max(tree.node_num_children.max(initial=1), 1))
 
@@ -294,7 +294,7 @@ class CompiledOutcomeSamplingSolver:
     node_target = self._node_target if targeting else np.zeros(1, np.int8)
     decay = self.baseline.alpha if self.baseline is not None else 0.0
     touched = _run(
-        int(num_iterations), self.num_iterations + 1, tree.node_player,
+        int(num_iterations), self.iterations + 1, tree.node_player,
         tree.node_infoset, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, tree.node_utility, tree.utility_sum,
         tree.infoset_action_offset, tree.max_depth, self._max_actions, self._params,
@@ -303,12 +303,27 @@ class CompiledOutcomeSamplingSolver:
         self.incremental, 1.0 / self.iteration_weight, self._in_memory, self.visits,
         self.regrets, self._current, self.cumulative, self._last_average,
         self._regret_updates, self.baselines, self._rng_state)
-    self.num_iterations += int(num_iterations)
+    self.iterations += int(num_iterations)
     self.nodes_touched += int(touched)
 
   def iteration(self):
     """One iteration: an episode with each player as the updated player."""
     self.run(1)
+
+  def runs_on(self, tree):
+    """Whether `tree` is of this solver's game (contracts.SumsSolver)."""
+    return tree.game_string == self.tree.game_string
+
+  def average_sums(self, tree, infoset):
+    """{action: average-strategy sum} at `infoset` of `tree` (contracts.SumsSolver)."""
+    offset = int(tree.infoset_action_offset[infoset])
+    count = int(tree.infoset_num_actions[infoset])
+    actions = tree.infoset_actions[offset:offset + count].tolist()
+    return dict(zip(actions, self.cumulative[offset:offset + count].tolist()))
+
+  def iterate(self, num_iterations=1):
+    """Runs `num_iterations` iterations in one kernel call (contracts.Solver)."""
+    self.run(num_iterations)
 
   @property
   def visited_states(self):

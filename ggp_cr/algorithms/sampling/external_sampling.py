@@ -99,14 +99,14 @@ class _SamplingSolver(outcome_sampling.LiveSolver):
     if seed is not None:
       seed = outcome_sampling.new_seed(seed)
     self._rng = np.random.default_rng(seed)
-    self.num_iterations = 0
+    self.iterations = 0
     self.outcome_nodes = 0
     self.external_nodes = 0
 
   def iteration(self):
     """One episode with each player as the updated player (alternating updates)."""
-    self.num_iterations += 1
-    self._start_iteration(self.num_iterations)
+    self.iterations += 1
+    self._start_iteration(self.iterations)
     for player in (0, 1):
       self._traverse(self.game.new_initial_state(), player, 1.0, 1.0)
 

@@ -39,17 +39,14 @@ import dataclasses
 import math
 
 import numpy as np
-from open_spiel.python import observation as observation_lib
 from open_spiel.python import policy as policy_lib
 import pyspiel
 
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
 
-IST = "ist"
-PST = "pst"
-TARGETING_SCHEMES = (IST, PST)
 
 
 def check_probability(name, value, allow_zero=True):
@@ -166,132 +163,6 @@ def sample_index(probabilities, r):
   return last
 
 
-def public_observer(game):
-  """The game's public observer (PST): string_from(state, player) of public info."""
-  iig = pyspiel.IIGObservationType(
-      public_info=True, perfect_recall=False,
-      private_info=pyspiel.PrivateInfoType.NONE)
-  try:
-    observer = observation_lib.make_observation(game, iig)
-  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
-    observer = None
-    reason = str(error)
-  else:
-    reason = "it returned no observer"
-  if observer is None:
-    raise ValueError(
-        f"Public subgame targeting needs public observations, and {game} provides none "
-        f"({reason}); use information-set targeting ('ist').")
-  return observer
-
-
-class TargetPrefix:
-  """A target-consistent history strictly above the target: its actions, which of
-  them keep it consistent, and what decides its action probabilities (the chance
-  probabilities, or the acting player and information state)."""
-  __slots__ = ("actions", "allowed", "chance_probs", "player", "key")
-
-  def __init__(self, state, actions, allowed):
-    self.actions = list(actions)
-    self.allowed = allowed
-    if state.is_chance_node():
-      self.chance_probs = [p for _, p in state.chance_outcomes()]
-      self.player = None
-      self.key = None
-    else:
-      self.chance_probs = None
-      self.player = state.current_player()
-      self.key = state.information_state_string(self.player)
-
-
-class Target:
-  """The histories a targeted sample may follow ([S] §1.4.1; Lisý et al. 2015).
-
-  Built from the state the player is in. IST: player `player`'s action-observation
-  sequence (own actions and `observation_string` after every step, or the information
-  state string in games without observation strings) must agree with the target's;
-  PST: the public observation after every step must agree. Which
-  actions keep a history consistent is computed once per history and remembered in
-  `prefixes`. A consistent history with no consistent continuation (a dead end, e.g.
-  a card the opponent turns out to hold) is found on its first visit and then
-  excluded at its parent, so targeted samples come to follow exactly the prefixes of
-  the target's histories, as the thesis's action-path targeting does.
-  """
-
-  def __init__(self, game, state, player, scheme=IST):
-    if scheme not in TARGETING_SCHEMES:
-      raise ValueError(f"Targeting scheme must be one of {', '.join(TARGETING_SCHEMES)}; "
-                       f"got {scheme!r}.")
-    if state.is_terminal():
-      raise ValueError("Cannot target a terminal state.")
-    if player not in (0, 1):
-      raise ValueError(f"The targeting player must be 0 or 1, got {player!r}.")
-    self.scheme = scheme
-    self.player = player
-    self._observer = public_observer(game) if scheme == PST else None
-    self._use_observations = game.get_type().provides_observation_string
-    replay = game.new_initial_state()
-    self._records = []
-    for action in state.history():
-      actor = replay.current_player()
-      replay.apply_action(action)
-      self._records.append(self._record(actor, action, replay))
-    self.length = len(self._records)
-    self.prefixes = {}
-
-  def _record(self, actor, action, child):
-    """What the targeting observer sees of the step `action` leading to `child`."""
-    if child.is_terminal():
-      return None
-    if self._observer is not None:
-      return self._observer.string_from(child, 0)
-    own_action = action if actor == self.player else None
-    if self._use_observations:
-      return own_action, child.observation_string(self.player)
-    return own_action, child.information_state_string(self.player)
-
-  def allowed(self, state, actions):
-    """For a target-consistent `state`: a list of booleans over `actions`, or None if
-    every action is allowed (the state is at or below the target)."""
-    history = tuple(state.history())
-    depth = len(history)
-    if depth >= self.length:
-      return None
-    prefix = self.prefixes.get(history)
-    if prefix is None:
-      actor = state.current_player()
-      wanted = self._records[depth]
-      allowed = [self._record(actor, a, state.child(a)) == wanted for a in actions]
-      prefix = TargetPrefix(state, actions, allowed)
-      self.prefixes[history] = prefix
-      if not any(allowed):
-        self._exclude_dead_end(history)
-    return prefix.allowed
-
-  def _exclude_dead_end(self, history):
-    """Marks `history` inconsistent at its parent, and so on up while a parent is
-    left without a consistent child."""
-    while history:
-      parent = self.prefixes.get(history[:-1])
-      if parent is None:
-        return
-      parent.allowed[parent.actions.index(history[-1])] = False
-      if any(parent.allowed):
-        return
-      history = history[:-1]
-
-
-def targeted_distribution(untargeted, allowed):
-  """The untargeted distribution restricted to allowed actions and renormalised; the
-  untargeted one if nothing allowed has positive probability (as OpenSpiel's OOS)."""
-  if allowed is None:
-    return untargeted
-  total = sum(p for p, ok in zip(untargeted, allowed) if ok)
-  if total <= 0.0:
-    return untargeted
-  return [p / total if ok else 0.0 for p, ok in zip(untargeted, allowed)]
-
-
 class InfosetData:
   """Per-information-set tables of the sampling solvers (small numpy arrays)."""
   __slots__ = ("actions", "regrets", "strategy", "cumulative", "baselines",
@@ -402,6 +273,7 @@ class LiveSolver:
 
   Subclasses call `_data` at each decision and `_update` with the sampled values.
   """
+  targeting_probability = 0.0
 
   def __init__(self, game, regret_matcher, baseline=None):
     self.game = game
@@ -416,6 +288,20 @@ class LiveSolver:
   def table(self):
     """Information state string -> InfosetData."""
     return self._table
+
+  def runs_on(self, tree):
+    del tree  # The table is keyed by information state strings (contracts.SumsSolver).
+    return True
+
+  def average_sums(self, tree, infoset):
+    """{action: average-strategy sum} at `infoset` of `tree` (contracts.SumsSolver)."""
+    data = self._table.get(tree.infoset_keys[infoset])
+    return {} if data is None else dict(zip(data.actions, data.cumulative.tolist()))
+
+  def iterate(self, num_iterations=1):
+    """Runs `num_iterations` iterations (contracts.Solver)."""
+    for _ in range(num_iterations):
+      self.iteration()
 
   @property
   def visited_states(self):
@@ -444,6 +330,21 @@ class LiveSolver:
                                        len(data.actions), self._params)
     data.visits += 1
     return data, is_new
+
+  def _playout(self, state, player):
+    """Uniform random playout to a terminal with the solver's SplitMix64 `_rng`;
+    returns player's payoff."""
+    rng = self._rng
+    while not state.is_terminal():
+      self.nodes_touched += 1
+      if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(outcomes[sample_index(probs, rng.random())])
+      else:
+        actions = state.legal_actions()
+        state.apply_action(actions[int(rng.random() * len(actions))])
+    self.nodes_touched += 1
+    return state.player_return(player)
 
   def _update(self, data, acting, player, action_values, value, weight, iteration,
               exponent):
@@ -499,12 +400,12 @@ class OutcomeSamplingSolver(LiveSolver):
     self._target = None
     self._targeted_episode = False
     self.iteration_weight = 1.0
-    self.num_iterations = 0
+    self.iterations = 0
 
-  def set_target(self, state, player, scheme=IST):
+  def set_target(self, state, player, scheme=targets.IST):
     """Targets the histories consistent with `player`'s view of `state` (IST) or with
     its public state (PST); later iterations target them with probability delta."""
-    self._target = Target(self.game, state, player, scheme)
+    self._target = targets.Target(self.game, state, player, scheme)
     return self._target
 
   def clear_target(self):
@@ -516,7 +417,7 @@ class OutcomeSamplingSolver(LiveSolver):
 
   def iteration(self):
     """One episode with each player as the updated player (alternating updates)."""
-    self.num_iterations += 1
+    self.iterations += 1
     targeting = self._target is not None and self.targeting_probability > 0.0
     start = 1.0 / self.iteration_weight
     for player in (0, 1):
@@ -529,24 +430,11 @@ class OutcomeSamplingSolver(LiveSolver):
     """Samples an action index; returns (index, targeted distribution, whether the
     child is consistent with the target)."""
     allowed = self._target.allowed(state, actions) if on_target else None
-    targeted = targeted_distribution(untargeted, allowed) if on_target else untargeted
+    targeted = (targets.targeted_distribution(untargeted, allowed) if on_target
+                else untargeted)
     r = self._rng.random()
     index = sample_index(targeted if self._targeted_episode else untargeted, r)
     return index, targeted, on_target and (allowed is None or allowed[index])
-
-  def _playout(self, state, player):
-    """Uniform random playout to a terminal; returns player's payoff."""
-    rng = self._rng
-    while not state.is_terminal():
-      self.nodes_touched += 1
-      if state.is_chance_node():
-        outcomes, probs = zip(*state.chance_outcomes())
-        state.apply_action(outcomes[sample_index(probs, rng.random())])
-      else:
-        actions = state.legal_actions()
-        state.apply_action(actions[int(rng.random() * len(actions))])
-    self.nodes_touched += 1
-    return state.player_return(player)
 
   def _episode(self, state, player, reach_other, s1, s2, targeting, on_target):
     """Samples below `state`; returns the (baseline-corrected) value estimate of
@@ -595,5 +483,5 @@ class OutcomeSamplingSolver(LiveSolver):
                                           self._decay)
     value = float(strategy @ action_values)
     self._update(data, acting, player, action_values, value, reach_other / q_h,
-                 self.num_iterations, self.cumulative_strategy_exponent)
+                 self.iterations, self.cumulative_strategy_exponent)
     return value
