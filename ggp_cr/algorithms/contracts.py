@@ -67,6 +67,25 @@ class SumsSolver(Protocol):
     """{action: average-strategy sum} at information set `infoset` of `tree`."""
 
 
+class OnlineSolver(Solver, Protocol):
+  """An outcome-sampling solver an online bot re-solves with ([S] §3.4.2): live
+  (outcome_sampling) or compiled (compiled_outcome_sampling)."""
+  # Share of a seconds budget per `iterate` call (None: one iteration per call).
+  batch_share: float | None
+
+  def warm_up(self) -> None:
+    """Loads the numba kernels it calls, so that a timed budget does not pay for it."""
+
+  def check_targeting(self, scheme) -> None:
+    """A ValueError unless the solver can target with `scheme` ('ist' or 'pst')."""
+
+  def set_target(self, state, player, scheme): ...
+
+  def average_probabilities(self, state, player) -> list:
+    """The average strategy at `player`'s information set in `state`, over
+    state.legal_actions(player) (uniform where it has no data)."""
+
+
 @runtime_checkable
 class SolvingBot(Protocol):
   """An online bot whose decisions leave a solver's sums behind (online solving, OOS,

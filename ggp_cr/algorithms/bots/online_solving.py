@@ -32,31 +32,12 @@ from ggp_cr.algorithms.config import builtin
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 # Upper bound on the histories walked to compute OOS's re-weighting.
 MAX_WEIGHT_STATES = 50_000
-
-
-def _average_probabilities(solver, state, player):
-  """The solver's average strategy at `player`'s information set in `state`, as a
-  list over state.legal_actions() (uniform where the solver has no data)."""
-  legal = state.legal_actions(player)
-  key = state.information_state_string(player)
-  if isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
-    tree = solver.tree
-    infoset = tree.infoset_index(player, key)
-    offset = int(tree.infoset_action_offset[infoset])
-    cumulative = solver.cumulative[offset:offset + len(legal)]
-    total = cumulative.sum()
-    if total > 0:
-      return (cumulative / total).tolist()
-    return [1.0 / len(legal)] * len(legal)
-  probabilities = solver.average_policy().probabilities(key, legal)
-  return [probabilities[a] for a in legal]
 
 
 class OnlineSolvingBot(pyspiel.Bot):
@@ -84,8 +65,6 @@ class OnlineSolvingBot(pyspiel.Bot):
       raise ValueError(f"targeting must be one of "
                        f"{', '.join(targets.TARGETING_SCHEMES)}; got "
                        f"{targeting!r}.")
-    if targeting == targets.PST:
-      targets.public_observer(game)
     self._game = game
     self._player_id = player_id
     self._preplay, self._move = limits.solving_budget(preplay, move)
@@ -96,10 +75,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     self._matches = 0
     self.solver = None
     self.restart()
-    if (targeting == targets.PST and isinstance(
-        self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)):
-      raise ValueError("The compiled solver supports information-set targeting only; "
-                       "use targeting='ist' or a live solver for 'pst'.")
+    self.solver.check_targeting(targeting)
 
   def _solver_factory(self, solver):
     if callable(solver):
@@ -121,10 +97,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     """A new match: fresh solver tables; pre-play runs again at the first move."""
     self._matches += 1
     self.solver = self._make_solver((self._seed + self._matches) % 2**63)
-    if isinstance(self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
-      self.solver.run(0)  # compiles or loads the numba kernel outside the budgets
-    else:
-      outcome_sampling.warm_up(self.solver.regret_matcher)
+    self.solver.warm_up()  # outside the budgets
     self._preplay_pending = not self._preplay.is_zero
     self.iterations_per_move = []
 
@@ -145,19 +118,13 @@ class OnlineSolvingBot(pyspiel.Bot):
 
   def _run(self, limit, start):
     """Runs the solver for `limit` from time `start`; returns iterations done."""
-    solver = self.solver
-    if isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
-      # Batches of about a hundredth of the budget.
-      return anytime.spend(limit, start, solver.run, batch_share=0.01)
-    return anytime.spend(limit, start, solver.iterate)
+    return anytime.spend(limit, start, self.solver.iterate,
+                         batch_share=self.solver.batch_share)
 
   def _target(self, state, deadline):
     """Sets the solver's target to `state`; may use time until `deadline` (or None)."""
     del deadline
-    if isinstance(self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver):
-      self.solver.set_target(state, self._player_id)
-    else:
-      self.solver.set_target(state, self._player_id, self._targeting)
+    self.solver.set_target(state, self._player_id, self._targeting)
 
   def step_with_policy(self, state):
     """Solves (pre-play first, if pending), then samples from the average strategy."""
@@ -177,7 +144,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     done += self._run(self._move, start)
     self.iterations_per_move.append(done)
     legal = state.legal_actions(self._player_id)
-    probabilities = _average_probabilities(self.solver, state, self._player_id)
+    probabilities = self.solver.average_probabilities(state, self._player_id)
     action = legal[outcome_sampling.sample_index(probabilities, self._rng.random())]
     return list(zip(legal, probabilities)), action
 

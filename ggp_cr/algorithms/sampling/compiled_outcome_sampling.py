@@ -15,6 +15,7 @@ import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
@@ -265,9 +266,33 @@ class CompiledOutcomeSamplingSolver:
     self.nodes_touched = 0
     self._max_actions = int(max(tree.node_num_children.max(initial=1), 1))
 
-  def set_target(self, state, player):
+  batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
+
+  def warm_up(self):
+    self.run(0)  # compiles or loads the numba kernel
+
+  def check_targeting(self, scheme):
+    if scheme != targets.IST:
+      raise ValueError("The compiled solver supports information-set targeting only; "
+                       "use targeting='ist' or a live solver for 'pst'.")
+
+  def average_probabilities(self, state, player):
+    """The average strategy at `player`'s information set in `state` (uniform where
+    nothing was accumulated), over state.legal_actions(player)."""
+    legal = state.legal_actions(player)
+    tree = self.tree
+    infoset = tree.infoset_index(player, state.information_state_string(player))
+    offset = int(tree.infoset_action_offset[infoset])
+    cumulative = self.cumulative[offset:offset + len(legal)]
+    total = cumulative.sum()
+    if total > 0:
+      return (cumulative / total).tolist()
+    return [1.0 / len(legal)] * len(legal)
+
+  def set_target(self, state, player, scheme=targets.IST):
     """Information-set targeting of `player`'s information set in `state` (the
     player must be the one to act there)."""
+    self.check_targeting(scheme)
     if state.current_player() != player:
       raise ValueError(f"Information-set targeting needs player {player} to act in the "
                        f"target state; player {state.current_player()} does.")

@@ -402,6 +402,23 @@ class OutcomeSamplingSolver(LiveSolver):
     self.iteration_weight = 1.0
     self.iterations = 0
 
+  batch_share = None  # contracts.OnlineSolver: one iteration per call
+
+  def warm_up(self):
+    warm_up(self.regret_matcher)
+
+  def check_targeting(self, scheme):
+    if scheme == targets.PST:
+      targets.public_observer(self.game)
+
+  def average_probabilities(self, state, player):
+    """The average strategy at `player`'s information set in `state` (uniform where
+    the table has no data), over state.legal_actions(player)."""
+    legal = state.legal_actions(player)
+    probabilities = self.average_policy().probabilities(
+        state.information_state_string(player), legal)
+    return [probabilities[a] for a in legal]
+
   def set_target(self, state, player, scheme=targets.IST):
     """Targets the histories consistent with `player`'s view of `state` (IST) or with
     its public state (PST); later iterations target them with probability delta."""
