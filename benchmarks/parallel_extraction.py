@@ -23,8 +23,8 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import parallel_extraction
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import parallel_extraction
 
 _GAMES = flags.DEFINE_list(
     "games", ["python_ii_goofspiel(num_cards=6)",

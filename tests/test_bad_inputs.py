@@ -16,8 +16,8 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import cfr
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,7 +57,7 @@ def _craft_cache(path, edit, recompute_checksum):
     contents = {name: data[name].copy() for name in data.files}
   edit(contents)
   if recompute_checksum:
-    from ggp_cr.algorithms import cache_validation  # pylint: disable=import-outside-toplevel
+    from ggp_cr.algorithms.tree import cache_validation  # pylint: disable=import-outside-toplevel
     contents["checksum"] = np.array(cache_validation.arrays_checksum(
         str(contents["game_string"]), contents["utility_sum"],
         contents["num_distinct_actions"], contents["infoset_keys"], contents))
@@ -135,7 +135,7 @@ def test_crafted_cache_does_not_crash_solve(tmp_path):
 @pytest.mark.parametrize("bad_line", ["garbage,row\n", '"unbalanced,quote\n',
                                       "0,0,0" + ",x" * 18 + "\n"])
 def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
-  from ggp_cr.algorithms import tournament  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=import-outside-toplevel
   config = tournament.TournamentConfig.create("python_rps", ["random", "solver(name=cfr,iterations=2)"], 3)
   output = tmp_path / "x.csv"
   first = tournament.run_tournament(config, output, progress=None)
@@ -157,7 +157,7 @@ def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
 # Finding 4: cr_exploitability glued a new row onto a half-written last line.
 
 def test_append_only_csv_never_glues_onto_a_half_written_line(tmp_path):
-  from ggp_cr.algorithms import results_csv  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import results_csv  # pylint: disable=import-outside-toplevel
   path = tmp_path / "r.csv"
   output = results_csv.AppendOnlyCsv(path, ["a", "b"])
   output.append({"a": 1, "b": 2.5})
@@ -240,12 +240,12 @@ def _invalid_policies(game):
 @pytest.mark.parametrize("kind", ["all_zero", "nan", "inf", "negative", "doubled",
                                   "empty_dict", "illegal_action"])
 def test_invalid_policies_raise_like_openspiel(kind):
-  from ggp_cr.algorithms import best_response  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.best_response import exact_br  # pylint: disable=import-outside-toplevel
   game = pyspiel.load_game("kuhn_poker")
   policy = _invalid_policies(game)[kind]
-  for call in (lambda: best_response.exploitability(game, policy),
-               lambda: best_response.nash_conv(game, policy),
-               lambda: best_response.best_response(game, policy, 0)):
+  for call in (lambda: exact_br.exploitability(game, policy),
+               lambda: exact_br.nash_conv(game, policy),
+               lambda: exact_br.best_response(game, policy, 0)):
     with pytest.raises(pyspiel.SpielError):
       call()
     with pytest.raises(ValueError):
@@ -253,13 +253,13 @@ def test_invalid_policies_raise_like_openspiel(kind):
 
 
 def test_best_response_refuses_a_boolean_player():
-  from ggp_cr.algorithms import best_response  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.best_response import exact_br  # pylint: disable=import-outside-toplevel
   game = pyspiel.load_game("kuhn_poker")
   with pytest.raises(ValueError, match="player must be the integer 0 or 1"):
-    best_response.best_response(game, policy_lib.TabularPolicy(game), True)
+    exact_br.best_response(game, policy_lib.TabularPolicy(game), True)
   from open_spiel.python.algorithms import best_response as openspiel_br  # pylint: disable=import-outside-toplevel
   uniform = policy_lib.TabularPolicy(game)
-  value, _ = best_response.best_response(game, uniform, 1)
+  value, _ = exact_br.best_response(game, uniform, 1)
   expected = openspiel_br.BestResponsePolicy(game, 1, uniform).value(
       game.new_initial_state())
   assert value == pytest.approx(expected, abs=1e-12)
@@ -268,9 +268,9 @@ def test_best_response_refuses_a_boolean_player():
 # Finding 6: cfr+(cse=100) died with an OverflowError after 1,024 iterations.
 
 def test_large_strategy_exponent_runs_without_overflow():
-  from ggp_cr.algorithms import solver_registry  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.config import registry  # pylint: disable=import-outside-toplevel
   tree = compiled_tree.compile_game("kuhn_poker")
-  solver = solver_registry.make_solver(solver_registry.parse_solver("cfr+(cse=100)"),
+  solver = registry.make_solver(registry.parse_solver("cfr+(cse=100)"),
                                        tree)
   for _ in range(2000):
     solver.evaluate_and_update_policy()
@@ -283,9 +283,9 @@ def test_large_strategy_exponent_runs_without_overflow():
                                   "dcfr(-5,0,2)", "dcfr(1.5,0,1e400)",
                                   "cfr(rm=drm(-5,0))", "cfr(rm=drm(1,1e9))"])
 def test_exponents_out_of_range_are_refused_at_parse_time(spec):
-  from ggp_cr.algorithms import solver_registry  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.config import registry  # pylint: disable=import-outside-toplevel
   with pytest.raises(ValueError, match=r"must be (in \[|a finite number)"):
-    solver_registry.parse_solver(spec)
+    registry.parse_solver(spec)
 
 
 # Finding 7: infinite budgets and huge game parameters hung or allocated gigabytes.
@@ -294,16 +294,16 @@ def test_exponents_out_of_range_are_refused_at_parse_time(spec):
                                   "ismcts(simulations=10,uct_c=inf)",
                                   "solver(iterations=1000000000000000000000)"])
 def test_unbounded_player_parameters_are_refused(text):
-  from ggp_cr.algorithms import players  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.config import registry  # pylint: disable=import-outside-toplevel
   with pytest.raises(ValueError, match="must be"):
-    players.parse_player(text)
+    registry.parse_player(text)
 
 
 @pytest.mark.parametrize("move", ["1e400s", "1e9s", "1e400ms", "1e300it"])
 def test_unbounded_budgets_are_refused(move):
-  from ggp_cr.algorithms import players  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.config import limits  # pylint: disable=import-outside-toplevel
   with pytest.raises(ValueError, match="must be"):
-    players.Budget.parse("0", move)
+    limits.Budget.parse("0", move)
 
 
 @pytest.mark.parametrize("game", [
@@ -350,7 +350,7 @@ def test_bad_output_paths_fail_before_any_work(tmp_path):
 # Finding 9: resume trusted checkpoint contents.
 
 def _checkpoint(tmp_path, **changes):
-  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import solver_runs  # pylint: disable=import-outside-toplevel
   tree = compiled_tree.compile_game("kuhn_poker")
   solver = cfr.CFRPlusSolver(tree)
   for _ in range(3):
@@ -378,17 +378,17 @@ def _nan_regrets():
     (dict(strategy=np.full(24, 0.9)), "not a distribution"),
 ])
 def test_resume_refuses_untrustworthy_checkpoints(tmp_path, changes, message):
-  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import solver_runs  # pylint: disable=import-outside-toplevel
   path, solver = _checkpoint(tmp_path, **changes)
   with pytest.raises(ValueError, match=message):
     _, _, state = solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr+")
     solver.load_state_dict(state)
-  assert solver.iteration == 0
+  assert solver.iterations == 0
 
 
 def test_old_weight_scale_zero_is_refused(tmp_path):
   path, solver = _checkpoint(tmp_path)
-  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import solver_runs  # pylint: disable=import-outside-toplevel
   _, _, state = solver_runs.load_checkpoint(path, "kuhn_poker()", "cfr+")
   state.pop("log_weight_scale", None)
   state["weight_scale"] = 0.0
@@ -397,7 +397,7 @@ def test_old_weight_scale_zero_is_refused(tmp_path):
 
 
 def test_resume_sets_a_half_written_row_aside(tmp_path):
-  from ggp_cr.algorithms import solver_runs  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import solver_runs  # pylint: disable=import-outside-toplevel
   path = tmp_path / "run.csv"
   path.write_text(",".join(solver_runs.COLUMNS) + "\n"
                   "kuhn_poker(),cfr+,0.1,1,,0.5,0.25\n"

@@ -7,9 +7,9 @@ import pandas as pd
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 
 def _run(*args):
@@ -42,7 +42,7 @@ def test_cfrd_eval_writes_csv_plot_and_reuses_a_saved_trunk(tmp_path):
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   saved = strategy_files.load_strategy(str(trunk), tree)
   assert frame["trunk_exploitability"].iloc[0] == pytest.approx(
-      best_response.exploitability_slots(tree, saved), abs=1e-12)
+      exact_br.exploitability_slots(tree, saved), abs=1e-12)
   exact = frame[(frame["sigma"] == 0.0) & frame["variant"].isin(["resolve", "max_margin"])]
   assert len(exact) == 6
   assert (exact["combined_exploitability"] <= exact["trunk_exploitability"] +

@@ -23,13 +23,13 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import number_ranges
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import results_csv
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import solver_runs
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLEAR_ERRORS = (ValueError, pyspiel.SpielError)
@@ -112,9 +112,9 @@ MUTATION_BASES = ["cfr(rm=drm(1,1),updates=alternating,cse=1)", "dcfr(1.5,0,2)",
 
 def _parse_any(text):
   try:
-    return solver_registry.parse_solver(text)
+    return registry.parse_solver(text)
   except ValueError:
-    return players.parse_player(text)
+    return registry.parse_player(text)
 
 
 def test_fuzz_solver_and_player_strings():
@@ -159,7 +159,7 @@ def test_fuzz_numbers():
       tally[outcome] += 1
   for text in ["1e400s", "infs", "nans", "-1s", "1e9s", "5", "1.5it", "1e13it", "0.5ms",
                "10it", "2s", "s", "", "1e-400s"]:
-    tally[_outcome(lambda text=text: players.Budget.parse("0", text))] += 1
+    tally[_outcome(lambda text=text: limits.Budget.parse("0", text))] += 1
   for text in ["log", "0", "-3", "1e400s", "nans", "infs", "10", "0.5s", "x"]:
     tally[_outcome(lambda text=text: solver_runs.parse_eval_every(text))] += 1
   _report("numbers", tally)
@@ -271,7 +271,7 @@ def test_fuzz_crafted_files(tmp_path):
   strategy_files.save_strategy(strategy, tree, tree.uniform_slots())
   blob = strategy.read_bytes()
   checkpoint = tmp_path / "c.checkpoint.npz"
-  solver = solver_registry.make_solver(solver_registry.parse_solver("cfr+"), tree)
+  solver = registry.make_solver(registry.parse_solver("cfr+"), tree)
   solver.evaluate_and_update_policy()
   solver_runs.save_checkpoint(checkpoint, "kuhn_poker()", "cfr+", 1, 0.1,
                               solver.state_dict())
@@ -281,7 +281,7 @@ def test_fuzz_crafted_files(tmp_path):
     outcome = _outcome(lambda: strategy_files.load_strategy(strategy, tree))
     tally[f"strategy file: {outcome}"] += 1
     checkpoint.write_bytes(_damaged(checkpoint_blob, rng))
-    fresh = solver_registry.make_solver(solver_registry.parse_solver("cfr+"), tree)
+    fresh = registry.make_solver(registry.parse_solver("cfr+"), tree)
 
     def resume(fresh=fresh):
       _, _, state = solver_runs.load_checkpoint(checkpoint, "kuhn_poker()", "cfr+")

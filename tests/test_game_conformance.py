@@ -14,9 +14,9 @@ from open_spiel.python import rl_environment
 from open_spiel.python.algorithms import exploitability
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
 
 # Small enough for exhaustive checks in seconds.
 SMALL_GAMES = [
@@ -79,18 +79,18 @@ def test_openspiel_solvers_run(game_string):
     ours.evaluate_and_update_policy()
   cpp_value = pyspiel.exploitability(game, solver.average_policy())
   assert cpp_value == pytest.approx(
-      best_response.exploitability_slots(tree, ours.average_strategy_slots()), abs=1e-9)
+      exact_br.exploitability_slots(tree, ours.average_strategy_slots()), abs=1e-9)
   mccfr = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=1)
   for _ in range(50):
     mccfr.run_iteration()
   average = policy.tabular_policy_from_callable(
       game, lambda state: dict(mccfr.average_policy().get_state_policy(state)))
   assert pyspiel.exploitability(game, mccfr.average_policy()) == pytest.approx(
-      best_response.exploitability_slots(tree, tree.policy_to_slots(average)),
+      exact_br.exploitability_slots(tree, tree.policy_to_slots(average)),
       abs=1e-9)
   py_value = exploitability.exploitability(game, policy.UniformRandomPolicy(game))
   assert py_value == pytest.approx(
-      best_response.exploitability_slots(tree, tree.uniform_slots()), abs=1e-9)
+      exact_br.exploitability_slots(tree, tree.uniform_slots()), abs=1e-9)
 
 
 @pytest.mark.parametrize("game_string", PLAYOUT_GAMES)

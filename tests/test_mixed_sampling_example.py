@@ -8,9 +8,10 @@ import pandas as pd
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def _run_example(*args):
@@ -54,8 +55,8 @@ def _mean_exploitability(game, make_solver, seeds, iterations, with_error=False)
     solver = make_solver(seed)
     for _ in range(iterations):
       solver.iteration()
-    policy = solver_registry.python_average_policy(solver, game)
-    values.append(best_response.exploitability_slots(tree, tree.policy_to_slots(policy)))
+    policy = contracts.python_average_policy(solver, game)
+    values.append(exact_br.exploitability_slots(tree, tree.policy_to_slots(policy)))
   if with_error:
     return np.mean(values), np.std(values, ddof=1) / np.sqrt(len(values))
   return np.mean(values)
@@ -72,11 +73,11 @@ def test_table_5_1_linear_mixed_learns_and_beats_pure_os_on_leduc():
   game = pyspiel.load_game("leduc_poker")
   seeds = range(4)
   mixed = _mean_exploitability(
-      game, lambda seed: solver_registry.make_solver(
+      game, lambda seed: registry.make_solver(
           "mixed(schedule=linear,pernode=true,i=1024,e=0.0)", game, seed=seed),
       seeds, 1024)
   pure_os = _mean_exploitability(
-      game, lambda seed: solver_registry.make_solver("mixed(schedule=os,e=0.0)", game,
+      game, lambda seed: registry.make_solver("mixed(schedule=os,e=0.0)", game,
                                                      seed=seed), seeds, 1024)
   assert mixed < 2.0, mixed
   assert pure_os < 2.30, pure_os
@@ -99,15 +100,14 @@ def test_pure_os_lambda_is_the_exploration_of_openspiel_outcome_sampling():
   seeds = range(10)
 
   def openspiel_os(seed):
-    solver = solver_registry.make_solver("openspiel_os_mccfr", game, seed=seed)
+    solver = registry.make_solver("openspiel_os_mccfr", game, seed=seed)
     solver._expl = 1.0  # pylint: disable=protected-access  (OpenSpiel's exploration)
     return solver
 
   reference, reference_error = _mean_exploitability(
       game, openspiel_os, seeds, iterations, with_error=True)
   mean, error = _mean_exploitability(
-      game, lambda seed: solver_registry.make_solver("mixed(schedule=os,e=1.0)", game,
-                                                     seed=seed),
+      game, lambda seed: registry.make_solver("mixed(schedule=os,e=1.0)", game, seed=seed),
       seeds, iterations, with_error=True)
   assert reference < 0.125 and mean < 0.125, (mean, reference)
   assert abs(mean - reference) < 3 * np.hypot(error, reference_error), (

@@ -7,10 +7,10 @@ import pyspiel
 import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 MC_CFR = dict(regret_matcher="drm(1,1)", exploration=0.7,
               cumulative_strategy_exponent=0.3)
@@ -20,7 +20,7 @@ CONFIGS = {"os": dict(), "mc_cfr": MC_CFR, "vr_mccfr": VR_MCCFR}
 
 def _exploitability(game, solver):
   tree = compiled_tree.cached_tree(game)
-  return best_response.exploitability_slots(tree,
+  return exact_br.exploitability_slots(tree,
                                             solver.average_policy().to_slots(tree))
 
 
@@ -77,7 +77,7 @@ def assert_learns(game, solver, iterations, threshold):
   `threshold`, which lies far below what a solver that never learns keeps (the
   uniform strategy's exploitability)."""
   tree = compiled_tree.cached_tree(game)
-  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
+  uniform = exact_br.exploitability_slots(tree, tree.uniform_slots())
   assert threshold < 0.75 * uniform
   for _ in range(iterations):
     solver.iteration()
@@ -142,7 +142,7 @@ def test_same_order_of_magnitude_as_openspiel_on_small_leduc():
     reference = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
     for _ in range(iterations):
       reference.iteration()
-    theirs.append(best_response.exploitability(game, reference.average_policy()))
+    theirs.append(exact_br.exploitability(game, reference.average_policy()))
   assert np.median(ours) < 0.83 and np.median(theirs) < 0.83, (ours, theirs)
   assert 1 / 2 < np.median(ours) / np.median(theirs) < 2, (ours, theirs)
 
@@ -168,7 +168,7 @@ def test_compiled_fast_path_samples_the_same_histories(config):
     np.testing.assert_allclose(data.cumulative, fast.cumulative[slots], rtol=1e-9,
                                atol=1e-9)
   assert _exploitability(game, live) == pytest.approx(
-      best_response.exploitability_slots(tree, fast.average_strategy_slots()), abs=1e-9)
+      exact_br.exploitability_slots(tree, fast.average_strategy_slots()), abs=1e-9)
 
 
 def test_compiled_fast_path_targets_like_the_live_solver():
@@ -205,7 +205,7 @@ def test_variance_reduction_helps_on_leduc():
           tree, seed=seed, **config)
       solver.run(100_000)
       values.append(
-          best_response.exploitability_slots(tree, solver.average_strategy_slots()))
+          exact_br.exploitability_slots(tree, solver.average_strategy_slots()))
     results[name] = np.median(values)
   assert results["vr"] < results["mc"], results
 
@@ -233,7 +233,7 @@ def test_incremental_tree_adds_one_information_set_per_episode():
   assert len(full.table) > 2
   for _ in range(200):
     incremental.iteration()
-  assert len(incremental.table) <= 2 * incremental.num_iterations
+  assert len(incremental.table) <= 2 * incremental.iterations
 
 
 def test_nodes_touched_counts_every_sampled_state():

@@ -6,8 +6,8 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import parallel_extraction
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import parallel_extraction
 
 GAMES = ["kuhn_poker", "leduc_poker", "python_ii_goofspiel(num_cards=4)",
          "python_leduc(cards_per_suit=3)", "python_princess_monster(max_turns=4)",

@@ -23,12 +23,15 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.resolving import continual_resolving as cr
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as resolver_lib
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
 
 KUHN = "kuhn_poker"
 SMALL_LEDUC = "python_leduc(cards_per_suit=2,max_raises=1)"
@@ -40,7 +43,7 @@ def _next_gadgets(resolver, variant):
   for own_key in resolver.trace.subgame_map.own_keys():
     try:
       gadget, _, _ = resolver.next_subgame(own_key, variant)
-    except cr.CannotResolve:
+    except resolver_lib.CannotResolve:
       continue
     result.append(gadget)
   assert result
@@ -62,8 +65,8 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
     game_string, player, variant):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  resolver = cr._Resolver(cr._Problem(game, player), cr.ResolverConfig(solver="cfr+"),
-                          seed=0)
+  resolver = resolver_lib.Resolver(tracing.Problem(game, player),
+                                   resolver_lib.ResolverConfig(solver="cfr+"), seed=0)
   # The resolver's whole-game solve is CFR+; the same iterations, recorded.
   reference = cfr.CFRPlusSolver(tree)
   iterations = 9
@@ -78,7 +81,7 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
     values = [tree.utility_sum - v for v in values]
   for gadget in _next_gadgets(resolver, variant):
     subgame = gadget.subgame
-    nodes = [gadgets.history_node(tree, h) for h in subgame.root_histories]
+    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
     w = np.array([[r[player, n] * r[2, n] for n in nodes] for r in reaches])
     wv = np.array([[r[player, n] * r[2, n] * v[n] for n in nodes]
                    for r, v in zip(reaches, values)])
@@ -100,8 +103,9 @@ def test_exact_opponent_values_are_reach_weighted_best_response_values(
     game_string, player, variant):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  resolver = cr._Resolver(cr._Problem(game, player),
-                          cr.ResolverConfig(solver="cfr+", use_cbr=True), seed=0)
+  resolver = resolver_lib.Resolver(
+      tracing.Problem(game, player),
+      resolver_lib.ResolverConfig(solver="cfr+", use_cbr=True), seed=0)
   for _ in range(20):
     resolver.solver.iteration()
   trunk = resolver.solver.average_slots()
@@ -110,7 +114,7 @@ def test_exact_opponent_values_are_reach_weighted_best_response_values(
       game, 1 - player, tree.slots_to_tabular_policy(trunk))
   for gadget in _next_gadgets(resolver, variant):
     subgame = gadget.subgame
-    nodes = [gadgets.history_node(tree, h) for h in subgame.root_histories]
+    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
     w = [reach[player, n] * reach[2, n] for n in nodes]
     cbv = _by_opponent_key(subgame, [
         weight * response.value(state)
@@ -149,7 +153,7 @@ def _cfrd_bound(game):
     solve_tree = tree if gadget is None else gadget.tree()
     key = (id(gadget), bot.player_id(), slots.tobytes())
     if key not in seen:
-      seen[key] = best_response.nash_conv_slots(solve_tree, slots).nash_conv
+      seen[key] = exact_br.nash_conv_slots(solve_tree, slots).nash_conv
   return sum(seen.values()), len(seen)
 
 

@@ -20,10 +20,10 @@ import numpy as np
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import external_sampling
-from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import external_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 KUHN = "kuhn_poker"
 SMALL_LEDUC = "python_leduc(cards_per_suit=2,max_raises=1)"

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import strategy_files
-from ggp_cr.algorithms import tournament
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import tournament
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 
 def _config(players=("random", "ismcts(simulations=20)"), matches=3, **kwargs):
@@ -40,7 +40,7 @@ def test_pure_strategies_on_rps_score_the_game_payoffs_exactly(tmp_path):
   """Three saved pure strategies (always Pick(1), Pick(2), Pick(3)) play every pair in
   both seatings: each match is decided, so each pair's mean is the game's payoff of the
   two picks (from pyspiel, seat 0's return) in every match, with zero spread."""
-  game = players.load_game("python_rps")
+  game = registry.load_game("python_rps")
   tree = compiled_tree.cached_tree(game)
   names = []
   for pick in range(3):
