@@ -233,9 +233,9 @@ def test_evaluate_example_writes_rows_and_plot(tmp_path):
   # The values written are the evaluators' (same player, budget and seed 0, run here),
   # whose NashConv is OpenSpiel's on the evaluated strategy; the columns agree.
   frame = pd.read_csv(output)
-  game = players.load_game("kuhn_poker")
+  game = registry.load_game("kuhn_poker")
   for row in frame.itertuples():
-    budget = players.Budget.parse("0", row.move)
+    budget = limits.Budget.parse("0", row.move)
     assert row.move_amount == budget.move.iterations
     if row.evaluator == "traversing":
       result = evaluators.traversing_evaluation(game, "ismcts", budget, seed=0)
