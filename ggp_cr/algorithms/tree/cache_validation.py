@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-# dtype each array must have (module docstring of compiled_tree).
+# dtype each array must have (module docstring of flat_tree).
 ARRAY_DTYPES = {
     "node_player": np.int8, "node_infoset": np.int32, "node_parent": np.int32,
     "node_first_child": np.int32, "node_num_children": np.int16,

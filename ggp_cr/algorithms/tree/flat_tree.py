@@ -398,7 +398,7 @@ class CompiledTree:
       raise ValueError(
           f"Cache file {path} is not a readable tree cache ({error}).") from None
     expected = ARRAY_FIELDS + ("cache_format", "checksum", "game_string", "utility_sum",
-                                "num_distinct_actions", "infoset_keys")
+                               "num_distinct_actions", "infoset_keys")
     missing = set(expected) - set(contents)
     if missing:
       raise ValueError(f"Cache file {path} lacks {sorted(missing)}.")
