@@ -11,6 +11,7 @@ from ggp_cr.algorithms import best_response
 from ggp_cr.algorithms import cfr
 from ggp_cr.algorithms import compiled_subgames
 from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import continual_resolving as cr
 from ggp_cr.algorithms import gadget_views
 from ggp_cr.algorithms import gadgets
 
@@ -114,3 +115,135 @@ def test_bad_inputs_are_refused():
     gadget_views.GadgetView(tree, keys, 0, roots, [0, 0], {}, "resolve")
   with pytest.raises(ValueError, match="one entry per root"):
     gadget_views.GadgetView(tree, keys, 0, roots, [1], {}, "resolve")
+
+
+def _live_inputs(tree, gadget):
+  """{root node: (w, o's reach)} and {o's key string: CBV} of a live next gadget."""
+  subgame = gadget.subgame
+  nodes = [gadgets.history_node(tree, h) for h in subgame.root_histories]
+  reach = dict(zip(nodes, zip(subgame.reach.tolist(),
+                              subgame.opponent_reach.tolist())))
+  return reach, subgame.opponent_values
+
+
+def _view_inputs(keys, trace, estimates, infoset):
+  group = trace.group_roots(infoset)
+  w, opponent_reach, cbv = estimates.inputs(group)
+  nodes = trace.next_roots[group].tolist()
+  return (dict(zip(nodes, zip(w.tolist(), opponent_reach.tolist()))),
+          {keys.key_string(k): v for k, v in cbv.items()}, cbv)
+
+
+def _assert_inputs_equal(ours, live):
+  assert ours[0].keys() == live[0].keys()
+  for node, pair in live[0].items():
+    np.testing.assert_allclose(ours[0][node], pair, rtol=0, atol=1e-9)
+  assert ours[1].keys() == live[1].keys()
+  for key, value in live[1].items():
+    assert ours[1][key] == pytest.approx(value, abs=1e-9)
+
+
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant):
+  """Two levels of continual resolving with CFR+: the next gadgets' inputs (w, o's
+  reach, CBV per o key) from the view's scatter-adds equal the live resolver's."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="cfr+", variant=variant)
+  compared = 0
+  for player in (0, 1):
+    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+    trace = view.trace()
+    estimates = gadget_views.NextRootEstimates(view, trace)
+    for _ in range(7):
+      live.solver.iteration()
+    gadget_views.solve_with_estimates(view, estimates, 7)
+    for own_key in live.trace.subgame_map.own_keys()[:2]:
+      infoset = tree.infoset_index(player, own_key)
+      try:
+        gadget, _, info = live.next_subgame(own_key, variant)
+      except cr.CannotResolve:
+        continue
+      ours = _view_inputs(keys, trace, estimates, infoset)
+      _assert_inputs_equal(ours, _live_inputs(tree, gadget))
+      compared += 1
+      # One level down.
+      deeper = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0)
+      roots = sorted(ours[0])
+      sub_view = gadget_views.GadgetView(
+          tree, keys, player, roots, [ours[0][n][0] for n in roots],
+          ours[2],
+          info["variant"], [ours[0][n][1] for n in roots])
+      sub_trace = sub_view.trace()
+      sub_estimates = gadget_views.NextRootEstimates(sub_view, sub_trace)
+      for _ in range(5):
+        deeper.solver.iteration()
+      gadget_views.solve_with_estimates(sub_view, sub_estimates, 5)
+      for next_key in deeper.trace.subgame_map.own_keys()[:2]:
+        try:
+          next_gadget, _, _ = deeper.next_subgame(next_key, "resolve")
+        except cr.CannotResolve:
+          continue
+        _assert_inputs_equal(
+            _view_inputs(keys, sub_trace, sub_estimates,
+                         tree.infoset_index(player, next_key)),
+            _live_inputs(tree, next_gadget))
+        compared += 1
+  assert compared > 0
+
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_exact_inputs_equal_the_live_cbr_path(game_string):
+  """use_cbr: w, o's reach and o's counterfactual best-response values at the next
+  roots from the combined profile ([S] §6), two levels deep, equal the live ones."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="cfr+", use_cbr=True)
+
+  def ours(trace, profile, infoset):
+    group = trace.group_roots(infoset)
+    nodes = trace.next_roots[group]
+    w, opponent_reach, cbv = gadget_views.exact_next_root_inputs(
+        tree, profile, player, nodes, trace.next_root_key[group])
+    return (dict(zip(nodes.tolist(), zip(w.tolist(), opponent_reach.tolist()))),
+            {keys.key_string(k): v for k, v in cbv.items()}, cbv)
+
+  compared = 0
+  for player in (0, 1):
+    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+    trace = view.trace()
+    for _ in range(6):
+      live.solver.iteration()
+    view.run(6)
+    trunk = view.average_slots()
+    for own_key in live.trace.subgame_map.own_keys()[:2]:
+      infoset = tree.infoset_index(player, own_key)
+      gadget, _, _ = live.next_subgame(own_key, "resolve")
+      first = ours(trace, trunk, infoset)
+      _assert_inputs_equal(first, _live_inputs(tree, gadget))
+      compared += 1
+      deeper = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0,
+                            trunk=trunk)
+      roots = sorted(first[0])
+      sub_view = gadget_views.GadgetView(tree, keys, player, roots,
+                                         [first[0][n][0] for n in roots], first[2])
+      for _ in range(4):
+        deeper.solver.iteration()
+      sub_view.run(4)
+      sub_trace = sub_view.trace()
+      for next_key in deeper.trace.subgame_map.own_keys()[:2]:
+        try:
+          next_gadget, _, _ = deeper.next_subgame(next_key, "resolve")
+        except cr.CannotResolve:
+          continue
+        _assert_inputs_equal(ours(sub_trace, sub_view.combine(trunk),
+                                  tree.infoset_index(player, next_key)),
+                             _live_inputs(tree, next_gadget))
+        compared += 1
+  assert compared > 0

@@ -17,8 +17,9 @@ next roots): `StateKeys` interns those strings once per tree (a pyspiel walk ove
 whole game, cached on disk next to the tree) into integer keys.
 
 Key convention: `StateKeys.keys[p, node]` is player p's key at a decision node: its
-infoset index where p acts, `num_infosets + i` (i an interned string) where the other
-player acts; -1 at chance and terminal nodes.
+infoset index where p acts, and where the other player acts the index of p's infoset
+with the same information state string if there is one, else `num_infosets + i` (i an
+interned string); -1 at chance and terminal nodes. Equal keys mean equal strings.
 """
 
 import os
@@ -72,7 +73,9 @@ class StateKeys:
       acting = tree.node_player == p
       keys[p, acting] = tree.node_infoset[acting]
     strings = []
-    lookup = {}
+    # A string that is also one of the player's infosets keeps the infoset's id.
+    lookup = {(int(p), k): i for i, (p, k) in enumerate(zip(tree.infoset_player.tolist(),
+                                                             tree.infoset_keys))}
     stack = [(0, tree.game.new_initial_state())]
     first_child, num_children = tree.node_first_child, tree.node_num_children
     node_player = tree.node_player
