@@ -14,6 +14,7 @@ from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import continual_resolving as cr
 from ggp_cr.algorithms import gadget_views
 from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import next_root_estimates
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -157,10 +158,10 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
     live = cr._Resolver(cr._Problem(game, player), config, seed=0)
     view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
     trace = view.trace()
-    estimates = gadget_views.NextRootEstimates(view, trace)
+    estimates = next_root_estimates.NextRootEstimates(view, trace)
     for _ in range(7):
       live.solver.iteration()
-    gadget_views.solve_with_estimates(view, estimates, 7)
+    next_root_estimates.solve_with_estimates(view, estimates, 7)
     for own_key in live.trace.subgame_map.own_keys()[:2]:
       infoset = tree.infoset_index(player, own_key)
       try:
@@ -178,10 +179,10 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
           ours[2],
           info["variant"], [ours[0][n][1] for n in roots])
       sub_trace = sub_view.trace()
-      sub_estimates = gadget_views.NextRootEstimates(sub_view, sub_trace)
+      sub_estimates = next_root_estimates.NextRootEstimates(sub_view, sub_trace)
       for _ in range(5):
         deeper.solver.iteration()
-      gadget_views.solve_with_estimates(sub_view, sub_estimates, 5)
+      next_root_estimates.solve_with_estimates(sub_view, sub_estimates, 5)
       for next_key in deeper.trace.subgame_map.own_keys()[:2]:
         try:
           next_gadget, _, _ = deeper.next_subgame(next_key, "resolve")
@@ -208,7 +209,7 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
   def ours(trace, profile, infoset):
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
-    w, opponent_reach, cbv = gadget_views.exact_next_root_inputs(
+    w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
         tree, profile, player, nodes, trace.next_root_key[group])
     return (dict(zip(nodes.tolist(), zip(w.tolist(), opponent_reach.tolist()))),
             {keys.key_string(k): v for k, v in cbv.items()}, cbv)
