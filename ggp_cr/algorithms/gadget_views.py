@@ -171,7 +171,8 @@ class GadgetView:
   Attributes: `tree` (the view's CompiledTree), `root_copies` (local node of each
   root with positive gadget probability), `active_roots` (their indices into
   root_nodes), `source` (whole-tree node of each local node, -1 in the prefix),
-  `infoset_source` (whole-tree infoset of each local infoset, -1 for the gadget's).
+  `infoset_source` (whole-tree infoset of each local infoset, -1 for the gadget's),
+  `local_infoset` (the local infoset of each whole-tree infoset, -1 if outside).
   """
 
   def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
@@ -217,6 +218,7 @@ class GadgetView:
       self.root_copies = np.zeros(1, dtype=np.int64)
       self.active_roots = np.zeros(1, dtype=np.int64)
       self.infoset_source = np.arange(tree.num_infosets)
+      self.local_infoset = np.arange(tree.num_infosets, dtype=np.int32)
       self.scale = np.ones(1)
       self.shift = np.zeros(1)
     else:
@@ -319,7 +321,8 @@ class GadgetView:
       action_index[copies], action_index[leaves] = 0, 1
       depth[copies] = depth[leaves] = 2
       player[leaves] = _TERMINAL
-      o_value = self.total_reach * self.cbv[gate_of] / self.k[gate_of]
+      # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
+      o_value = self.total_reach * (self.cbv[gate_of] / self.k[gate_of])
       utility[leaves] = o_value if self.opponent == 0 else -o_value
       extra_actions = [np.arange(2)] * len(ordered)
     elif variant == "unsafe":
@@ -385,6 +388,7 @@ class GadgetView:
         "infoset_parent_slot": parent_slot, "infoset_node": first_node,
         "slot_infoset": slot_infoset}
     self.infoset_source = infoset_source
+    self.local_infoset = infoset_map
     self.source = source
     self.local_root = root_of
     self.root_copies = copies.astype(np.int64)

@@ -1,0 +1,69 @@
+"""Continual resolving's subgames on the compiled tree play as the live CFR+ path."""
+# pylint: disable=protected-access
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms import compiled_resolving
+from ggp_cr.algorithms import compiled_subgames
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import continual_resolving as cr
+from ggp_cr.algorithms import gadgets
+
+GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+         "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
+
+
+@pytest.mark.parametrize("use_cbr", [False, True])
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
+  """Along random histories, the compiled resolver enters the same subgames as the
+  live `_Resolver` with CFR+ and its average strategy at each of the bot's turns is
+  the same to 1e-9."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="cfr+", variant=variant, use_cbr=use_cbr)
+  rng = np.random.default_rng(1)
+  resolved = 0
+  for match in range(8):
+    player = match % 2
+    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player, use_cbr)
+    for _ in range(4):
+      live.solver.iteration()
+      ours.iteration()
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      if state.is_chance_node():
+        actions, probabilities = zip(*state.chance_outcomes())
+        state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
+        continue
+      if state.current_player() == player:
+        key = state.information_state_string(player)
+        infoset = tree.infoset_index(player, key)
+        assert (key in live.trace.subgame_map) == (infoset in ours.trace)
+        if key in live.trace.subgame_map:
+          try:
+            gadget, profile, info = live.next_subgame(key, variant)
+          except cr.CannotResolve:
+            with pytest.raises(cr.CannotResolve):
+              ours.next_subgame(infoset, variant)
+          else:
+            ours, our_info = ours.next_subgame(infoset, variant)
+            assert our_info["variant"] == info["variant"]
+            live = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0,
+                                trunk=profile)
+            for _ in range(3):
+              live.solver.iteration()
+              ours.iteration()
+            resolved += 1
+        legal = state.legal_actions()
+        np.testing.assert_allclose(ours.probabilities(infoset),
+                                   live.probabilities(key, legal), rtol=0, atol=1e-9)
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  assert resolved > 0
