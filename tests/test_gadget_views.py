@@ -251,3 +251,20 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
                              _live_inputs(tree, next_gadget))
         compared += 1
   assert compared > 0
+
+
+def test_estimates_from_strategies_equal_those_read_from_the_solver_pass():
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  keys = compiled_subgames.StateKeys.build(tree)
+  views = [gadget_views.GadgetView(tree, keys, 1, [0], [1.0], variant=None)
+           for _ in range(2)]
+  observed, added = (next_root_estimates.NextRootEstimates(v, v.trace()) for v in views)
+  next_root_estimates.solve_with_estimates(views[0], observed, 5)
+  for _ in range(5):
+    strategy = views[1].solver.current_strategy_slots()
+    views[1].solver.evaluate_and_update_policy()
+    added.add(strategy)
+  for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
+    np.testing.assert_allclose(getattr(observed, name), getattr(added, name), rtol=0,
+                               atol=1e-12)
+  assert observed.value_sum.any()

@@ -60,6 +60,7 @@ class NextRootEstimates:
                           trace.next_roots, roots[trace.next_root_of], copies,
                           view.tree.node_first_child)
     self._copies = copies
+    self._position = None
     self._w = view.w[view.active_roots][self._j]
     self._prior = view.opponent_reach[view.active_roots][self._j]
     num = trace.num_next_roots
@@ -70,18 +71,33 @@ class NextRootEstimates:
 
   def add(self, strategy):
     """Adds one iteration's quantities for the current strategy (view slot form)."""
+    tree = self.view.tree
+    self._add(tree.node_reaches(strategy), self._local, self._copies,
+              tree.node_values(strategy))
+
+  def observe(self, reach, values):
+    """Adds one iteration's quantities from a CFR solver's first pass on the view
+    (cfr.GeneralCFRSolver.evaluate_and_update_policy's `observe`)."""
+    if self._position is None:
+      internal = self.view.tree.node_num_children > 0
+      position = np.cumsum(internal) - 1
+      self._position = (position[self._local], position[self._copies])
+    local, copies = self._position
+    self._add(reach.T, local, copies, values, self._local)
+
+  def _add(self, reach, local, copies, node_values, value_nodes=None):
+    """reach: rows (player 0, player 1, chance), indexed by `local` / `copies`."""
     view = self.view
     self.iterations += 1
-    if not len(self._local):
+    if not len(local):
       return
-    reach = view.tree.node_reaches(strategy)
-    local, copies = self._local, self._copies
     w = self._w * reach[view.player, local] * reach[2, local] / (
         reach[view.player, copies] * reach[2, copies])
     at_root = reach[view.opponent, copies]
     opponent = self._prior * np.divide(reach[view.opponent, local], at_root,
                                        out=np.zeros(len(local)), where=at_root > 0)
-    values = view._original_opponent_values(view.tree.node_values(strategy), local)  # pylint: disable=protected-access
+    values = view._original_opponent_values(  # pylint: disable=protected-access
+        node_values, local if value_nodes is None else value_nodes)
     self.reach_sum += w
     self.opponent_reach_sum += opponent
     self.value_sum += w * values
@@ -117,9 +133,7 @@ class NextRootEstimates:
 def solve_with_estimates(view, estimates, iterations):
   """`iterations` CFR+ iterations on `view`, adding each iteration's estimates."""
   for _ in range(iterations):
-    strategy = view.solver.current_strategy_slots()
-    view.solver.evaluate_and_update_policy()
-    estimates.add(strategy)
+    view.solver.evaluate_and_update_policy(estimates.observe)
 
 
 def exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys):
