@@ -1,6 +1,8 @@
 """Continual resolving's subgames on the compiled tree play as the live CFR+ path."""
 # pylint: disable=protected-access
 
+import time
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from ggp_cr.algorithms import compiled_subgames
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import continual_resolving as cr
 from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms import players
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -67,3 +70,15 @@ def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
                                    live.probabilities(key, legal), rtol=0, atol=1e-9)
       state.apply_action(int(rng.choice(state.legal_actions())))
   assert resolved > 0
+
+
+def test_run_keeps_iteration_and_time_budgets():
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  keys = compiled_subgames.StateKeys.build(tree)
+  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  assert resolver.run(players.Limit(iterations=3), time.perf_counter()) == 3
+  assert resolver.iterations == 3 and resolver.estimates.iterations == 3
+  start = time.perf_counter()
+  done = resolver.run(players.Limit(seconds=0.05), start)
+  assert done > 0 and resolver.iterations == 3 + done
+  assert resolver.run(players.Limit(seconds=0.0), start) == 0

@@ -147,6 +147,16 @@ def _assert_inputs_equal(ours, live):
     assert ours[1][key] == pytest.approx(value, abs=1e-9)
 
 
+def _solve_both(live, view, iterations):
+  """`iterations` CFR+ iterations of a live resolver and of a view with estimates."""
+  trace = view.trace()
+  estimates = next_root_estimates.NextRootEstimates(view, trace)
+  for _ in range(iterations):
+    live.solver.iteration()
+  next_root_estimates.solve_with_estimates(view, estimates, iterations)
+  return trace, estimates
+
+
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant):
@@ -160,11 +170,7 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
   for player in (0, 1):
     live = cr._Resolver(cr._Problem(game, player), config, seed=0)
     view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
-    trace = view.trace()
-    estimates = next_root_estimates.NextRootEstimates(view, trace)
-    for _ in range(7):
-      live.solver.iteration()
-    next_root_estimates.solve_with_estimates(view, estimates, 7)
+    trace, estimates = _solve_both(live, view, 7)
     for own_key in live.trace.subgame_map.own_keys()[:2]:
       infoset = tree.infoset_index(player, own_key)
       try:
@@ -178,14 +184,9 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
       deeper = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0)
       roots = sorted(ours[0])
       sub_view = gadget_views.GadgetView(
-          tree, keys, player, roots, [ours[0][n][0] for n in roots],
-          ours[2],
+          tree, keys, player, roots, [ours[0][n][0] for n in roots], ours[2],
           info["variant"], [ours[0][n][1] for n in roots])
-      sub_trace = sub_view.trace()
-      sub_estimates = next_root_estimates.NextRootEstimates(sub_view, sub_trace)
-      for _ in range(5):
-        deeper.solver.iteration()
-      next_root_estimates.solve_with_estimates(sub_view, sub_estimates, 5)
+      sub_trace, sub_estimates = _solve_both(deeper, sub_view, 5)
       for next_key in deeper.trace.subgame_map.own_keys()[:2]:
         try:
           next_gadget, _, _ = deeper.next_subgame(next_key, "resolve")

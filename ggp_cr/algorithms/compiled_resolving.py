@@ -52,25 +52,15 @@ class CompiledResolver:
     """One CFR+ iteration, adding its estimates at the next roots."""
     next_root_estimates.solve_with_estimates(self.view, self.estimates, 1)
 
-  def run(self, limit, start):
-    """Iterates for `limit` (players.Limit) from time.perf_counter() `start`, stopping
-    early when the next iteration would overrun; returns the iterations done."""
-    if limit.iterations is not None:
-      for _ in range(limit.iterations):
-        self.iteration()
-      return limit.iterations
-    if not limit.seconds:
-      return 0
-    deadline = start + limit.seconds
-    done = 0
-    longest = 0.0
-    while True:
-      now = time.perf_counter()
-      if now + 2.0 * longest >= deadline:
-        return done
-      self.iteration()
-      longest = max(0.95 * longest, time.perf_counter() - now)
-      done += 1
+  @property
+  def solver(self):
+    """What `run` iterates (continual_resolving's budget loop calls
+    self.solver.iteration())."""
+    return self
+
+  # Iterates for a players.Limit from time.perf_counter() `start`, stopping early when
+  # the next iteration would overrun; returns the iterations done.
+  run = continual_resolving._Resolver.run  # pylint: disable=protected-access
 
   def probabilities(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the

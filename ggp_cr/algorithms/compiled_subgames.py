@@ -37,6 +37,7 @@ FIRST, CURRENT, AFTER_ROOT, END = (continual_resolving.FIRST, continual_resolvin
                                    continual_resolving.AFTER_ROOT,
                                    continual_resolving.END)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_advance = numba.njit(cache=True)(continual_resolving.advance)
 _KEYS_FORMAT = 1
 
 
@@ -167,17 +168,7 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
           continue
         if acting < 0 and node_chance_prob[child] <= 0:
           continue
-        is_root = acting >= 0 and child_player >= 0 and acting != child_player
-        child_track = track
-        if track == FIRST:
-          if child_player == player:
-            child_track = CURRENT
-        elif track == CURRENT:
-          if is_root:
-            child_track = END if child_player == player else AFTER_ROOT
-        elif track == AFTER_ROOT:
-          if child_player == player:
-            child_track = END
+        child_track, is_root = _advance(track, acting, child_player, player)
         child_root = root
         if is_root and (track == CURRENT or track == AFTER_ROOT):
           child_root = child

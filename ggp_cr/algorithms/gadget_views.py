@@ -193,9 +193,10 @@ class GadgetView:
       raise ValueError("root_nodes must be a non-empty set of distinct nodes.")
     if np.any(tree.node_player[self.root_nodes] == _TERMINAL):
       raise ValueError("root_nodes must be non-terminal.")
-    self.w = self._weights(w, "w")
+    weights = gadgets._weights  # pylint: disable=protected-access
+    self.w = weights(w, "w", num_roots)
     self.opponent_reach = (np.ones(num_roots) if opponent_reach is None else
-                           self._weights(opponent_reach, "opponent_reach"))
+                           weights(opponent_reach, "opponent_reach", num_roots))
     self.root_key = (state_keys.keys[self.opponent, self.root_nodes].astype(np.int64)
                      if variant is not None else np.full(num_roots, -1, np.int64))
     self.infoset_keys, first, self.root_infoset = np.unique(
@@ -224,15 +225,6 @@ class GadgetView:
     else:
       self._build(first)
     self.solver = cfr.CFRPlusSolver(self.tree)
-
-  def _weights(self, values, name):
-    array = np.asarray(values, dtype=np.float64).reshape(-1)
-    if array.shape != self.root_nodes.shape:
-      raise ValueError(f"{name} must have one entry per root ({len(self.root_nodes)}), "
-                       f"got shape {np.shape(values)}.")
-    if not np.all(np.isfinite(array)) or np.any(array < 0):
-      raise ValueError(f"{name} must be finite and >= 0.")
-    return array
 
   def _values(self, opponent_values):
     cbv = np.zeros(len(self.infoset_keys))
