@@ -153,6 +153,14 @@ class _ViewKeys(collections.abc.Sequence):
     return f"{prefix}follow or terminate at {key}"
 
 
+class ViewTree(compiled_tree.CompiledTree):
+  """A gadget view's CompiledTree; it has no pyspiel game (`game` is None)."""
+
+  @property
+  def game(self):
+    return None
+
+
 class GadgetView:
   """A resolving gadget of `tree`'s subgame at `root_nodes` (module docstring).
 
@@ -387,7 +395,7 @@ class GadgetView:
     self.active_roots = active
     self.scale = scale
     self.shift = shift
-    self.tree = compiled_tree.CompiledTree(
+    self.tree = ViewTree(
         f"{variant} gadget view of {tree.game_string}", 0.0,
         tree.num_distinct_actions + (len(extra_actions[0]) if extra_actions else 0),
         _ViewKeys(self), arrays)
