@@ -81,7 +81,8 @@ def test_view_equals_the_pyspiel_gadget(game_string, variant):
     assert list(view.tree.infoset_keys) == gadget.tree().infoset_keys
     for name in ("node_player", "node_parent", "node_utility", "node_chance_prob",
                  "infoset_actions", "infoset_parent_slot"):
-      assert np.array_equal(getattr(view.tree, name), getattr(gadget.tree(), name)), name
+      assert np.array_equal(getattr(view.tree, name),
+                            getattr(gadget.tree(), name)), name
     for _ in range(ITERATIONS):
       reference.evaluate_and_update_policy()
     view.run(ITERATIONS)

@@ -33,9 +33,10 @@ import pyspiel
 from ggp_cr.algorithms import compiled_tree
 from ggp_cr.algorithms import continual_resolving
 
-FIRST, CURRENT, AFTER_ROOT, END = (continual_resolving.FIRST, continual_resolving.CURRENT,
-                                   continual_resolving.AFTER_ROOT,
-                                   continual_resolving.END)
+FIRST = continual_resolving.FIRST
+CURRENT = continual_resolving.CURRENT
+AFTER_ROOT = continual_resolving.AFTER_ROOT
+END = continual_resolving.END
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _advance = numba.njit(cache=True)(continual_resolving.advance)
 _KEYS_FORMAT = 1
@@ -63,7 +64,8 @@ class StateKeys:
     `cache_dir` if given, keyed like the tree's own cache file)."""
     path = None
     if cache_dir is not None:
-      path = compiled_tree._cache_path(cache_dir, tree.game)[:-4] + "-state-keys.npz"  # pylint: disable=protected-access
+      tree_path = compiled_tree._cache_path(cache_dir, tree.game)  # pylint: disable=protected-access
+      path = tree_path[:-len(".npz")] + "-state-keys.npz"
       if os.path.exists(path):
         try:
           return cls._load(tree, path)
@@ -75,8 +77,8 @@ class StateKeys:
       keys[p, acting] = tree.node_infoset[acting]
     strings = []
     # A string that is also one of the player's infosets keeps the infoset's id.
-    lookup = {(int(p), k): i for i, (p, k) in enumerate(zip(tree.infoset_player.tolist(),
-                                                             tree.infoset_keys))}
+    lookup = {(int(p), k): i for i, (p, k) in enumerate(
+        zip(tree.infoset_player.tolist(), tree.infoset_keys))}
     stack = [(0, tree.game.new_initial_state())]
     first_child, num_children = tree.node_first_child, tree.node_num_children
     node_player = tree.node_player

@@ -1,5 +1,5 @@
-"""Resolving gadgets as views on the compiled tree of the whole game ([S] §1.4.2, ch. 2,
-§6; [H] §G-I).
+"""Resolving gadgets as views on the compiled tree of the whole game ([S] §1.4.2,
+ch. 2, §6; [H] §G-I).
 
 `GadgetView` is gadgets.GadgetGame without pyspiel: given the whole game's
 CompiledTree, the subgame's root nodes R, w(h) = π_{-o}(h) per root, the opponent's
@@ -14,7 +14,10 @@ every exhaustive kernel (cfr.CFRPlusSolver, best response, node reaches and valu
 runs on it unchanged, and gadgets.py's payoff conventions (module docstring there)
 hold: resolve and unsafe payoffs are o's original utilities times the gadget's scale,
 max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
-integer ids; the whole game (`variant=None`, roots [0]) is a view too.
+integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
+another root is copied twice, as the pyspiel gadget holds both histories.
+compiled_outcome_sampling's MC-CFR / VR-MCCFR runs on a view's tree as it is (without
+continual resolving's CFR-D-aware sampling at the gate or estimate collection).
 
 The next subgames' inputs collected while solving a view are in
 next_root_estimates.py.
