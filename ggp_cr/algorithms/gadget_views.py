@@ -109,28 +109,24 @@ def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_childre
   return infoset_count
 
 
-@numba.njit(cache=True)
 def _parent_slots(player, parent, infoset, action_index, infoset_action_offset,
-                  num_infosets):
-  """Each infoset's parent slot (the player's previous slot on its first node's
-  path, -1 if none) and its first node, over breadth-first local nodes."""
-  num_nodes = len(player)
-  last = np.full((2, num_nodes), -1, dtype=np.int32)
-  parent_slot = np.full(num_infosets, -2, dtype=np.int32)
-  first_node = np.zeros(num_infosets, dtype=np.int32)
-  for n in range(num_nodes):
-    q = parent[n]
-    if q >= 0:
-      last[0, n] = last[0, q]
-      last[1, n] = last[1, q]
-      mover = player[q]
-      if mover >= 0:
-        last[mover, n] = infoset_action_offset[infoset[q]] + action_index[n]
-    p = player[n]
-    if p >= 0 and parent_slot[infoset[n]] == -2:
-      parent_slot[infoset[n]] = last[p, n]
-      first_node[infoset[n]] = n
-  return parent_slot, first_node
+                  num_slots):
+  """Each infoset's first node (breadth-first) and parent slot: the player's previous
+  slot on that node's path, -1 if none (from gadgets' augmented keys, [H] Def. 3)."""
+  augmented_keys = gadgets._augmented_keys  # pylint: disable=protected-access
+  keys = augmented_keys(player, infoset, parent, action_index, infoset_action_offset,
+                        num_slots)
+  decision = np.flatnonzero(player >= 0)
+  _, first = np.unique(infoset[decision], return_index=True)
+  first_node = decision[first]
+  q = np.maximum(parent[first_node], 0)
+  p = player[first_node]
+  own = (parent[first_node] >= 0) & (player[q] == p)
+  # Elsewhere the parent's augmented key is 1 + the player's last slot (0: none).
+  before = np.where(parent[first_node] >= 0, keys[p, q] - 1, -1)
+  parent_slot = np.where(
+      own, infoset_action_offset[infoset[q]] + action_index[first_node], before)
+  return parent_slot.astype(np.int32), first_node.astype(np.int32)
 
 
 class _ViewKeys(collections.abc.Sequence):
@@ -378,7 +374,7 @@ class GadgetView:
     infoset_player = np.concatenate((np.full(num_gadget, self.opponent),
                                      tree.infoset_player[inner])).astype(np.int8)
     parent_slot, first_node = _parent_slots(player, parent, infoset, action_index,
-                                            offset, num_infosets)
+                                            offset, len(slot_infoset))
     arrays = {
         "node_player": player, "node_infoset": infoset, "node_parent": parent,
         "node_first_child": first_child, "node_num_children": num_children,
