@@ -5,7 +5,7 @@ both responders, the median wall time of several runs of
 - OpenSpiel python: best_response.BestResponsePolicy(game, p, policy).value(root)
 - OpenSpiel C++:    pyspiel.TabularBestResponse(game, p, table).value_from_state(root),
                     the {info state: [(action, prob)]} table built beforehand (untimed)
-- ggp_cr exact:     best_response.best_response(game, policy, p) (compiled tree)
+- ggp_cr exact:     exact_br.best_response(game, policy, p) (compiled tree)
 - ggp_cr BRS:       pruned_br.pruned_best_response(game, policy, p)
 (ours: policy conversion and the returned TabularPolicy included; the compiled tree,
 built once per game, is timed separately). All values agree to 1e-9. A time is the sum
@@ -16,7 +16,6 @@ responses) / BRS.
   python benchmarks/best_response_vs_openspiel.py [--games=a;b] [--openspiel_runs=3]
 """
 
-import statistics
 import time
 
 from absl import app
@@ -26,9 +25,10 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import pruned_br
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.best_response import pruned_br
+from ggp_cr.algorithms.evaluation import timing
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAMES = flags.DEFINE_string("games", "leduc_poker;python_ii_goofspiel(num_cards=5)",
                              "Semicolon-separated game strings.")
@@ -36,16 +36,6 @@ _OPENSPIEL_RUNS = flags.DEFINE_integer("openspiel_runs", 3,
                                        "Timed runs of each OpenSpiel best response.")
 _OUR_RUNS = flags.DEFINE_integer("our_runs", 21, "Timed runs of each of ours.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the random policy.")
-
-
-def _median_seconds(function, runs):
-  times = []
-  result = None
-  for _ in range(runs):
-    start = time.perf_counter()
-    result = function()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times), result
 
 
 def _both_players(function):
@@ -85,7 +75,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
         root)
 
   def exact(player):
-    return best_response.best_response(game, policy, player)[0]
+    return exact_br.best_response(game, policy, player)[0]
 
   def brs(player):
     return pruned_br.pruned_best_response(game, policy, player).value
@@ -97,7 +87,7 @@ def benchmark(game_string, seed, openspiel_runs, our_runs):
                                ("OpenSpiel C++", openspiel_cpp, openspiel_runs),
                                ("ggp_cr exact", exact, our_runs),
                                ("ggp_cr BRS", brs, our_runs)):
-    seconds[name], values[name] = _median_seconds(_both_players(function), runs)
+    seconds[name], values[name] = timing.median_seconds(_both_players(function), runs)
     print(f"  {name:<18} median of {runs:>2}: {seconds[name]:10.4f} s   values "
           f"{values[name][0]:.9f}, {values[name][1]:.9f}", flush=True)
   reference = values["ggp_cr exact"]

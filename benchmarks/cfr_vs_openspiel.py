@@ -22,9 +22,9 @@ from open_spiel.python import policy as policy_lib
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Iterations of both solvers.")
@@ -59,7 +59,7 @@ def main(argv):
           f"{samples['ggp_cr'][-1][0] * 1e3:.3f} ms/it, OpenSpiel C++ "
           f"{samples['openspiel'][-1][0] * 1e3:.3f} ms/it (CPU)", flush=True)
 
-  ours_exploitability = best_response.exploitability_slots(
+  ours_exploitability = exact_br.exploitability_slots(
       tree, ours.average_strategy_slots())
   theirs_exploitability = pyspiel.exploitability(game, theirs.average_policy())
   ours_openspiel = pyspiel.exploitability(

@@ -17,7 +17,7 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_latent_ttt", "Game string.")
 

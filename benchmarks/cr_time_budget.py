@@ -15,11 +15,11 @@ import time
 
 from absl import app
 from absl import flags
-import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import continual_resolving
+from ggp_cr.algorithms.evaluation import timing
+from ggp_cr.algorithms.resolving import continual_resolving
 
 _GAMES = flags.DEFINE_multi_string(
     "game", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",
@@ -37,24 +37,10 @@ def _ratios(game, solver, seed):
   bots = [continual_resolving.ContinualResolvingBot(
       game, p, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s", solver=solver,
       seed=seed + p) for p in (0, 1)]
-  rng = np.random.default_rng(seed)
-  state = game.new_initial_state()
-  first = [True, True]
-  ratios, records = [], []
-  while not state.is_terminal():
-    if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-      continue
-    player = state.current_player()
-    start = time.perf_counter()
-    action = bots[player].step(state)
-    elapsed = time.perf_counter() - start
-    budget = _MOVE.value + (_PREPLAY.value if first[player] else 0.0)
-    first[player] = False
-    ratios.append(elapsed / budget)
-    records.append(bots[player].decisions[-1])
-    state.apply_action(action)
+  records = []
+  ratios = timing.budget_ratios(
+      game, bots, seed, _PREPLAY.value, _MOVE.value,
+      on_decision=lambda player: records.append(bots[player].decisions[-1]))
   return ratios, records
 
 

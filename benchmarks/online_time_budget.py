@@ -13,11 +13,11 @@ import time
 
 from absl import app
 from absl import flags
-import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import online_solving
+from ggp_cr.algorithms.bots import online_solving
+from ggp_cr.algorithms.evaluation import timing
 
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker", "python_ii_goofspiel(num_cards=6)", "python_latent_ttt",
@@ -39,24 +39,7 @@ _PLAYERS = {
 def _ratios(game, make, seed):
   """Move time / budget of every move of one self-play match."""
   bots = [make(game, p, seed + p, _PREPLAY.value, _MOVE.value) for p in (0, 1)]
-  rng = np.random.default_rng(seed)
-  state = game.new_initial_state()
-  first = [True, True]
-  ratios = []
-  while not state.is_terminal():
-    if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-      continue
-    player = state.current_player()
-    start = time.perf_counter()
-    action = bots[player].step(state)
-    elapsed = time.perf_counter() - start
-    budget = _MOVE.value + (_PREPLAY.value if first[player] else 0.0)
-    first[player] = False
-    ratios.append(elapsed / budget)
-    state.apply_action(action)
-  return ratios
+  return timing.budget_ratios(game, bots, seed, _PREPLAY.value, _MOVE.value)
 
 
 def main(argv):

@@ -24,9 +24,9 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=6)", "Game string.")
 _SECONDS = flags.DEFINE_float("seconds", 5.0, "Seconds per timed run.")

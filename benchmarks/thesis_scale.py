@@ -26,9 +26,9 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAMES = flags.DEFINE_list(
     "games", ["python_latent_ttt", "python_ii_goofspiel(num_cards=6)",
@@ -77,9 +77,9 @@ def main(argv):
       walls.append(wall)
       cpus.append(cpu)
       print(f"  run {run + 1}: {solver.visited_states:,} visited states in "
-            f"{solver.iteration:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU",
+            f"{solver.iterations:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU",
             flush=True)
-    nash_conv = best_response.nash_conv_slots(tree, solver.average_strategy_slots())
+    nash_conv = exact_br.nash_conv_slots(tree, solver.average_strategy_slots())
     print(f"  NashConv of the last run's average strategy: {nash_conv.nash_conv:.6g}")
     results[str(game)] = statistics.median(walls)
     print(f"  median: {results[str(game)]:.2f} s wall, {statistics.median(cpus):.2f} s "

@@ -9,8 +9,8 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import fixed_policies
+from ggp_cr.algorithms.bots import fixed_policies
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def test_policy_strings():

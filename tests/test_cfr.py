@@ -9,10 +9,11 @@ from open_spiel.python.algorithms import expected_game_score
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import utility_estimators
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import utility_estimators
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.tree import compiled_tree
 
 # (ours, OpenSpiel's) solver pairs that must agree.
 _PAIRS = {
@@ -177,7 +178,7 @@ def test_state_dict_round_trip_resumes_exactly():
     restored.evaluate_and_update_policy()
   np.testing.assert_array_equal(straight.average_strategy_slots(),
                                 restored.average_strategy_slots())
-  assert restored.iteration == 12
+  assert restored.iterations == 12
   assert restored.visited_states == straight.visited_states
 
 
@@ -322,14 +323,14 @@ def test_parse_utility_estimator():
      "estimator=RandomPlayout(4, seed=5))"),
 ])
 def test_registry_builds_our_solvers(spec, expected):
-  solver = solver_registry.make_solver(spec, pyspiel.load_game("kuhn_poker"), seed=5)
+  solver = registry.make_solver(spec, pyspiel.load_game("kuhn_poker"), seed=5)
   assert repr(solver) == expected
 
 
 def test_registry_dcfr_matches_openspiel():
   game = pyspiel.load_game("kuhn_poker")
-  ours = solver_registry.make_solver("dcfr(1.5,0,2)", game)
-  theirs = solver_registry.make_solver("openspiel_dcfr(1.5,0,2)", game)
+  ours = registry.make_solver("dcfr(1.5,0,2)", game)
+  theirs = registry.make_solver("openspiel_dcfr(1.5,0,2)", game)
   for _ in range(20):
     ours.evaluate_and_update_policy()
     theirs.evaluate_and_update_policy()
@@ -340,9 +341,9 @@ def test_registry_builds_stock_solvers():
   game = pyspiel.load_game("kuhn_poker")
   for name in ("openspiel_cfr", "openspiel_cfr_plus", "openspiel_lcfr",
                "openspiel_cpp_cfr", "openspiel_cpp_cfr_plus"):
-    solver = solver_registry.make_solver(name, game)
+    solver = registry.make_solver(name, game)
     solver.evaluate_and_update_policy()
-    policy = solver_registry.python_average_policy(solver, game)
+    policy = contracts.python_average_policy(solver, game)
     assert exploitability.nash_conv(game, policy) > 0
 
 
@@ -360,5 +361,5 @@ def test_registry_builds_stock_solvers():
 ])
 def test_registry_refuses_bad_specs_listing_what_is_accepted(spec, message):
   with pytest.raises(ValueError) as error:
-    solver_registry.parse_solver(spec)
+    registry.parse_solver(spec)
   assert message in str(error.value)

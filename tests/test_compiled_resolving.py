@@ -9,12 +9,14 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import compiled_resolving
-from ggp_cr.algorithms import compiled_subgames
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.config import limits
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -35,7 +37,7 @@ def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
   resolved = 0
   for match in range(8):
     player = match % 2
-    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    live = cr.Resolver(tracing.Problem(game, player), config, seed=0)
     ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player, use_cbr)
     for _ in range(4):
       live.solver.iteration()
@@ -59,7 +61,7 @@ def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
           else:
             ours, our_info = ours.next_subgame(infoset, variant)
             assert our_info["variant"] == info["variant"]
-            live = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0,
+            live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
                                 trunk=profile)
             for _ in range(3):
               live.solver.iteration()
@@ -76,9 +78,9 @@ def test_run_keeps_iteration_and_time_budgets():
   tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
   keys = compiled_subgames.StateKeys.build(tree)
   resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
-  assert resolver.run(players.Limit(iterations=3), time.perf_counter()) == 3
+  assert resolver.run(limits.Limit(iterations=3), time.perf_counter()) == 3
   assert resolver.iterations == 3 and resolver.estimates.iterations == 3
   start = time.perf_counter()
-  done = resolver.run(players.Limit(seconds=0.05), start)
+  done = resolver.run(limits.Limit(seconds=0.05), start)
   assert done > 0 and resolver.iterations == 3 + done
-  assert resolver.run(players.Limit(seconds=0.0), start) == 0
+  assert resolver.run(limits.Limit(seconds=0.0), start) == 0

@@ -7,10 +7,12 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import compiled_subgames
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -22,7 +24,7 @@ def _live_view(live, tree):
   for root_id in range(live.num_roots):
     history = (tuple(live.problem.root_histories[live.root_of[root_id]]) +
                tuple(live.actions[root_id]))
-    nodes.append(gadgets.history_node(tree, history))
+    nodes.append(subgames.history_node(tree, history))
   groups = {key: sorted(nodes[r] for r in live.subgame_map.roots(key))
             for key in live.subgame_map.own_keys()}
   own = {key: sorted(nodes[r] for r in live.subgame_map.own_roots(key))
@@ -53,7 +55,7 @@ def test_whole_game_and_next_subgame_traces_equal_the_live_ones(game_string):
   keys = compiled_subgames.StateKeys.build(tree)
   checked = 0
   for player in (0, 1):
-    live = cr._Trace(cr._Problem(game, player))
+    live = tracing.Trace(tracing.Problem(game, player))
     trace = compiled_subgames.trace_subgames(tree, keys, player, [0])
     _assert_equal_traces(live, trace, keys, tree)
     # One level down: the live trace of a resolve gadget over a group's roots.
@@ -63,8 +65,8 @@ def test_whole_game_and_next_subgame_traces_equal_the_live_ones(game_string):
       values = {s.information_state_string(1 - player): 0.0 for s in states}
       subgame = gadgets.Subgame(game, player, states, np.ones(len(states)), values)
       gadget = gadgets.make_gadget(subgame, "resolve")
-      deeper = cr._Trace(cr._Problem(game, player, gadget))
-      roots = [gadgets.history_node(tree, s.history()) for s in states]
+      deeper = tracing.Trace(tracing.Problem(game, player, gadget))
+      roots = [subgames.history_node(tree, s.history()) for s in states]
       _assert_equal_traces(deeper, compiled_subgames.trace_subgames(
           tree, keys, player, roots), keys, tree)
       checked += 1

@@ -9,8 +9,9 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import game_size
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
+from ggp_cr.algorithms.tree.game_size import game_size
 
 GOOFSPIEL3 = "turn_based_simultaneous_game(game=goofspiel(imp_info=True,num_cards=3))"
 
@@ -236,7 +237,7 @@ def test_cache_round_trip_and_corrupt_file(tmp_path):
   files = os.listdir(tmp_path)
   assert len(files) == 1 and files[0].endswith(".npz")
   loaded = compiled_tree.compile_game("leduc_poker", cache_dir=str(tmp_path))
-  for name in compiled_tree._ARRAY_FIELDS:  # pylint: disable=protected-access
+  for name in flat_tree.ARRAY_FIELDS:
     np.testing.assert_array_equal(getattr(tree, name), getattr(loaded, name))
   assert loaded.infoset_keys == tree.infoset_keys
   path = os.path.join(tmp_path, files[0])
@@ -249,7 +250,7 @@ def test_cache_round_trip_and_corrupt_file(tmp_path):
     warnings.simplefilter("error")
     compiled_tree.compile_game("leduc_poker", cache_dir=str(tmp_path))
   with pytest.raises(ValueError, match="holds leduc_poker"):
-    compiled_tree.CompiledTree.load(path, "kuhn_poker()")
+    flat_tree.CompiledTree.load(path, "kuhn_poker()")
 
 
 def test_cache_is_keyed_by_the_code_defining_the_rules(tmp_path, monkeypatch):

@@ -12,14 +12,16 @@ import pyspiel
 from open_spiel.python.bots import uniform_random
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.resolving import continual_resolving as cr
+from ggp_cr.algorithms.resolving import resolver as resolver_lib
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
 
@@ -222,17 +224,17 @@ def test_restart_plays_a_fresh_match_and_clone_is_independent():
 
 def test_registry_builds_the_bot_with_the_match_budget():
   game = pyspiel.load_game("kuhn_poker")
-  spec = players.parse_player("cr(solver=cfr+,variant=max_margin,keep=true)")
-  bot = players.make_bot(spec, game, 1, seed=4, budget=players.Budget.parse("5it", "7it"))
+  spec = registry.parse_player("cr(solver=cfr+,variant=max_margin,keep=true)")
+  bot = registry.make_bot(spec, game, 1, seed=4, budget=limits.Budget.parse("5it", "7it"))
   assert isinstance(bot, cr.ContinualResolvingBot)
   assert bot.config.solver == "cfr+" and bot.config.variant == "max_margin"
   assert bot.config.keep_solver_data
   seeds = matches.match_seeds(0, "cr", "random", 0, 0)
   result = matches.run_match(game, ["random", "cr(solver=cfr+)"], seeds,
-                             players.Budget.parse("5it", "7it"))
+                             limits.Budget.parse("5it", "7it"))
   assert len(result.returns) == 2
   with pytest.raises(ValueError, match="variant"):
-    players.parse_player("cr(variant=safe)")
+    registry.parse_player("cr(variant=safe)")
 
 
 def test_time_budgets_run():
@@ -251,18 +253,18 @@ def test_time_budgets_run():
 def test_subgame_map_gives_the_augmented_closure_roots(game_string):
   """In these games (no observation refines a non-acting player's information state)
   the thesis's merged root sets are the roots of the smallest subgame closed under
-  augmented information sets (gadgets.subgame_root_nodes)."""
+  augmented information sets (subgames.subgame_root_nodes)."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   compared = 0
   for player in (0, 1):
-    trace = cr._Trace(cr._Problem(game, player))
+    trace = tracing.Trace(tracing.Problem(game, player))
     for key in trace.subgame_map.own_keys():
       group = trace.subgame_map.roots(key)
       ours = sorted(tuple(trace.root_state(r).history()) for r in group)
       some_root = trace.root_state(trace.subgame_map.own_roots(key)[0])
-      nodes = gadgets.subgame_root_nodes(tree, some_root.history())
-      states = gadgets.node_states(tree, nodes)
+      nodes = subgames.subgame_root_nodes(tree, some_root.history())
+      states = subgames.node_states(tree, nodes)
       assert ours == sorted(tuple(states[n].history()) for n in nodes), key
       compared += 1
   assert compared > 0
@@ -284,9 +286,9 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
   roots equal the means over iterations of the exact self-play quantities."""
   game = pyspiel.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
-  config = cr.ResolverConfig(solver="cfr+")
-  problem = cr._Problem(game, 0)
-  resolver = cr._Resolver(problem, config, seed=0)
+  config = resolver_lib.ResolverConfig(solver="cfr+")
+  problem = tracing.Problem(game, 0)
+  resolver = resolver_lib.Resolver(problem, config, seed=0)
   reference = cfr.CFRPlusSolver(tree)
   trace = resolver.trace
   iterations = 7
@@ -324,8 +326,8 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
 
 def test_sampling_reach_estimates_come_from_the_average_strategy():
   game = pyspiel.load_game("kuhn_poker")
-  problem = cr._Problem(game, 0)
-  resolver = cr._Resolver(problem, cr.ResolverConfig(), seed=1)
+  problem = tracing.Problem(game, 0)
+  resolver = resolver_lib.Resolver(problem, resolver_lib.ResolverConfig(), seed=1)
   for _ in range(50):
     resolver.solver.iteration()
   trace = resolver.trace
@@ -415,7 +417,7 @@ def test_prefix_sharing_traversal_equals_replaying_every_history():
   """Copying the bot after each decision gives the policy of replaying every
   information set's history with a fresh bot."""
   game = pyspiel.load_game("kuhn_poker")
-  budget = players.Budget.parse("10it", "10it")
+  budget = limits.Budget.parse("10it", "10it")
   shared = evaluators.traversing_evaluation(game, "cr", budget, seed=0)
   replayed = evaluators.traversing_evaluation(game, "cr", budget, seed=0,
                                               share_prefixes=False)

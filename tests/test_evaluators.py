@@ -13,11 +13,13 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 from open_spiel.python.bots import policy as policy_bot
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 
 def _random_strategy(game, seed):
@@ -43,7 +45,7 @@ def _assert_same_strategy(got, expected, keys=None):
 @pytest.mark.parametrize("game_string", ["kuhn_poker", "python_rps",
                                          "python_leduc(cards_per_suit=2,max_raises=1)"])
 def test_traversing_evaluation_of_a_fixed_strategy_is_that_strategy(game_string):
-  game = players.load_game(game_string)
+  game = registry.load_game(game_string)
   strategy = _random_strategy(game, 1)
   result = evaluators.traversing_evaluation(game, _fixed_player(strategy))
   _assert_same_strategy(result.policy, strategy)
@@ -91,7 +93,7 @@ class _HistoryCheckingBot(pyspiel.Bot):
 
 
 def test_traversing_evaluation_replays_each_history_as_the_player_saw_it():
-  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  game = registry.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
   seen = []
   result = evaluators.traversing_evaluation(
       game, lambda g, player_id, seed, budget: _HistoryCheckingBot(player_id, seen))
@@ -101,8 +103,8 @@ def test_traversing_evaluation_replays_each_history_as_the_player_saw_it():
 
 
 def test_traversing_evaluation_is_reproducible_for_a_seeded_search_player():
-  game = players.load_game("kuhn_poker")
-  budget = players.Budget.parse("0", "30it")
+  game = registry.load_game("kuhn_poker")
+  budget = limits.Budget.parse("0", "30it")
   first = evaluators.traversing_evaluation(game, "ismcts(final_policy=visits)", budget,
                                            seed=3)
   second = evaluators.traversing_evaluation(game, "ismcts(final_policy=visits)", budget,
@@ -114,7 +116,7 @@ def test_traversing_evaluation_is_reproducible_for_a_seeded_search_player():
 
 @pytest.mark.parametrize("weighting", evaluators.WEIGHTINGS)
 def test_game_playing_evaluation_of_a_fixed_strategy_matches_it_where_reached(weighting):
-  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  game = registry.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
   strategy = _random_strategy(game, 2)
   result = evaluators.game_playing_evaluation(game, _fixed_player(strategy),
                                               num_matches=30, weighting=weighting)
@@ -153,7 +155,7 @@ class _ReportingBot(pyspiel.Bot):
 
 
 def test_game_playing_weighting_by_visits_or_uniformly():
-  game = players.load_game("python_rps")
+  game = registry.load_game("python_rps")
   key = game.new_initial_state().information_state_string(0)
   other = "an information set the player only computed"
   # Seat 0 acts in matches 0 and 2; each report covers its information set and below.
@@ -173,7 +175,7 @@ def test_game_playing_weighting_by_visits_or_uniformly():
 
 
 def test_terminal_avoiding_opponent_keeps_matches_going():
-  game = players.load_game("python_leduc")
+  game = registry.load_game("python_leduc")
   state = game.new_initial_state()
   while state.is_chance_node():
     state.apply_action(state.chance_outcomes()[0][0])
@@ -184,7 +186,7 @@ def test_terminal_avoiding_opponent_keeps_matches_going():
 
 
 def test_bad_input_is_a_clear_error():
-  game = players.load_game("kuhn_poker")
+  game = registry.load_game("kuhn_poker")
 
   class Silent(pyspiel.Bot):
 
@@ -201,7 +203,7 @@ def test_bad_input_is_a_clear_error():
   with pytest.raises(ValueError, match="num_matches must be >= 1"):
     evaluators.game_playing_evaluation(game, "random", num_matches=0)
   with pytest.raises(ValueError, match="load_game_as_turn_based"):
-    evaluators.traversing_evaluation(players.load_game("goofspiel(num_cards=3)"),
+    evaluators.traversing_evaluation(registry.load_game("goofspiel(num_cards=3)"),
                                      "random")
   with pytest.raises(ValueError, match="interactive"):
     evaluators.traversing_evaluation(game, "human")
@@ -225,7 +227,7 @@ def test_evaluate_example_writes_rows_and_plot(tmp_path):
 
 
 def test_traversing_evaluation_of_a_saved_strategy_player_is_the_saved_strategy(tmp_path):
-  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
+  game = registry.load_game("python_leduc(cards_per_suit=2,max_raises=1)")
   tree = compiled_tree.cached_tree(game)
   rng = np.random.default_rng(4)
   slots = rng.random(tree.num_infoset_actions)
@@ -237,19 +239,37 @@ def test_traversing_evaluation_of_a_saved_strategy_player_is_the_saved_strategy(
   result = evaluators.traversing_evaluation(game, f"strategy(path={path})")
   np.testing.assert_allclose(tree.policy_to_slots(result.policy), slots, atol=1e-12)
   assert result.nash_conv == pytest.approx(
-      best_response.nash_conv_slots(tree, slots).nash_conv, abs=1e-12)
+      exact_br.nash_conv_slots(tree, slots).nash_conv, abs=1e-12)
+
+
+class _TableSolver:
+  """Fixed average-strategy sums for every information set (contracts.SumsSolver)."""
+
+  def __init__(self, table, targeting_probability):
+    self.table = table
+    self.targeting_probability = targeting_probability
+
+  def runs_on(self, tree):
+    del tree
+    return True
+
+  def average_sums(self, tree, infoset):
+    data = self.table[tree.infoset_keys[infoset]]
+    return dict(zip(data.actions, data.cumulative.tolist()))
 
 
 class _TableBot(pyspiel.Bot):
-  """Passes/checks with a uniform policy; its `solver` holds fixed average-strategy
-  sums for every information set."""
+  """Passes/checks with a uniform policy; its decisions' solver holds fixed
+  average-strategy sums for every information set (contracts.SolvingBot)."""
 
   def __init__(self, player_id, table, targeting_probability, asked):
     pyspiel.Bot.__init__(self)
     self._player_id = player_id
     self._asked = asked
-    self.solver = types.SimpleNamespace(table=table,
-                                        targeting_probability=targeting_probability)
+    self._solver = _TableSolver(table, targeting_probability)
+
+  def decision_solver(self):
+    return self._solver
 
   def restart_at(self, state):
     pass
@@ -266,7 +286,7 @@ class _TableBot(pyspiel.Bot):
 @pytest.mark.parametrize("scope, targeting", [
     ("successors", 0.0), ("thesis", 0.5), ("thesis", 0.0), ("current", 0.0)])
 def test_game_playing_scope_selects_which_solver_sums_are_added(scope, targeting):
-  game = players.load_game("kuhn_poker")
+  game = registry.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
   rng = np.random.default_rng(0)
   table = {key: types.SimpleNamespace(actions=[0, 1], cumulative=rng.random(2) * 5)
@@ -296,8 +316,8 @@ def test_game_playing_scope_selects_which_solver_sums_are_added(scope, targeting
 
 
 def test_game_playing_evaluation_of_the_online_solving_player():
-  game = players.load_game("kuhn_poker")
-  budget = players.Budget.parse("200it", "50it")
+  game = registry.load_game("kuhn_poker")
+  budget = limits.Budget.parse("200it", "50it")
   by_scope = {scope: evaluators.game_playing_evaluation(
       game, "online_solving", budget, num_matches=6, scope=scope)
               for scope in evaluators.SCOPES}
@@ -347,7 +367,7 @@ class _StatefulBot(pyspiel.Bot):
 
 
 def test_clonable_bots_are_asked_once_per_information_set_with_the_same_result():
-  game = players.load_game("python_leduc(cards_per_suit=2,max_raises=2)")
+  game = registry.load_game("python_leduc(cards_per_suit=2,max_raises=2)")
   results = {clonable: evaluators.traversing_evaluation(
       game, lambda g, player_id, seed, budget, c=clonable: _StatefulBot(player_id, seed,
                                                                         c))
@@ -360,8 +380,8 @@ def test_clonable_bots_are_asked_once_per_information_set_with_the_same_result()
 
 
 def test_game_playing_reads_the_continual_resolving_subgame_solver():
-  game = players.load_game("kuhn_poker")
-  budget = players.Budget.parse("100it", "50it")
+  game = registry.load_game("kuhn_poker")
+  budget = limits.Budget.parse("100it", "50it")
   defined = {scope: evaluators.game_playing_evaluation(
       game, "cr", budget, num_matches=6, scope=scope).infosets_defined
              for scope in ("successors", "current")}

@@ -6,15 +6,16 @@ import pyspiel
 import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import external_sampling
-from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.sampling import external_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def _exploitability(game, solver):
   tree = compiled_tree.cached_tree(game)
-  return best_response.exploitability_slots(tree,
+  return exact_br.exploitability_slots(tree,
                                             solver.average_policy().to_slots(tree))
 
 
@@ -52,7 +53,7 @@ SOLVERS = {
 def test_exploitability_falls_well_below_uniform(game_string, iterations, name):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
+  uniform = exact_br.exploitability_slots(tree, tree.uniform_slots())
   solver = _run(SOLVERS[name](game, iterations), iterations)
   assert _exploitability(game, solver) < 0.5 * uniform
 
@@ -73,7 +74,7 @@ def test_es_same_order_of_magnitude_as_openspiel_on_leduc():
         external_sampling.ExternalSamplingSolver(game, seed=seed), iterations)))
     np.random.seed(seed)
     reference = _run(external_sampling_mccfr.ExternalSamplingSolver(game), iterations)
-    theirs.append(best_response.exploitability(game, reference.average_policy()))
+    theirs.append(exact_br.exploitability(game, reference.average_policy()))
   ratio = np.median(ours) / np.median(theirs)
   assert 1 / 3 < ratio < 3, (ours, theirs)
 
@@ -162,9 +163,9 @@ def test_bad_input_is_rejected(make, match):
 ])
 def test_registered_sampling_solvers_run(spec):
   game = pyspiel.load_game("kuhn_poker")
-  solver = _run(solver_registry.make_solver(spec, game, seed=0), 300)
-  policy = solver_registry.python_average_policy(solver, game)
-  assert best_response.exploitability(game, policy) < 0.3
+  solver = _run(registry.make_solver(spec, game, seed=0), 300)
+  policy = contracts.python_average_policy(solver, game)
+  assert exact_br.exploitability(game, policy) < 0.3
 
 
 @pytest.mark.parametrize("spec,match", [
@@ -180,4 +181,4 @@ def test_registered_sampling_solvers_run(spec):
 ])
 def test_registry_rejects_bad_specs(spec, match):
   with pytest.raises(ValueError, match=match):
-    solver_registry.parse_solver(spec)
+    registry.parse_solver(spec)

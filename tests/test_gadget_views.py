@@ -7,15 +7,17 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import compiled_subgames
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import continual_resolving as cr
-from ggp_cr.algorithms import gadget_views
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import next_root_estimates
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import next_root_estimates
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -47,7 +49,7 @@ def _inputs(tree, keys, player, roots, trunk, rng):
   """w, o's reach and noisy CBR values per root key, both as keys and strings."""
   reach = tree.node_reaches(trunk)
   w = reach[player, roots] * reach[2, roots]
-  _, response = best_response.best_response_slots(tree, trunk, 1 - player)
+  _, response = exact_br.best_response_slots(tree, trunk, 1 - player)
   values = tree.node_values(response)[roots]
   if player == 0:
     values = tree.utility_sum - values
@@ -68,7 +70,7 @@ def test_view_equals_the_pyspiel_gadget(game_string, variant):
     w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
     if variant == "unsafe" and not np.any(w * opponent_reach > 0):
       continue
-    states = gadgets.node_states(tree, roots)
+    states = subgames.node_states(tree, roots)
     subgame = gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
                               {keys.key_string(k): v for k, v in cbv.items()},
                               opponent_reach=opponent_reach)
@@ -92,7 +94,7 @@ def test_view_equals_the_pyspiel_gadget(game_string, variant):
     if player == 0:
       gadget_value = -gadget_value
     assert view.gadget_value() == pytest.approx(gadget_value, abs=1e-9)
-    combined = gadgets.combine(tree, trunk, gadget, average)
+    combined = subgames.combine(tree, trunk, gadget, average)
     np.testing.assert_allclose(view.combine(trunk), combined, rtol=0, atol=1e-9)
     before = {keys.key_string(k): v for k, v in cbv.items()}
     if variant == "unsafe":  # the gadget's roots only
@@ -102,7 +104,7 @@ def test_view_equals_the_pyspiel_gadget(game_string, variant):
           tree.game, player, inside_states, w[inside],
           {s.information_state_string(1 - player): 0.0 for s in inside_states},
           opponent_reach=opponent_reach[inside])
-    margin = gadgets.subgame_margin(tree, subgame, combined, before=before)
+    margin = subgames.subgame_margin(tree, subgame, combined, before=before)
     assert view.subgame_margin() == pytest.approx(margin, abs=1e-9)
     compared += 1
   assert compared > 0
@@ -126,7 +128,7 @@ def test_bad_inputs_are_refused():
 def _live_inputs(tree, gadget):
   """{root node: (w, o's reach)} and {o's key string: CBV} of a live next gadget."""
   subgame = gadget.subgame
-  nodes = [gadgets.history_node(tree, h) for h in subgame.root_histories]
+  nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
   reach = dict(zip(nodes, zip(subgame.reach.tolist(),
                               subgame.opponent_reach.tolist())))
   return reach, subgame.opponent_values
@@ -170,7 +172,7 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
   config = cr.ResolverConfig(solver="cfr+", variant=variant)
   compared = 0
   for player in (0, 1):
-    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    live = cr.Resolver(tracing.Problem(game, player), config, seed=0)
     view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
     trace, estimates = _solve_both(live, view, 7)
     for own_key in live.trace.subgame_map.own_keys()[:2]:
@@ -183,7 +185,7 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
       _assert_inputs_equal(ours, _live_inputs(tree, gadget))
       compared += 1
       # One level down.
-      deeper = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0)
+      deeper = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0)
       roots = sorted(ours[0])
       sub_view = gadget_views.GadgetView(
           tree, keys, player, roots, [ours[0][n][0] for n in roots], ours[2],
@@ -222,7 +224,7 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
 
   compared = 0
   for player in (0, 1):
-    live = cr._Resolver(cr._Problem(game, player), config, seed=0)
+    live = cr.Resolver(tracing.Problem(game, player), config, seed=0)
     view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
     trace = view.trace()
     for _ in range(6):
@@ -235,7 +237,7 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
       first = ours(trace, trunk, infoset)
       _assert_inputs_equal(first, _live_inputs(tree, gadget))
       compared += 1
-      deeper = cr._Resolver(cr._Problem(game, player, gadget), config, seed=0,
+      deeper = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
                             trunk=trunk)
       roots = sorted(first[0])
       sub_view = gadget_views.GadgetView(tree, keys, player, roots,
@@ -280,7 +282,7 @@ def test_compiled_vr_mccfr_runs_on_a_view_as_on_the_pyspiel_gadget(variant):
   rng = np.random.default_rng(3)
   tree, keys, player, roots, trunk = next(_subgames(GAMES[1]))
   w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-  states = gadgets.node_states(tree, roots)
+  states = subgames.node_states(tree, roots)
   subgame = gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
                             {keys.key_string(k): v for k, v in cbv.items()},
                             opponent_reach=opponent_reach)

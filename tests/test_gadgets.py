@@ -18,10 +18,11 @@ from open_spiel.python.algorithms import cfr as openspiel_cfr
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import gadgets
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.tree import compiled_tree
 
 KUHN_SUBGAMES = ([0, 1, 0], [0, 1, 1], [0, 1, 0, 1])
 
@@ -35,7 +36,7 @@ def _solve(tree, iterations):
 
 def _solve_gadget(gadget, iterations):
   slots = _solve(gadget.tree(), iterations)
-  return slots, best_response.nash_conv_slots(gadget.tree(), slots).nash_conv
+  return slots, exact_br.nash_conv_slots(gadget.tree(), slots).nash_conv
 
 
 @pytest.fixture(scope="module")
@@ -71,26 +72,26 @@ def test_rps_resolve_is_safe_where_unsafe_resolving_is_not(rps):
   """[H] §F.2: against the uniform trunk, 'always rock' solves the unsafe gadget but
   is exploitable; the resolve gadget rejects it and recovers an equilibrium."""
   tree, trunk = rps
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0])
   assert subgame.player == 1
   assert subgame.root_histories == ((0,), (1,), (2,))
   np.testing.assert_allclose(subgame.reach, 1.0)
   assert subgame.opponent_values == pytest.approx(dict.fromkeys(subgame.infosets, 0.0))
   unsafe = gadgets.make_gadget(subgame, "unsafe")
   rock = _pure(unsafe.tree(), 1, "p1", 0)
-  rock_nash_conv = best_response.nash_conv_slots(unsafe.tree(), rock).nash_conv
+  rock_nash_conv = exact_br.nash_conv_slots(unsafe.tree(), rock).nash_conv
   assert rock_nash_conv == pytest.approx(0)
-  combined_rock = gadgets.combine(tree, trunk, unsafe, rock)
-  assert best_response.exploitability_slots(tree, combined_rock) == pytest.approx(0.5)
-  assert gadgets.subgame_margin(tree, subgame, combined_rock) == pytest.approx(-1.0)
+  combined_rock = subgames.combine(tree, trunk, unsafe, rock)
+  assert exact_br.exploitability_slots(tree, combined_rock) == pytest.approx(0.5)
+  assert subgames.subgame_margin(tree, subgame, combined_rock) == pytest.approx(-1.0)
 
   resolve = gadgets.make_gadget(subgame, "resolve")
   rock_in_resolve = _pure(resolve.tree(), 1, "p1", 0)
-  assert best_response.nash_conv_slots(resolve.tree(), rock_in_resolve).nash_conv > 0.5
+  assert exact_br.nash_conv_slots(resolve.tree(), rock_in_resolve).nash_conv > 0.5
   slots, nash_conv = _solve_gadget(resolve, 1000)
-  combined = gadgets.combine(tree, trunk, resolve, slots)
-  assert best_response.exploitability_slots(tree, combined) <= nash_conv / 2 + 1e-12
-  assert gadgets.subgame_margin(tree, subgame, combined) >= -nash_conv
+  combined = subgames.combine(tree, trunk, resolve, slots)
+  assert exact_br.exploitability_slots(tree, combined) <= nash_conv / 2 + 1e-12
+  assert subgames.subgame_margin(tree, subgame, combined) >= -nash_conv
 
 
 @pytest.mark.parametrize("game_name", ["kuhn", "leduc"])
@@ -99,16 +100,16 @@ def test_value_convention(game_name, request):
   in the resolve gadget and 0 in the max-margin gadget; Terminate pays K·CBV/k_I."""
   tree, trunk = request.getfixturevalue(game_name)
   history = [0, 1, 1] if game_name == "kuhn" else [0, 2, 1, 2]
-  subgame = gadgets.subgame_from_trunk(tree, trunk, history)
-  exact = gadgets.opponent_root_values(tree, trunk, subgame)
+  subgame = subgames.subgame_from_trunk(tree, trunk, history)
+  exact = subgames.opponent_root_values(tree, trunk, subgame)
   assert subgame.opponent_values == pytest.approx(exact)
   for key, value in subgame.normalised_values().items():
     assert value * subgame.infoset_reach[key] == pytest.approx(exact[key])
   o = subgame.opponent
 
   resolve = gadgets.make_gadget(subgame, "resolve")
-  trunk_in_resolve = gadgets.gadget_slots_from_original(resolve, tree, trunk)
-  values = best_response.best_response_values(resolve.tree(), trunk_in_resolve)
+  trunk_in_resolve = subgames.gadget_slots_from_original(resolve, tree, trunk)
+  values = exact_br.best_response_values(resolve.tree(), trunk_in_resolve)
   assert values[o] == pytest.approx(sum(exact.values()), abs=1e-12)
   state = resolve.new_initial_state()
   root, _ = state.chance_outcomes()[0]
@@ -121,8 +122,8 @@ def test_value_convention(game_name, request):
   assert state.returns()[subgame.player] == -state.returns()[o]
 
   max_margin = gadgets.make_gadget(subgame, "max_margin")
-  trunk_in_margin = gadgets.gadget_slots_from_original(max_margin, tree, trunk)
-  values = best_response.best_response_values(max_margin.tree(), trunk_in_margin)
+  trunk_in_margin = subgames.gadget_slots_from_original(max_margin, tree, trunk)
+  values = exact_br.best_response_values(max_margin.tree(), trunk_in_margin)
   assert values[o] == pytest.approx(0, abs=1e-12)
 
 
@@ -130,13 +131,13 @@ def test_max_margin_best_response_is_minus_the_margin(leduc):
   """[H] Lemma 7: o's value of choosing I is CBV_after(I) − CBV(I), so o's best
   response in the max-margin gadget is worth exactly −SM, for any strategy of p."""
   tree, trunk = leduc
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0, 2, 1])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0, 2, 1])
   gadget = gadgets.make_gadget(subgame, "max_margin")
   for iterations in (1, 7, 50):
     slots, _ = _solve_gadget(gadget, iterations)
-    combined = gadgets.combine(tree, trunk, gadget, slots)
-    margin = gadgets.subgame_margin(tree, subgame, combined)
-    value = best_response.best_response_values(gadget.tree(), slots)[subgame.opponent]
+    combined = subgames.combine(tree, trunk, gadget, slots)
+    margin = subgames.subgame_margin(tree, subgame, combined)
+    value = exact_br.best_response_values(gadget.tree(), slots)[subgame.opponent]
     assert value == pytest.approx(-margin, abs=1e-12)
 
 
@@ -144,15 +145,15 @@ def test_max_margin_best_response_is_minus_the_margin(leduc):
 @pytest.mark.parametrize("variant", ["resolve", "max_margin"])
 def test_kuhn_resolving_an_equilibrium_keeps_an_equilibrium(kuhn, history, variant):
   tree, trunk = kuhn
-  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   assert trunk_exploitability < 1e-4
-  subgame = gadgets.subgame_from_trunk(tree, trunk, history)
+  subgame = subgames.subgame_from_trunk(tree, trunk, history)
   gadget = gadgets.make_gadget(subgame, variant)
   slots, nash_conv = _solve_gadget(gadget, 2000)
   assert nash_conv < 1e-3
-  combined = gadgets.combine(tree, trunk, gadget, slots)
+  combined = subgames.combine(tree, trunk, gadget, slots)
   bound = nash_conv / 2 * (1 if variant == "resolve" else len(subgame.infosets))
-  assert best_response.exploitability_slots(tree, combined) <= (
+  assert exact_br.exploitability_slots(tree, combined) <= (
       trunk_exploitability + bound + 1e-12)
 
 
@@ -164,19 +165,19 @@ def test_leduc_resolving_with_exact_values_never_hurts(leduc, history, by):
   """Burch et al. 2014, Theorem 1 ([H] Theorem 4), up to the gadget's NashConv; the
   max-margin gadget keeps a margin at least the resolve gadget's ([H] §I.3)."""
   tree, trunk = leduc
-  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
-  subgame = gadgets.subgame_from_trunk(tree, trunk, history, by=by)
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
+  subgame = subgames.subgame_from_trunk(tree, trunk, history, by=by)
   resolve = gadgets.make_gadget(subgame, "resolve")
   slots, nash_conv = _solve_gadget(resolve, 300)
-  combined = gadgets.combine(tree, trunk, resolve, slots)
-  assert best_response.exploitability_slots(tree, combined) <= (
+  combined = subgames.combine(tree, trunk, resolve, slots)
+  assert exact_br.exploitability_slots(tree, combined) <= (
       trunk_exploitability + nash_conv / 2 + 1e-12)
-  resolve_margin = gadgets.subgame_margin(tree, subgame, combined)
+  resolve_margin = subgames.subgame_margin(tree, subgame, combined)
   assert resolve_margin >= -nash_conv
   max_margin = gadgets.make_gadget(subgame, "max_margin")
   slots, nash_conv = _solve_gadget(max_margin, 300)
-  margin = gadgets.subgame_margin(tree, subgame,
-                                  gadgets.combine(tree, trunk, max_margin, slots))
+  margin = subgames.subgame_margin(tree, subgame,
+                                  subgames.combine(tree, trunk, max_margin, slots))
   assert margin >= resolve_margin - nash_conv
   assert margin > 0
 
@@ -185,20 +186,20 @@ def test_unsafe_resolving_can_lose_margin(kuhn):
   """Solved unsafe gadgets ignore o's alternatives: facing a bet in Kuhn, the
   equilibrium CFR+ finds is exploitable and its margin negative."""
   tree, trunk = kuhn
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0, 1, 1])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0, 1, 1])
   unsafe = gadgets.make_gadget(subgame, "unsafe")
   slots, nash_conv = _solve_gadget(unsafe, 2000)
   assert nash_conv < 1e-3
-  combined = gadgets.combine(tree, trunk, unsafe, slots)
-  assert gadgets.subgame_margin(tree, subgame, combined) < -0.01
-  assert best_response.exploitability_slots(tree, combined) > (
-      best_response.exploitability_slots(tree, trunk) + 0.01)
+  combined = subgames.combine(tree, trunk, unsafe, slots)
+  assert subgames.subgame_margin(tree, subgame, combined) < -0.01
+  assert exact_br.exploitability_slots(tree, combined) > (
+      exact_br.exploitability_slots(tree, trunk) + 0.01)
 
 
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
 def test_gadgets_work_with_openspiel(kuhn, variant):
   tree, trunk = kuhn
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0, 1, 0])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0, 1, 0])
   gadget = gadgets.make_gadget(subgame, variant)
   pyspiel.random_sim_test(gadget, num_sims=20, serialize=False, verbose=False)
   solver = openspiel_cfr.CFRPlusSolver(gadget)
@@ -206,17 +207,17 @@ def test_gadgets_work_with_openspiel(kuhn, variant):
     solver.evaluate_and_update_policy()
   average = solver.average_policy()
   assert openspiel_exploitability.exploitability(gadget, average) == pytest.approx(
-      best_response.exploitability_slots(gadget.tree(),
+      exact_br.exploitability_slots(gadget.tree(),
                                          gadget.tree().policy_to_slots(average)))
   cpp_solver = pyspiel.CFRSolver(gadget)
   for _ in range(10):
     cpp_solver.evaluate_and_update_policy()
   cpp_average = cpp_solver.average_policy()
   assert pyspiel.exploitability(gadget, cpp_average) == pytest.approx(
-      best_response.exploitability_slots(gadget.tree(),
+      exact_br.exploitability_slots(gadget.tree(),
                                          gadget.tree().policy_to_slots(cpp_average)))
   # Policies from OpenSpiel's solvers map back onto the original game.
-  strategy = gadgets.resolved_strategy(gadget, average)
+  strategy = subgames.resolved_strategy(gadget, average)
   for key in strategy:
     assert tree.infoset_index(subgame.player, key) >= 0
 
@@ -229,17 +230,17 @@ def test_gadgets_on_python_games():
   for action in (0, 1, 1):
     state.apply_action(action)
   for by in ("augmented", "public"):
-    subgame = gadgets.subgame_from_trunk(tree, trunk, state, by=by)
+    subgame = subgames.subgame_from_trunk(tree, trunk, state, by=by)
     for variant in gadgets.VARIANTS:
       gadget = gadgets.make_gadget(subgame, variant)
       pyspiel.random_sim_test(gadget, num_sims=10, serialize=False, verbose=False)
-      combined = gadgets.combine(tree, trunk, gadget, _solve(gadget.tree(), 20))
+      combined = subgames.combine(tree, trunk, gadget, _solve(gadget.tree(), 20))
       assert combined.shape == trunk.shape
 
 
 def test_gadget_strings_keep_the_original_ones(kuhn):
   tree, trunk = kuhn
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0, 1, 0])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0, 1, 0])
   gadget = gadgets.make_gadget(subgame, "resolve")
   gadget_tree = gadget.tree()
   original_keys = set(tree.infoset_keys)
@@ -249,11 +250,11 @@ def test_gadget_strings_keep_the_original_ones(kuhn):
       assert key.split(" at ")[-1] in subgame.infosets
     else:
       assert key in original_keys
-  assert sorted(gadgets.resolved_strategy(gadget, gadget_tree.uniform_slots())) == [
+  assert sorted(subgames.resolved_strategy(gadget, gadget_tree.uniform_slots())) == [
       "0p", "1p", "2p"]
   # combine changes p's subgame infosets only.
   slots = _pure(gadget_tree, 1, "0p", 1)
-  combined = gadgets.combine(tree, trunk, gadget, slots)
+  combined = subgames.combine(tree, trunk, gadget, slots)
   changed = tree.slot_infoset[np.flatnonzero(~np.isclose(combined, trunk))]
   assert set(tree.infoset_player[changed]) == {1}
   assert {tree.infoset_keys[i] for i in changed} <= {"0p", "1p", "2p"}
@@ -265,25 +266,25 @@ def test_gadget_strings_keep_the_original_ones(kuhn):
 def test_subgame_roots(kuhn, leduc):
   tree, _ = kuhn
   for history in KUHN_SUBGAMES:
-    augmented = gadgets.subgame_root_nodes(tree, history)
-    public = gadgets.subgame_root_nodes(tree, history, by="public")
+    augmented = subgames.subgame_root_nodes(tree, history)
+    public = subgames.subgame_root_nodes(tree, history, by="public")
     np.testing.assert_array_equal(augmented, public)
     assert len(augmented) == 6
   # After a chance node there is no new root: the whole game is the subgame.
-  np.testing.assert_array_equal(gadgets.subgame_root_nodes(tree, [0, 1]), [0])
+  np.testing.assert_array_equal(subgames.subgame_root_nodes(tree, [0, 1]), [0])
   tree, _ = leduc
   round_two = [3, 1, 2, 1, 4]   # raise, call, public card: player 0 acts
-  public = gadgets.subgame_root_nodes(tree, round_two, by="public")
+  public = subgames.subgame_root_nodes(tree, round_two, by="public")
   assert len(public) == 20 and set(tree.node_player[public]) == {0}
   # Under augmented information sets the round-2 decision belongs to the subgame
   # rooted at player 1's first decision, since only chance moved in between ([S] §2).
-  augmented = gadgets.subgame_root_nodes(tree, round_two)
-  np.testing.assert_array_equal(augmented, gadgets.subgame_root_nodes(tree, [3, 1, 2]))
+  augmented = subgames.subgame_root_nodes(tree, round_two)
+  np.testing.assert_array_equal(augmented, subgames.subgame_root_nodes(tree, [3, 1, 2]))
 
 
 def test_noise(kuhn):
   tree, trunk = kuhn
-  subgame = gadgets.subgame_from_trunk(tree, trunk, [0, 1, 0])
+  subgame = subgames.subgame_from_trunk(tree, trunk, [0, 1, 0])
   rng = np.random.default_rng(0)
   assert subgame.with_noise(0.0, rng).opponent_values == subgame.opponent_values
   noisy = subgame.with_noise(0.5, rng)
@@ -331,13 +332,13 @@ def test_bad_input(kuhn):
     gadgets.make_gadget(subgame, "unsafe")
   with pytest.raises(ValueError, match="compiled tree is of"):
     leduc_tree = compiled_tree.compile_game(pyspiel.load_game("leduc_poker"))
-    gadgets.combine(leduc_tree, leduc_tree.uniform_slots(),
+    subgames.combine(leduc_tree, leduc_tree.uniform_slots(),
                     gadgets.make_gadget(subgame), np.array([]))
   with pytest.raises(ValueError, match="values must be"):
-    gadgets.subgame_from_trunk(tree, trunk, [0, 1, 0], values="exact")
+    subgames.subgame_from_trunk(tree, trunk, [0, 1, 0], values="exact")
   with pytest.raises(ValueError, match="by must be"):
-    gadgets.subgame_root_nodes(tree, [0, 1, 0], by="depth")
+    subgames.subgame_root_nodes(tree, [0, 1, 0], by="depth")
   with pytest.raises(ValueError, match="pass player"):
-    gadgets.subgame_from_trunk(tree, trunk, [0])
+    subgames.subgame_from_trunk(tree, trunk, [0])
   with pytest.raises(ValueError, match="terminal"):
-    gadgets.subgame_root_nodes(tree, [0, 1, 0, 0])
+    subgames.subgame_root_nodes(tree, [0, 1, 0, 0])

@@ -6,9 +6,9 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms.ismcts_br import ismcts_best_response
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.best_response.ismcts_br import ismcts_best_response
+from ggp_cr.algorithms.tree import compiled_tree
 
 from test_pruned_best_response import random_profiles
 
@@ -33,9 +33,9 @@ def test_value_is_the_exact_value_of_the_returned_policy():
   tabular = policy_lib.TabularPolicy(game)
   result = ismcts_best_response(game, tabular, 1, simulations=200, seed=4)
   tree = compiled_tree.cached_tree(game)
-  assert best_response.on_policy_values(tree, tree.policy_to_slots(result.policy))[
+  assert exact_br.on_policy_values(tree, tree.policy_to_slots(result.policy))[
       1] == pytest.approx(result.value, abs=1e-9)
-  exact, _ = best_response.best_response(game, tabular, 1)
+  exact, _ = exact_br.best_response(game, tabular, 1)
   assert result.best_response_value == pytest.approx(exact, abs=1e-9)
   assert result.error == pytest.approx(exact - result.value)
   assert 0 < result.searches <= int((tree.infoset_player == 1).sum())

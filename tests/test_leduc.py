@@ -8,7 +8,7 @@ from open_spiel.python import policy
 from open_spiel.python.algorithms import cfr
 from open_spiel.python.algorithms import exploitability
 
-from ggp_cr.algorithms.game_size import game_size
+from ggp_cr.algorithms.tree.game_size import game_size
 from ggp_cr.games import leduc
 
 FOLD, CALL, RAISE = leduc.FOLD, leduc.CALL, leduc.RAISE

@@ -8,9 +8,10 @@ import pandas as pd
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def _run_example(*args):
@@ -52,8 +53,8 @@ def _mean_exploitability(game, make_solver, seeds, iterations):
     solver = make_solver(seed)
     for _ in range(iterations):
       solver.iteration()
-    policy = solver_registry.python_average_policy(solver, game)
-    values.append(best_response.exploitability_slots(tree, tree.policy_to_slots(policy)))
+    policy = contracts.python_average_policy(solver, game)
+    values.append(exact_br.exploitability_slots(tree, tree.policy_to_slots(policy)))
   return np.mean(values)
 
 
@@ -69,12 +70,12 @@ def test_pure_os_lambda_is_the_exploration_of_openspiel_outcome_sampling():
   ours = "mixed(schedule=os,e=1.0)"  # the example's pure OS at lambda = 1
 
   def openspiel_os(seed):
-    solver = solver_registry.make_solver("openspiel_os_mccfr", game, seed=seed)
+    solver = registry.make_solver("openspiel_os_mccfr", game, seed=seed)
     solver._expl = 1.0  # pylint: disable=protected-access  (OpenSpiel's exploration)
     return solver
 
   reference = _mean_exploitability(game, openspiel_os, seeds, iterations)
   mean = _mean_exploitability(
-      game, lambda seed: solver_registry.make_solver(ours, game, seed=seed), seeds,
+      game, lambda seed: registry.make_solver(ours, game, seed=seed), seeds,
       iterations)
   assert abs(mean - reference) < 0.12, (mean, reference)

@@ -6,12 +6,14 @@ import pyspiel
 import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import online_solving
-from ggp_cr.algorithms import outcome_sampling
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import online_solving
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
+from ggp_cr.algorithms.tree import compiled_tree
 
 BOTS = {
     "online_ist": lambda game, p, seed: online_solving.OnlineSolvingBot(
@@ -37,7 +39,7 @@ def _supports(name, game):
     return True
   if "pst" in name:
     try:
-      outcome_sampling.public_observer(game)
+      targets.public_observer(game)
     except ValueError:
       return False
   return True
@@ -115,9 +117,9 @@ def test_budgets_spent_as_asked():
   bot = online_solving.OnlineSolvingBot(game, 0, preplay="70it", move="30it")
   bot.step(game.new_initial_state().child(0).child(1))
   assert bot.iterations_per_move == [100]
-  assert bot.solver.num_iterations == 100
+  assert bot.solver.iterations == 100
   bot.restart()  # a new match: fresh tables, pre-play again
-  assert bot.solver.num_iterations == 0
+  assert bot.solver.iterations == 0
   bot.step(game.new_initial_state().child(1).child(0))
   assert bot.iterations_per_move == [100]
 
@@ -127,7 +129,7 @@ def test_online_players_are_far_less_exploitable_than_random(name):
   """The traversing evaluator ([S] §3.5) asks the player at every information set."""
   game = pyspiel.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
-  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
+  uniform = exact_br.exploitability_slots(tree, tree.uniform_slots())
 
   def make(game, player_id, seed, budget):
     del budget
@@ -170,10 +172,10 @@ def test_target_weight_by_hand_on_rps():
 
 def test_players_by_name():
   game = pyspiel.load_game("kuhn_poker")
-  budget = players.Budget.parse("50it", "20it")
+  budget = limits.Budget.parse("50it", "20it")
   for spec in ("online_solving", "online_solving(solver=mc_cfr(delta=0.3),targeting=pst)",
                "oos(delta=0.5,gamma=0.05)", "oos(reweight=false)"):
-    bot = players.make_bot(spec, game, 0, 0, budget)
+    bot = registry.make_bot(spec, game, 0, 0, budget)
     assert bot.step(game.new_initial_state().child(0).child(1)) in (0, 1)
 
 
@@ -187,7 +189,7 @@ def test_players_by_name():
 ])
 def test_bad_player_specs_are_rejected(spec, match):
   with pytest.raises(ValueError, match=match):
-    players.parse_player(spec)
+    registry.parse_player(spec)
 
 
 def test_bad_construction_is_rejected():
@@ -218,7 +220,7 @@ def test_copies_continue_histories_as_replays_do(player):
   """The traversing evaluator's copies of a bot after each decision give the policy
   of replaying every information set's history with a fresh bot."""
   game = pyspiel.load_game("kuhn_poker")
-  budget = players.Budget.parse("20it", "20it")
+  budget = limits.Budget.parse("20it", "20it")
   shared = evaluators.traversing_evaluation(game, player, budget, seed=1)
   replayed = evaluators.traversing_evaluation(game, player, budget, seed=1,
                                               share_prefixes=False)

@@ -7,10 +7,10 @@ import pyspiel
 import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_outcome_sampling
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import outcome_sampling
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 MC_CFR = dict(regret_matcher="drm(1,1)", exploration=0.7,
               cumulative_strategy_exponent=0.3)
@@ -20,7 +20,7 @@ CONFIGS = [dict(), MC_CFR, VR_MCCFR]
 
 def _exploitability(game, solver):
   tree = compiled_tree.cached_tree(game)
-  return best_response.exploitability_slots(tree,
+  return exact_br.exploitability_slots(tree,
                                             solver.average_policy().to_slots(tree))
 
 
@@ -41,7 +41,7 @@ def _play(game, actions):
 def test_exploitability_falls_well_below_uniform(game_string, iterations, config):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  uniform = best_response.exploitability_slots(tree, tree.uniform_slots())
+  uniform = exact_br.exploitability_slots(tree, tree.uniform_slots())
   solver = outcome_sampling.OutcomeSamplingSolver(game, seed=3, **config)
   for _ in range(iterations):
     solver.iteration()
@@ -85,7 +85,7 @@ def test_same_order_of_magnitude_as_openspiel_on_leduc():
     reference = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
     for _ in range(iterations):
       reference.iteration()
-    theirs.append(best_response.exploitability(game, reference.average_policy()))
+    theirs.append(exact_br.exploitability(game, reference.average_policy()))
   ratio = np.median(ours) / np.median(theirs)
   assert 1 / 3 < ratio < 3, (ours, theirs)
 
@@ -111,7 +111,7 @@ def test_compiled_fast_path_samples_the_same_histories(config):
     np.testing.assert_allclose(data.cumulative, fast.cumulative[slots], rtol=1e-9,
                                atol=1e-9)
   assert _exploitability(game, live) == pytest.approx(
-      best_response.exploitability_slots(tree, fast.average_strategy_slots()), abs=1e-9)
+      exact_br.exploitability_slots(tree, fast.average_strategy_slots()), abs=1e-9)
 
 
 def test_compiled_fast_path_targets_like_the_live_solver():
@@ -148,7 +148,7 @@ def test_variance_reduction_helps_on_leduc():
           tree, seed=seed, **config)
       solver.run(100_000)
       values.append(
-          best_response.exploitability_slots(tree, solver.average_strategy_slots()))
+          exact_br.exploitability_slots(tree, solver.average_strategy_slots()))
     results[name] = np.median(values)
   assert results["vr"] < results["mc"], results
 
@@ -176,7 +176,7 @@ def test_incremental_tree_adds_one_information_set_per_episode():
   assert len(full.table) > 2
   for _ in range(200):
     incremental.iteration()
-  assert len(incremental.table) <= 2 * incremental.num_iterations
+  assert len(incremental.table) <= 2 * incremental.iterations
 
 
 def test_nodes_touched_counts_every_sampled_state():

@@ -5,17 +5,20 @@ import pytest
 
 import pyspiel
 
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
 
 
 def test_parse_player_fills_defaults_and_positional_arguments():
-  spec = players.parse_player("ISMCTS( 20 , uct_c=1.5)")
+  spec = registry.parse_player("ISMCTS( 20 , uct_c=1.5)")
   assert spec.name == "ismcts"
   assert spec.parameters == {"simulations": 20, "uct_c": 1.5, "rollouts": 1,
                              "final_policy": "max_visits"}
   assert str(spec) == "ismcts(20,uct_c=1.5)"
-  assert players.parse_player("random").parameters == {}
+  assert registry.parse_player("random").parameters == {}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -31,33 +34,33 @@ def test_parse_player_fills_defaults_and_positional_arguments():
 ])
 def test_bad_player_strings_say_what_is_accepted(text, message):
   with pytest.raises(ValueError, match=message) as error:
-    players.parse_player(text)
+    registry.parse_player(text)
   if "Unknown player" in message or "Malformed" in message:
     for name in ("random", "ismcts", "mcts", "human"):
       assert name in str(error.value)
 
 
 def test_limits_and_budgets_parse_units():
-  assert players.parse_limit("2s") == players.Limit(seconds=2.0)
-  assert players.parse_limit("250ms") == players.Limit(seconds=0.25)
-  assert players.parse_limit("1000it") == players.Limit(iterations=1000)
-  assert players.parse_limit("0").is_zero
-  budget = players.Budget.parse("1s", "100it")
+  assert limits.parse_limit("2s") == limits.Limit(seconds=2.0)
+  assert limits.parse_limit("250ms") == limits.Limit(seconds=0.25)
+  assert limits.parse_limit("1000it") == limits.Limit(iterations=1000)
+  assert limits.parse_limit("0").is_zero
+  budget = limits.Budget.parse("1s", "100it")
   assert str(budget) == "preplay=1s,move=100it"
   for bad in ("2", "fast", "1.5it", "-1s"):
     with pytest.raises(ValueError, match="budget"):
-      players.Budget.parse(bad, "0")
+      limits.Budget.parse(bad, "0")
 
 
 def test_unknown_or_bad_game_is_a_clear_error():
   with pytest.raises(ValueError, match="unknown game name 'no_such_game'.*python_rps"):
-    players.load_game("no_such_game")
+    registry.load_game("no_such_game")
   with pytest.raises(ValueError, match="Cannot load game 'python_rps\\(n=2\\)'.*odd"):
-    players.load_game("python_rps(n=2)")
+    registry.load_game("python_rps(n=2)")
 
 
 def test_same_seeds_give_the_same_match_and_chance_is_shared_across_seatings():
-  game = players.load_game("kuhn_poker")
+  game = registry.load_game("kuhn_poker")
   first = matches.match_seeds(7, "random", "ismcts(20)", 0, 3)
   assert first == matches.match_seeds(7, "random", "ismcts(20)", 0, 3)
   other_seating = matches.match_seeds(7, "random", "ismcts(20)", 1, 3)
@@ -72,7 +75,7 @@ def test_same_seeds_give_the_same_match_and_chance_is_shared_across_seatings():
 
 
 def test_match_log_timing_and_payoffs():
-  game = players.load_game("python_leduc")
+  game = registry.load_game("python_leduc")
   logged = []
   result = matches.run_match(game, ["random", "random"],
                              matches.match_seeds(0, "random", "random", 0, 0),
@@ -97,8 +100,8 @@ def test_chance_sampling_follows_the_distribution():
 
 def test_mcts_refuses_imperfect_information_and_plays_perfect_information():
   with pytest.raises(ValueError, match="hidden information.*use ismcts"):
-    players.make_bot("mcts", players.load_game("python_rps"), 0, 1)
-  game = players.load_game("tic_tac_toe")
+    registry.make_bot("mcts", registry.load_game("python_rps"), 0, 1)
+  game = registry.load_game("tic_tac_toe")
   result = matches.run_match(game, ["mcts(simulations=20)", "random"],
                              matches.match_seeds(0, "m", "r", 0, 0))
   assert sorted(result.returns) == sorted([-x for x in result.returns])
@@ -106,7 +109,7 @@ def test_mcts_refuses_imperfect_information_and_plays_perfect_information():
 
 @pytest.mark.parametrize("game_string", ["python_rps", "python_leduc", "kuhn_poker"])
 def test_ismcts_plays_legal_moves_on_python_and_cpp_games(game_string):
-  game = players.load_game(game_string)
+  game = registry.load_game(game_string)
   for index in range(3):
     result = matches.run_match(game, ["ismcts(simulations=20)", "random"],
                                matches.match_seeds(1, "i", "r", 0, index))
@@ -114,7 +117,7 @@ def test_ismcts_plays_legal_moves_on_python_and_cpp_games(game_string):
 
 
 def test_infostate_resampler_samples_only_the_players_information_set():
-  game = players.load_game("python_leduc")
+  game = registry.load_game("python_leduc")
   state = game.new_initial_state()
   state.apply_action(state.chance_outcomes()[0][0])
   state.apply_action(state.chance_outcomes()[-1][0])
@@ -129,7 +132,7 @@ def test_infostate_resampler_samples_only_the_players_information_set():
 
 
 def test_human_bot_reads_names_or_ids_and_rejects_illegal_moves():
-  game = players.load_game("python_rps")
+  game = registry.load_game("python_rps")
   state = game.new_initial_state()
   answers = iter(["", "Pick(9)", "7", "pick(2)"])
   shown = []
@@ -158,31 +161,30 @@ def test_a_bot_choosing_an_illegal_action_is_reported():
     def restart_at(self, state):
       pass
 
-  game = players.load_game("python_rps")
+  game = registry.load_game("python_rps")
   with pytest.raises(ValueError, match="chose action 99, which is not legal"):
     matches.play(game, [Cheater(), Cheater()], 0, ["cheater", "cheater"])
 
 
 def test_search_players_take_simulations_from_an_iteration_budget():
-  game = players.load_game("kuhn_poker")
-  bot = players.make_bot("ismcts", game, 0, 1, players.Budget.parse("0", "37it"))
+  game = registry.load_game("kuhn_poker")
+  bot = registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "37it"))
   assert bot._max_simulations == 37  # pylint: disable=protected-access
-  bot = players.make_bot("ismcts(5)", game, 0, 1, players.Budget.parse("0", "37it"))
+  bot = registry.make_bot("ismcts(5)", game, 0, 1, limits.Budget.parse("0", "37it"))
   assert bot._max_simulations == 5  # pylint: disable=protected-access
   with pytest.raises(ValueError, match="not seconds.*'500it'"):
-    players.make_bot("ismcts", game, 0, 1, players.Budget.parse("0", "2s"))
+    registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "2s"))
 
 
 def test_solver_player_plays_the_solvers_average_strategy():
-  from ggp_cr.algorithms import solver_registry  # pylint: disable=g-import-not-at-top
-  game = players.load_game("kuhn_poker")
-  spec = players.parse_player("solver(cfr+, iterations=25)")
+  game = registry.load_game("kuhn_poker")
+  spec = registry.parse_player("solver(cfr+, iterations=25)")
   assert spec.parameters["name"] == "cfr+" and spec.parameters["iterations"] == 25
-  solver = solver_registry.make_solver("cfr+", game)
+  solver = registry.make_solver("cfr+", game)
   for _ in range(25):
     solver.evaluate_and_update_policy()
-  expected = solver_registry.python_average_policy(solver, game)
-  bot = players.make_bot(spec, game, 0, 5)
+  expected = contracts.python_average_policy(solver, game)
+  bot = registry.make_bot(spec, game, 0, 5)
   state = game.new_initial_state()
   state.apply_action(0)
   state.apply_action(2)
@@ -190,21 +192,21 @@ def test_solver_player_plays_the_solvers_average_strategy():
   assert dict(policy) == pytest.approx(expected.action_probabilities(state))
   assert action in state.legal_actions()
   with pytest.raises(ValueError, match="(?s)Unknown solver 'nosuch'.*cfr\\+"):
-    players.parse_player("solver(name=nosuch)")
+    registry.parse_player("solver(name=nosuch)")
 
 
 def test_strategy_player_needs_an_existing_file_for_its_game(tmp_path):
   with pytest.raises(ValueError, match="parameter 'path' is required"):
-    players.parse_player("strategy")
+    registry.parse_player("strategy")
   with pytest.raises(ValueError, match="no strategy file"):
-    players.parse_player(f"strategy(path={tmp_path / 'missing.npz'})")
-  from ggp_cr.algorithms import compiled_tree  # pylint: disable=g-import-not-at-top
-  from ggp_cr.algorithms import strategy_files  # pylint: disable=g-import-not-at-top
-  tree = compiled_tree.cached_tree(players.load_game("python_rps"))
+    registry.parse_player(f"strategy(path={tmp_path / 'missing.npz'})")
+  from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.tree import strategy_files  # pylint: disable=g-import-not-at-top
+  tree = compiled_tree.cached_tree(registry.load_game("python_rps"))
   path = tmp_path / "rps.npz"
   strategy_files.save_strategy(path, tree, tree.uniform_slots())
-  bot = players.make_bot(f"strategy({path})", players.load_game("python_rps"), 1, 0)
-  assert bot.step(players.load_game("python_rps").new_initial_state().child(0)) in (
+  bot = registry.make_bot(f"strategy({path})", registry.load_game("python_rps"), 1, 0)
+  assert bot.step(registry.load_game("python_rps").new_initial_state().child(0)) in (
       0, 1, 2)
   with pytest.raises(ValueError, match="is for python_rps\\(n=3\\), not kuhn_poker"):
-    players.make_bot(f"strategy({path})", players.load_game("kuhn_poker"), 0, 0)
+    registry.make_bot(f"strategy({path})", registry.load_game("kuhn_poker"), 0, 0)

@@ -5,7 +5,7 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.game_size import game_size
+from ggp_cr.algorithms.tree.game_size import game_size
 
 
 def _play(game, moves):

@@ -6,9 +6,9 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import pruned_br as pbr
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.best_response import pruned_br as pbr
+from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "leduc_poker", "python_rps", "python_ii_goofspiel(num_cards=3)",
          "python_princess_monster(max_turns=2)",
@@ -25,12 +25,12 @@ def random_profiles(tree, seed, count):
 def test_equals_exact_best_response_and_policy_attains_it(game):
   tree = compiled_tree.cached_tree(game)
   for slots in random_profiles(tree, seed=len(game), count=50):
-    exact = best_response.best_response_values(tree, slots)
+    exact = exact_br.best_response_values(tree, slots)
     for player in (0, 1):
       value, response, bound, statistics = pbr.pruned_best_response_slots(
           tree, slots, player)
       assert value == pytest.approx(exact[player], abs=1e-9)
-      attained = best_response.on_policy_values(tree, response)[player]
+      attained = exact_br.on_policy_values(tree, response)[player]
       assert attained == pytest.approx(exact[player], abs=1e-9)
       assert bound == 0.0
       assert 0 < statistics["histories_visited"] <= tree.num_nodes
@@ -128,7 +128,7 @@ def test_information_sets_at_several_depths():
   assert set(tree.node_depth[tree.node_infoset == tree.infoset_index(0, "p0 ()")]
              .tolist()) == {1, 2}
   for slots in random_profiles(tree, seed=4, count=30):
-    exact = best_response.best_response_values(tree, slots)
+    exact = exact_br.best_response_values(tree, slots)
     for player in (0, 1):
       assert pbr.pruned_best_response_slots(tree, slots, player)[0] == pytest.approx(
           exact[player], abs=1e-9)
@@ -157,7 +157,7 @@ def test_policy_input_matches_openspiel_cpp_best_response():
     # The returned TabularPolicy plays the response: OpenSpiel agrees on its value.
     tree = compiled_tree.cached_tree(game)
     replayed = tree.policy_to_slots(result.policy)
-    assert best_response.on_policy_values(tree, replayed)[player] == pytest.approx(
+    assert exact_br.on_policy_values(tree, replayed)[player] == pytest.approx(
         result.value, abs=1e-9)
 
 
@@ -196,7 +196,7 @@ def test_approximation_never_violates_its_bound(game):
               dict(eta=0.5, start_depth=6)]
   largest_error = 0.0
   for slots in random_profiles(tree, seed=11, count=6):
-    exact = best_response.best_response_values(tree, slots)
+    exact = exact_br.best_response_values(tree, slots)
     for player in (0, 1):
       for setting in settings:
         value, response, bound, _ = pbr.pruned_best_response_slots(
@@ -205,7 +205,7 @@ def test_approximation_never_violates_its_bound(game):
         assert -1e-9 <= error <= bound + 1e-9, (setting, error, bound)
         if setting.get("epsilon") == 0.0 or setting.get("eta") == 0.0:
           assert error == pytest.approx(0.0, abs=1e-9)
-        attained = best_response.on_policy_values(tree, response)[player]
+        attained = exact_br.on_policy_values(tree, response)[player]
         assert attained == pytest.approx(value, abs=1e-9)
         largest_error = max(largest_error, error)
   assert largest_error > 1e-6  # the approximation does give something up
@@ -227,7 +227,7 @@ def test_relative_bound_and_measured_error_are_reported():
 def test_start_depth_beyond_the_tree_is_exact():
   tree = compiled_tree.cached_tree("leduc_poker")
   slots = random_profiles(tree, seed=9, count=1)[0]
-  exact = best_response.best_response_values(tree, slots)[0]
+  exact = exact_br.best_response_values(tree, slots)[0]
   value = pbr.pruned_best_response_slots(tree, slots, 0, eta=1.0,
                                          start_depth=tree.max_depth + 1)[0]
   assert value == pytest.approx(exact, abs=1e-9)

@@ -6,9 +6,9 @@ import numba
 import numpy as np
 import pytest
 
-from ggp_cr.algorithms import regret_matching
-from ggp_cr.algorithms import spec_strings
-from ggp_cr.algorithms.regret_matching import parse_regret_matcher
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.cfr.regret_matching import parse_regret_matcher
+from ggp_cr.algorithms.config import spec_strings
 
 
 def test_rm_is_proportional_to_positive_regrets():

@@ -9,11 +9,11 @@ import pandas as pd
 import pyspiel
 import pytest
 
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import cfr
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import strategy_files
-from ggp_cr.algorithms import solver_runs
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 
 def _run(*args):
@@ -45,7 +45,7 @@ def test_solve_writes_csv_plot_resumes_and_saves_a_strategy_that_loads_back(tmp_
   for iterations in range(1, 41):
     solver.evaluate_and_update_policy()
     if iterations % 10 == 0:
-      expected = best_response.nash_conv_slots(
+      expected = exact_br.nash_conv_slots(
           tree, solver.average_strategy_slots()).nash_conv
       assert frame["nash_conv"].iloc[iterations // 10 - 1] == pytest.approx(
           expected, abs=1e-12)
@@ -103,7 +103,7 @@ def test_strategy_file_round_trip(tmp_path, kuhn_tree):
   assert strategy_files.read_game_string(path) == "kuhn_poker()"
   slots = strategy_files.load_strategy(path, kuhn_tree)
   np.testing.assert_array_equal(slots, solver.average_strategy_slots())
-  assert best_response.nash_conv_slots(kuhn_tree, slots).nash_conv > 0
+  assert exact_br.nash_conv_slots(kuhn_tree, slots).nash_conv > 0
 
 
 def test_strategy_file_of_another_game_is_refused(tmp_path, kuhn_tree):

@@ -10,7 +10,7 @@ import time
 import pandas as pd
 import pytest
 
-from ggp_cr.algorithms import tournament
+from ggp_cr.algorithms.evaluation import tournament
 
 
 def _config(players=("random", "ismcts(simulations=20)"), matches=3, **kwargs):

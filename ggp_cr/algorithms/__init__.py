@@ -1,12 +1,55 @@
-"""ggp_cr's algorithms: they take any pyspiel game and return OpenSpiel policies and bots."""
+"""ggp_cr's algorithms: they take any pyspiel game and return OpenSpiel policies and bots.
 
-from ggp_cr.algorithms.game_size import game_size
-from ggp_cr.algorithms.best_response import exploitability, nash_conv
-from ggp_cr.algorithms.pruned_br import pruned_best_response
-from ggp_cr.algorithms.ismcts_br import ismcts_best_response
-from ggp_cr.algorithms.online_solving import OnlineSolvingBot, OOSBot
-from ggp_cr.algorithms.continual_resolving import ContinualResolvingBot
-from ggp_cr.algorithms.cfr import (CFRPlusSolver, CFRSolver, DCFRSolver, GeneralCFRSolver,
-                                  LCFRSolver)
-from ggp_cr.algorithms.players import Budget, make_bot, parse_player
-from ggp_cr.algorithms.evaluators import game_playing_evaluation, traversing_evaluation
+One package per concept (spec README.md, architecture principle 5; the README's
+algorithms map lists what each holds):
+
+  tree/           the compiled game tree, its extraction and cache, shared kernels,
+                  slots <-> policies, strategy files
+  cfr/            regret matchers, the full-width CFR family, utility estimators
+  sampling/       outcome, external and mixed sampling MCCFR, targeting, baselines
+  resolving/      subgames, gadgets, the resolver and ContinualResolvingBot
+  best_response/  exact, pruned and ISMCTS best responses, policy validation
+  bots/           budgets, online solving / OOS, strategy, solver, search, human players
+  evaluation/     matches, tournaments, evaluators, results files, solver runs
+  config/         the spec-string parser and the one registry of named components
+
+The names below are loaded on first use (PEP 562), so `import ggp_cr.algorithms` is cheap.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "game_size": "ggp_cr.algorithms.tree.game_size",
+    "exploitability": "ggp_cr.algorithms.best_response.exact_br",
+    "nash_conv": "ggp_cr.algorithms.best_response.exact_br",
+    "pruned_best_response": "ggp_cr.algorithms.best_response.pruned_br",
+    "ismcts_best_response": "ggp_cr.algorithms.best_response.ismcts_br",
+    "OnlineSolvingBot": "ggp_cr.algorithms.bots.online_solving",
+    "OOSBot": "ggp_cr.algorithms.bots.online_solving",
+    "ContinualResolvingBot": "ggp_cr.algorithms.resolving.continual_resolving",
+    "CFRPlusSolver": "ggp_cr.algorithms.cfr.cfr",
+    "CFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "DCFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "GeneralCFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "LCFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "Budget": "ggp_cr.algorithms.config.limits",
+    "make_bot": "ggp_cr.algorithms.config.registry",
+    "parse_player": "ggp_cr.algorithms.config.registry",
+    "game_playing_evaluation": "ggp_cr.algorithms.evaluation.evaluators",
+    "traversing_evaluation": "ggp_cr.algorithms.evaluation.evaluators",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+  module = _EXPORTS.get(name)
+  if module is None:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+  value = getattr(importlib.import_module(module), name)
+  globals()[name] = value
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_EXPORTS))

@@ -16,7 +16,7 @@ r"""Best responses side by side ([B] ch. 6): OpenSpiel's and ours on one policy.
 Methods (--methods, comma-separated; default all):
   openspiel_python  open_spiel.python.algorithms.best_response.BestResponsePolicy
   openspiel_cpp     pyspiel.TabularBestResponse (C++)
-  exact             ggp_cr best_response.best_response (compiled tree, two passes)
+  exact             ggp_cr exact_br.best_response (compiled tree, two passes)
   brs               pruned exact best response ([B] ch. 4)
   approximate       BRS with each --epsilons (additive) and --etas (relative) bound
   ismcts            ISMCTS-BR with each --ismcts_simulations budget
@@ -40,7 +40,8 @@ simulations ([B] Fig. 6.1).
 --pruning_trials=N (> 0) prints [B] §6.2.2's figures for BRS on the game: histories
 left unvisited against N random mixed opponents and visited against N random
 deterministic ones (one random action per information set), counted as our search
-counts them and as [B]'s Figure 4.2 would (see ggp_cr.algorithms.pruned_br), and writes
+counts them and as [B]'s Figure 4.2 would (see
+ggp_cr.algorithms.best_response.pruned_br), and writes
 <output_dir>/<game>__player<P>__pruning.csv.
 """
 
@@ -48,7 +49,6 @@ import csv
 import multiprocessing
 import os
 import re
-import statistics
 import time
 
 from absl import app
@@ -58,12 +58,14 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import fixed_policies
-from ggp_cr.algorithms import ismcts_br
-from ggp_cr.algorithms import pruned_br
-from ggp_cr.algorithms import spec_strings
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.best_response import ismcts_br
+from ggp_cr.algorithms.best_response import pruned_br
+from ggp_cr.algorithms.bots import fixed_policies
+from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import timing
+from ggp_cr.algorithms.tree import compiled_tree
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 
@@ -100,16 +102,6 @@ def slug(text):
 
 def _parse_numbers(text, name):
   return [spec_strings.parse_float(part, name) for part in text.split(",") if part]
-
-
-def _median_seconds(function, runs):
-  times = []
-  result = None
-  for _ in range(runs):
-    start = time.perf_counter()
-    result = function()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times), result
 
 
 def _run_and_report_memory(function, connection):
@@ -158,11 +150,11 @@ class Comparison:
     self.player = player
     self.runs = runs
     self.tabular = tree.slots_to_tabular_policy(slots)
-    self.exact_value = float(best_response.best_response_values(tree, slots)[player])
+    self.exact_value = float(exact_br.best_response_values(tree, slots)[player])
     self.rows = []
 
   def add(self, method, function, value_of, visited_of=None, bound=None):
-    seconds, result = _median_seconds(function, self.runs)
+    seconds, result = timing.median_seconds(function, self.runs)
     value = value_of(result)
     row = dict(method=method, value=value, error=self.exact_value - value,
                bound=bound(result) if bound else None,
@@ -195,7 +187,7 @@ class Comparison:
     self.add("openspiel_cpp", run, lambda r: r)
 
   def exact(self):
-    self.add("exact", lambda: best_response.best_response(self.game, self.tabular,
+    self.add("exact", lambda: exact_br.best_response(self.game, self.tabular,
                                                           self.player),
              lambda r: r[0], lambda r: self.tree.num_nodes)
 
@@ -249,9 +241,7 @@ def write_csv(path, rows, extra):
 
 def plot_ismcts(path, game_string, player, errors):
   """[B] Fig. 6.1: ISMCTS-BR's error against simulations per information set."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
 
   budgets = sorted(errors)
   figure, axes = plt.subplots(figsize=(7, 4.5))
@@ -268,9 +258,7 @@ def plot_ismcts(path, game_string, player, errors):
                  fontsize=9)
   axes.grid(True, which="both", alpha=0.3)
   axes.legend()
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def pruning_figures(tree, player, trials):

@@ -6,14 +6,14 @@ r"""One resolving step with a fixed trunk strategy ([S] §6, Table 6.1, Figures 
 
 A trunk strategy is computed (--trunk_solver for --trunk_iterations) or loaded from a
 strategy file (--trunk_strategy, as written by --save_trunk or by the solve example's
---save_strategy; ggp_cr.algorithms.strategy_files). The subgame is the one
+--save_strategy; ggp_cr.algorithms.tree.strategy_files). The subgame is the one
 containing --history (comma-separated action ids from the root; the default is [S]
 Table 6.1's Leduc subgame Deal(0->1), Deal(0->2), Call, Raise), resolved for the player
 acting there. Its gadget is built from the opponent's exact counterfactual best-response
 values (--values=cbr) or its counterfactual values under the trunk (--values=trunk),
 each multiplied by an independent N(1, sigma) factor for every sigma in --sigmas
 (--repeats draws for sigma > 0, as [S] §6 did 50 times), and solved by --solver. Solvers
-are solver strings of ggp_cr.algorithms.solver_registry (cfr+, dcfr(1.5,0,2),
+are solver strings of ggp_cr.algorithms.config.registry (cfr+, dcfr(1.5,0,2),
 vr_mccfr, openspiel_cpp_cfr_plus, ...); an iteration is one
 `evaluate_and_update_policy()` or `iteration()`. The combined strategy (trunk, with the
 resolving player's subgame information sets taken from the gadget's average strategy)
@@ -41,11 +41,14 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import gadgets
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import strategy_files
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
 
 _GAME = flags.DEFINE_string("game", "python_leduc", "Game string.")
 _HISTORY = flags.DEFINE_string(
@@ -53,7 +56,7 @@ _HISTORY = flags.DEFINE_string(
     "the subgame (empty: the root).")
 _ROOTS_BY = flags.DEFINE_enum(
     "roots_by", "augmented", ["augmented", "public"],
-    "How the subgame's roots are found (gadgets.subgame_root_nodes).")
+    "How the subgame's roots are found (subgames.subgame_root_nodes).")
 _PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
                                "acting at --history).")
 _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
@@ -112,7 +115,7 @@ def _check_flags():
       raise app.UsageError(f"--{flag.name} must be >= 1, got {flag.value}.")
   for flag in (_TRUNK_SOLVER, _SOLVER):
     try:
-      solver_registry.parse_solver(flag.value)
+      registry.parse_solver(flag.value)
     except ValueError as error:
       raise app.UsageError(f"--{flag.name}: {error}") from None
   if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
@@ -121,15 +124,15 @@ def _check_flags():
 
 def _make_solver(spec, game):
   try:
-    solver = solver_registry.make_solver(spec, game, seed=_SEED.value)
+    solver = registry.make_solver(spec, game, seed=_SEED.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  step = getattr(solver, "evaluate_and_update_policy", None) or solver.iteration
+  step = contracts.step_function(solver)
   return solver, step
 
 
 def _average_slots(solver, game, tree):
-  return tree.policy_to_slots(solver_registry.python_average_policy(solver, game))
+  return tree.policy_to_slots(contracts.python_average_policy(solver, game))
 
 
 def _trunk(tree):
@@ -158,18 +161,16 @@ def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels
     if iteration % _EVAL_EVERY.value and iteration not in (1, _ITERATIONS.value):
       continue
     average = _average_slots(solver, gadget, gadget_tree)
-    combined = gadgets.combine(tree, trunk, gadget, average)
-    exploitability = best_response.exploitability_slots
+    combined = subgames.combine(tree, trunk, gadget, average)
+    exploitability = exact_br.exploitability_slots
     append({**labels, "variant": variant, "iteration": iteration,
             "combined_exploitability": exploitability(tree, combined),
             "gadget_exploitability": exploitability(gadget_tree, average),
-            "margin": gadgets.subgame_margin(tree, subgame, combined, exact_values)})
+            "margin": subgames.subgame_margin(tree, subgame, combined, exact_values)})
 
 
 def _plot(csv_path, png_path):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   import pandas as pd  # pylint: disable=g-import-not-at-top
   frame = pd.read_csv(csv_path)
   means = frame.groupby(["variant", "sigma", "iteration"], as_index=False).mean(
@@ -190,8 +191,7 @@ def _plot(csv_path, png_path):
   bottom.set_ylabel("subgame margin")
   figure.suptitle(f"{_GAME.value}, subgame at [{_HISTORY.value}], "
                   f"{_VALUES.value} values")
-  figure.tight_layout()
-  figure.savefig(png_path, dpi=120)
+  figures.save(figure, png_path)
 
 
 def main(argv):
@@ -207,15 +207,15 @@ def main(argv):
     raise app.UsageError(f"Cannot load game {_GAME.value!r}: {reason}") from None
   try:
     tree = compiled_tree.compile_game(game)
-    gadgets.history_node(tree, history)
+    subgames.history_node(tree, history)
     trunk = _trunk(tree)
-    subgame = gadgets.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
+    subgame = subgames.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
                                          _VALUES.value, _ROOTS_BY.value)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
-  exact_values = gadgets.opponent_root_values(tree, trunk, subgame)
-  trunk_exploitability = best_response.exploitability_slots(tree, trunk)
+  exact_values = subgames.opponent_root_values(tree, trunk, subgame)
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
 
   rng = np.random.default_rng(_SEED.value)

@@ -26,14 +26,16 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms import evaluators
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import results_csv
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import results_csv
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
 _PLAYER = flags.DEFINE_string("player", "ismcts",
                               "Player to evaluate. Accepted:\n" +
-                              players.describe_players())
+                              registry.describe_players())
 _EVALUATORS = flags.DEFINE_multi_enum("evaluator", ["traversing"],
                                       ["traversing", "game_playing"],
                                       "Evaluators to run (repeat the flag).")
@@ -57,9 +59,7 @@ COLUMNS = ["game", "player", "evaluator", "preplay", "move", "move_amount", "mov
 
 
 def _plot(rows, path, title):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(7, 4.5))
   for evaluator in sorted({row["evaluator"] for row in rows}):
     points = sorted((row["move_amount"], row["nash_conv"]) for row in rows
@@ -72,18 +72,16 @@ def _plot(rows, path, title):
   axes.set_title(title)
   axes.grid(True, which="both", alpha=0.3)
   axes.legend(title="evaluator")
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   try:
-    game = players.load_game(_GAME.value)
-    spec = players.parse_player(_PLAYER.value)
-    budgets = [players.Budget.parse(_PREPLAY.value, move) for move in _MOVES.value]
+    game = registry.load_game(_GAME.value)
+    spec = registry.parse_player(_PLAYER.value)
+    budgets = [limits.Budget.parse(_PREPLAY.value, move) for move in _MOVES.value]
     units = {"iterations" if b.move.iterations is not None else "seconds"
              for b in budgets}
     if len(units) > 1 or any(b.move.is_zero for b in budgets):

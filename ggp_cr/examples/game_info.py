@@ -14,7 +14,7 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import game_size
+from ggp_cr.algorithms.tree.game_size import game_size
 
 _GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=4)",
                             "Game string, e.g. python_leduc(max_raises=4).")

@@ -30,9 +30,10 @@ import pandas as pd
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import best_response
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")
@@ -79,13 +80,13 @@ def _done_runs(path):
 
 
 def _run(game, tree, solver_string, seed, iterations):
-  solver = solver_registry.make_solver(solver_string, game, seed=seed)
+  solver = registry.make_solver(solver_string, game, seed=seed)
   start = time.perf_counter()
   for _ in range(iterations):
     solver.iteration()
   seconds = time.perf_counter() - start
   slots = solver.average_policy().to_slots(tree)
-  return solver.nodes_touched, seconds, best_response.exploitability_slots(tree, slots)
+  return solver.nodes_touched, seconds, exact_br.exploitability_slots(tree, slots)
 
 
 def summarize(frame, iterations):
@@ -105,9 +106,7 @@ def summarize(frame, iterations):
 
 
 def plot(summary, path, title):
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(6.5, 4.2))
   for (method, group), color in zip(summary.groupby("method"), ("C0", "C1")):
     axes.errorbar(group["lambda"], group["exploitability"], yerr=group["stderr"],
@@ -119,9 +118,7 @@ def plot(summary, path, title):
   axes.set_title(title)
   axes.grid(alpha=0.3)
   axes.legend(fontsize=8)
-  figure.tight_layout()
-  figure.savefig(path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, path)
 
 
 def main(argv):

@@ -45,9 +45,11 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import compiled_tree
-from ggp_cr.algorithms import solver_registry
-from ggp_cr.algorithms import solver_runs
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.tree import compiled_tree
 
 TABLE_5_4_GAMES = (
     "python_ii_goofspiel(num_cards=4)",
@@ -95,7 +97,7 @@ def _check_flags():
     except (pyspiel.SpielError, ValueError, RuntimeError) as error:
       raise app.UsageError(f"--game: cannot load {game_string!r}: {error}") from None
   try:
-    specs = [solver_registry.parse_solver(text) for text in _SOLVERS.value]
+    specs = [registry.parse_solver(text) for text in _SOLVERS.value]
   except ValueError as error:
     raise app.UsageError(f"--solver: {error}") from None
   return games, specs, budgets
@@ -104,10 +106,10 @@ def _check_flags():
 def _make_solver(spec, game, seed):
   target = compiled_tree.cached_tree(game) if spec.solver_type.accepts_tree else game
   try:
-    solver = solver_registry.make_solver(spec, target, seed=seed)
+    solver = registry.make_solver(spec, target, seed=seed)
   except ValueError as error:
     raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
-  if getattr(solver, "visited_states", None) is None:
+  if contracts.visited_states(solver) is None:
     raise app.UsageError(f"--solver {spec} does not count visited states.")
   return solver
 
@@ -134,9 +136,7 @@ def _run(writer, file, game, spec, seed, budgets):
 
 def plot(csv_path, plot_path):
   """One log-log panel per game of the median NashConv over seeds per solver."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  plt = figures.pyplot()
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   frame = pd.read_csv(csv_path)
@@ -168,9 +168,7 @@ def plot(csv_path, plot_path):
   for axes in list(axes_grid.flat)[len(games):]:
     axes.set_visible(False)
   figure.suptitle("Offline MC-CFR comparison ([S] §5.1.2, Fig. 5.11)")
-  figure.tight_layout()
-  figure.savefig(plot_path, dpi=120)
-  plt.close(figure)
+  figures.save(figure, plot_path)
 
 
 def main(argv):

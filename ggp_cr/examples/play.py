@@ -16,8 +16,9 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms import matches
-from ggp_cr.algorithms import players
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
 
 _GAME = flags.DEFINE_string("game", "python_rps", "Game string, e.g. python_leduc.")
 _PLAYER0 = flags.DEFINE_string("player0", "random", "Player in seat 0.")
@@ -34,12 +35,12 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   if _LIST_PLAYERS.value:
-    print(players.describe_players())
+    print(registry.describe_players())
     return 0
   try:
-    game = players.load_game(_GAME.value)
-    specs = [players.parse_player(_PLAYER0.value), players.parse_player(_PLAYER1.value)]
-    budget = players.Budget.parse(_PREPLAY.value, _MOVE.value)
+    game = registry.load_game(_GAME.value)
+    specs = [registry.parse_player(_PLAYER0.value), registry.parse_player(_PLAYER1.value)]
+    budget = limits.Budget.parse(_PREPLAY.value, _MOVE.value)
     seeds = matches.match_seeds(_SEED.value, specs[0], specs[1], 0, _MATCH.value)
     human = any(spec.interactive for spec in specs)
     print(f"{game}: player 0 = {specs[0]}, player 1 = {specs[1]}, budget {budget}")

@@ -7,7 +7,8 @@ r"""Head-to-head tournament: every pair of players, both seatings ([S] §5.3, Ta
       --output=results/kuhn.csv --workers=2
 
 Each pair of players meets --matches times in each seating. One CSV row per match is
-appended to --output as it finishes (columns: ggp_cr.algorithms.tournament.RESULT_COLUMNS,
+appended to --output as it finishes (columns:
+ggp_cr.algorithms.evaluation.tournament.RESULT_COLUMNS,
 also listed by --list_columns); the configuration goes to a sidecar <output>.config.json.
 Rerunning with the same --output and settings plays only the missing matches; other
 settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
@@ -27,14 +28,14 @@ import sys
 from absl import app
 from absl import flags
 
-from ggp_cr.algorithms import players
-from ggp_cr.algorithms import tournament
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import tournament
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=1,cards_per_suit=3)",
                             "Game string, e.g. python_leduc.")
 _PLAYERS = flags.DEFINE_multi_string(
     "player", ["cr", "oos", "random"],
-    "A player, repeat the flag for each. Accepted:\n" + players.describe_players())
+    "A player, repeat the flag for each. Accepted:\n" + registry.describe_players())
 _SELF_PLAY = flags.DEFINE_bool("self_play", False,
                                "Also play each player against itself.")
 _MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")

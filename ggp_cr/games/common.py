@@ -21,8 +21,14 @@ import numpy as np
 import pyspiel
 
 
-def game_type(short_name, long_name, parameter_specification, chance_mode):
-  """A pyspiel.GameType for a two-player zero-sum sequential game of ours."""
+def game_type(short_name, long_name, parameter_specification, chance_mode, **provides):
+  """A pyspiel.GameType for a two-player zero-sum sequential game of ours; `provides`
+  overrides the provides_* flags (all True by default)."""
+  flags = dict(provides_information_state_string=True,
+               provides_information_state_tensor=True,
+               provides_observation_string=True,
+               provides_observation_tensor=True)
+  flags.update(provides)
   return pyspiel.GameType(
       short_name=short_name,
       long_name=long_name,
@@ -33,11 +39,8 @@ def game_type(short_name, long_name, parameter_specification, chance_mode):
       reward_model=pyspiel.GameType.RewardModel.TERMINAL,
       max_num_players=2,
       min_num_players=2,
-      provides_information_state_string=True,
-      provides_information_state_tensor=True,
-      provides_observation_string=True,
-      provides_observation_tensor=True,
       parameter_specification=parameter_specification,
+      **flags,
   )
 
 

@@ -1,0 +1,40 @@
+"""The anytime loop: spending a computation limit on a solver ([S] §3.4).
+
+Online players (online solving, OOS, continual resolving) improve their strategy until
+the move's limit is spent: an iteration limit runs exactly that many iterations
+(deterministic for a seed); a seconds limit runs batches while the next one is
+expected to end before the deadline.
+"""
+
+import time
+
+
+def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None):
+  """Calls `iterate(n)` (n iterations) for `limit` (limits.Limit) from time `start`.
+
+  With seconds, the next batch starts only while now + margin * batch * t < deadline,
+  where t is the recent longest time per iteration (the previous estimate decays by
+  `decay` each batch). `batch_share`: batches of about that share of the budget (for a
+  compiled solver whose calls are cheap per iteration), else one iteration at a time.
+  Returns the iterations done.
+  """
+  if limit.iterations is not None:
+    iterate(limit.iterations)
+    return limit.iterations
+  if not limit.seconds:
+    return 0
+  deadline = start + limit.seconds
+  done = 0
+  batch = 1
+  per_iteration = 0.0
+  while True:
+    now = time.perf_counter()
+    if now + margin * batch * per_iteration >= deadline:
+      return done
+    iterate(batch)
+    elapsed = time.perf_counter() - now
+    per_iteration = max(decay * per_iteration, elapsed / batch)
+    done += batch
+    if batch_share:
+      batch = max(1, int(batch_share * limit.seconds / max(per_iteration, 1e-9)))
+

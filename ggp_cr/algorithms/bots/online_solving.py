@@ -1,0 +1,248 @@
+"""Online players that re-solve the whole game as they play ([S] §1.4.1, §3.4.2).
+
+* `OnlineSolvingBot`, the thesis's solving player: in pre-play and at each of its
+  moves it runs an outcome-sampling solver on the whole game within the budget, with
+  information-set (IST, [S]'s choice, delta = 0.1 in §5.2.2) or public-subgame (PST)
+  targeting of its current situation, and acts from the average strategy at its
+  information set. Default solver: the thesis's VR-MCCFR candidate.
+* `OOSBot`, Online Outcome Sampling (Lisý, Lanctot, Bowling 2015; [S] Algorithm 2):
+  the same with OOS's settings — incremental tree, targeting (delta 0.9, exploration
+  0.6 as in the authors' implementation), explorative regret matching with gamma =
+  0.01, no baseline, plain averaging — and the re-weighting of iterations after the
+  target changes: later iterations start from sampling probability 1/w with
+  w = delta * sum_{h in I} s1(h) / sum_{h in I} s2(h) + (1 - delta), where s1 and s2
+  are the targeted and untargeted probabilities of reaching the target's histories h
+  under the average strategy (summed over histories already in the solver's tree), so
+  their updates weigh w times more, making up for the target being sampled more often.
+
+Budgets are seconds (wall clock, checked after every iteration, stopping early when
+the next iteration would overrun) or iterations (deterministic for a seed); the
+pre-play budget is spent at the first move of a match, before that move's budget.
+The solver's tables are reset by `restart()` so that each match starts afresh.
+"""
+
+import time
+
+import numpy as np
+import pyspiel
+
+from ggp_cr.algorithms.bots import anytime
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import builtin
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
+
+DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
+# Upper bound on the histories walked to compute OOS's re-weighting.
+MAX_WEIGHT_STATES = 50_000
+
+
+class OnlineSolvingBot(pyspiel.Bot):
+  """The thesis's solving player ([S] §3.4.2): re-solves the whole game every move.
+
+  Args:
+    game: a two-player zero-sum sequential pyspiel game.
+    player_id: the seat, 0 or 1.
+    solver: a solver string of the registry building an outcome-sampling solver (e.g.
+      'vr_mccfr(delta=0.1)', 'mc_cfr(delta=0.5)', 'os_mccfr(compiled=true)'), or a
+      callable seed -> solver with `iteration()`, `set_target` and an average strategy.
+    preplay: pre-play budget, e.g. '10s', '1000it' or a limits.Limit.
+    move: per-move budget, likewise.
+    targeting: 'ist' or 'pst' (the compiled solver supports 'ist' only).
+    seed: seeds the solver (per match) and the bot's action sampling.
+  """
+
+  def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0", move="1000it",
+               targeting=targets.IST, seed=0):
+    pyspiel.Bot.__init__(self)
+    outcome_sampling.check_sampling_game(game)
+    if player_id not in (0, 1):
+      raise ValueError(f"player_id must be 0 or 1, got {player_id!r}.")
+    if targeting not in targets.TARGETING_SCHEMES:
+      raise ValueError(f"targeting must be one of "
+                       f"{', '.join(targets.TARGETING_SCHEMES)}; got "
+                       f"{targeting!r}.")
+    self._game = game
+    self._player_id = player_id
+    self._preplay, self._move = limits.solving_budget(preplay, move)
+    self._targeting = targeting
+    self._seed = outcome_sampling.new_seed(seed)
+    self._make_solver = self._solver_factory(solver)
+    self._rng = np.random.default_rng(self._seed)
+    self._matches = 0
+    self.solver = None
+    self.restart()
+    self.solver.check_targeting(targeting)
+
+  def _solver_factory(self, solver):
+    if callable(solver):
+      return solver
+    spec = builtin.parse_online_solver(solver)
+    return lambda seed: registry.make_solver(spec, self._game, seed)
+
+  def player_id(self):
+    return self._player_id
+
+  def decision_solver(self):
+    """The solver behind the decisions (contracts.SolvingBot)."""
+    return self.solver
+
+  def provides_policy(self):
+    return True
+
+  def restart(self):
+    """A new match: fresh solver tables; pre-play runs again at the first move."""
+    self._matches += 1
+    self.solver = self._make_solver((self._seed + self._matches) % 2**63)
+    self.solver.warm_up()  # outside the budgets
+    self._preplay_pending = not self._preplay.is_zero
+    self.iterations_per_move = []
+
+  def restart_at(self, state):
+    self.restart()
+
+  def inform_action(self, state, player_id, action):
+    pass
+
+  def is_clonable(self):
+    return True
+
+  def clone(self):
+    """An independent copy (same tables and random streams) sharing the game; the bot
+    reads its history from the states it is given, so a copy can continue any
+    history below the current one."""
+    return players.copy_bot(self, [self._game])
+
+  def _run(self, limit, start):
+    """Runs the solver for `limit` from time `start`; returns iterations done."""
+    return anytime.spend(limit, start, self.solver.iterate,
+                         batch_share=self.solver.batch_share)
+
+  def _target(self, state, deadline):
+    """Sets the solver's target to `state`; may use time until `deadline` (or None)."""
+    del deadline
+    self.solver.set_target(state, self._player_id, self._targeting)
+
+  def step_with_policy(self, state):
+    """Solves (pre-play first, if pending), then samples from the average strategy."""
+    start = time.perf_counter()
+    if state.current_player() != self._player_id:
+      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
+                       f"{self._player_id}'s.")
+    done = 0
+    if self._preplay_pending:
+      self._preplay_pending = False
+      done += self._run(self._preplay, start)
+      start = time.perf_counter()
+    deadline = None
+    if self._move.seconds:  # a fifth of the move for targeting work at most
+      deadline = start + 0.2 * self._move.seconds
+    self._target(state, deadline)
+    done += self._run(self._move, start)
+    self.iterations_per_move.append(done)
+    legal = state.legal_actions(self._player_id)
+    probabilities = self.solver.average_probabilities(state, self._player_id)
+    action = legal[outcome_sampling.sample_index(probabilities, self._rng.random())]
+    return list(zip(legal, probabilities)), action
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+def target_weight(game, target, table, delta, max_states=MAX_WEIGHT_STATES,
+                  deadline=None):
+  """OOS's re-weighting factor after a target change (see the module docstring).
+
+  Walks the target-consistent histories from the root whose information sets are in
+  `table`, with chance probabilities and the average strategy, up to `max_states`
+  histories or until time.perf_counter() passes `deadline`; returns
+  delta * S1 / S2 + (1 - delta) over the target histories reached, or 1 if none.
+  """
+  sums = [0.0, 0.0]
+  budget = [max_states]
+
+  def walk(state, s1, s2):
+    if budget[0] <= 0 or (deadline is not None and time.perf_counter() > deadline):
+      return
+    budget[0] -= 1
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      probs = list(probs)
+    else:
+      data = table.get(state.information_state_string(state.current_player()))
+      if data is None:
+        return
+      actions = data.actions
+      probs = data.average().tolist()
+    allowed = target.allowed(state, actions)
+    total = sum(p for p, ok in zip(probs, allowed) if ok)
+    if total <= 0.0:
+      return
+    depth = len(state.history())
+    for action, p, ok in zip(actions, probs, allowed):
+      if not ok or p <= 0.0:
+        continue
+      if depth + 1 == target.length:
+        sums[0] += s1 * p / total
+        sums[1] += s2 * p
+      else:
+        walk(state.child(action), s1 * p / total, s2 * p)
+
+  if target.length > 0:
+    walk(game.new_initial_state(), 1.0, 1.0)
+  if sums[1] <= 0.0:
+    return 1.0
+  return delta * sums[0] / sums[1] + (1.0 - delta)
+
+
+class OOSBot(OnlineSolvingBot):
+  """Online Outcome Sampling (Lisý et al. 2015) as a pyspiel.Bot.
+
+  Args:
+    game, player_id, preplay, move, seed: as OnlineSolvingBot.
+    targeting: 'ist' or 'pst'.
+    targeting_probability: delta in [0, 1] (0.9 by default).
+    exploration: e in [0, 1] (0.6 by default).
+    gamma: the explorative regret matching's uniform share, in [0, 1] (0.01).
+    reweight: re-weight iterations after each target change (OOS); False gives the
+      thesis's MC-CFR behaviour.
+  """
+
+  def __init__(self, game, player_id, preplay="0", move="1000it",
+               targeting=targets.IST, targeting_probability=0.9,
+               exploration=0.6, gamma=0.01, reweight=True, seed=0):
+    gamma = outcome_sampling.check_probability("ERM gamma", gamma)
+    self._delta = outcome_sampling.check_probability("Targeting probability delta",
+                                                     targeting_probability)
+    outcome_sampling.check_probability("Exploration e", exploration)
+    self._reweight = bool(reweight)
+
+    def make_solver(seed):
+      return outcome_sampling.OutcomeSamplingSolver(
+          game, regret_matcher=f"erm(rm,{gamma!r})", exploration=exploration,
+          targeting_probability=self._delta, incremental=True, seed=seed)
+
+    super().__init__(game, player_id, solver=make_solver, preplay=preplay, move=move,
+                     targeting=targeting, seed=seed)
+
+  def _target(self, state, deadline):
+    target = self.solver.set_target(state, self._player_id, self._targeting)
+    if self._reweight:
+      self.solver.iteration_weight = target_weight(
+          self._game, target, self.solver.table, self._delta, deadline=deadline)
+
+
+# Build functions of the registry's online_solving and oos players (config/builtin.py).
+
+def build_online_solving(game, player_id, seed, budget, solver, targeting):
+  return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
+                          move=budget.move, targeting=targeting, seed=seed)
+
+
+def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight):
+  return OOSBot(game, player_id, preplay=budget.preplay, move=budget.move,
+                targeting=targeting, targeting_probability=delta, exploration=e,
+                gamma=gamma, reweight=reweight, seed=seed)

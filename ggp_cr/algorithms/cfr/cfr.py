@@ -1,0 +1,497 @@
+"""The full-width CFR family on the compiled tree ([S] §1.3, §3.3.2, §5.1.1).
+
+`GeneralCFRSolver` is the thesis's configurable CFR (CFRPlayground's
+DepthLimitedCFRSolver): a pluggable regret matcher (regret_matching.py), alternating
+(default) or simultaneous updates, a cumulative-strategy discount exponent gamma, and
+an optional depth limit below which a utility estimator replaces the subtree.
+
+One iteration t (t = 1, 2, ...), with alternating updates, runs for player 0 and then
+player 1 (simultaneous updates: one pass updating both):
+1. reach probabilities of the internal nodes, top-down in breadth-first order;
+2. values bottom-up in depth-first post-order (the order in which a recursive CFR,
+   such as OpenSpiel's, adds up an information set's histories, so that floating-point
+   sums agree); at each of the updated player's histories h of information set I,
+   regret r_I[a] += pi_-i(h) * (u_i(ha) - u_i(h)) and cumulative strategy
+   s_I[a] += t^gamma * pi_i(h) * sigma_I[a];
+3. the matcher's end-of-iteration step (RM+ clipping, DRM discounting with t) and the
+   new current strategy of the updated player's information sets.
+Weighting iteration t's strategy by t^gamma is the thesis's "multiply the cumulative
+strategy by (t/(t+1))^gamma before adding" ([S] §5.1.1) up to a common factor, which
+the average strategy's normalisation removes. The order of operations is that of
+OpenSpiel's cfr.py and discounted_cfr.py, so `CFRSolver`, `CFRPlusSolver`,
+`LCFRSolver` and `DCFRSolver` reproduce OpenSpiel's solvers of the same names.
+
+Presets of [S] Table 5.2 are in `PRESETS`; `visited_states` counts histories touched
+(including random-playout histories), the thesis's measure of progress ([S] §5.1).
+"""
+
+import math
+
+import numba
+import numpy as np
+import pyspiel
+
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
+
+_BOTH_PLAYERS = -1
+
+
+def as_compiled_tree(game_or_tree):
+  """A CompiledTree for a pyspiel game, a game string, or a CompiledTree.
+
+  Games are compiled once per process (compiled_tree.cached_tree), so the solver and
+  ggp_cr's exploitability share the tree.
+  """
+  if isinstance(game_or_tree, flat_tree.CompiledTree):
+    return game_or_tree
+  if isinstance(game_or_tree, (pyspiel.Game, str)):
+    return compiled_tree.cached_tree(game_or_tree)
+  raise TypeError(f"Expected a pyspiel game, a game string or a CompiledTree, got "
+                  f"{type(game_or_tree).__name__}.")
+
+
+class _TraversalTree:
+  """The part of the compiled tree one CFR iteration walks, laid out for streaming.
+
+  Without a depth limit this is the whole tree. With one, histories deeper than the
+  limit that the estimator may evaluate become leaves (`leaf_nodes`, valued by the
+  estimator) and everything below them is dropped; breadth-first order and contiguous
+  children survive the filtering. `tree_node` maps each node here to the tree's node.
+
+  Only internal (chance and decision) nodes need reach probabilities, so they get
+  compact positions 0..K-1 in breadth-first order. The top-down pass reads per
+  position (after the root) its parent's position, the parent's player, the slot of
+  the action taken (decision parents) and the chance probability (chance parents);
+  the bottom-up pass reads per internal node, in depth-first post-order, its node,
+  position, first child, child count, player and slot offset. Both read their arrays
+  front to back.
+  """
+
+  def __init__(self, tree, depth_limit, estimable):
+    is_leaf = np.zeros(tree.num_nodes, dtype=bool)
+    if depth_limit is not None:
+      is_leaf = ((tree.node_depth > depth_limit) & (tree.node_num_children > 0))
+      if estimable is not None:
+        is_leaf &= estimable
+    if is_leaf.any():
+      keep = np.ones(tree.num_nodes, dtype=bool)
+      _mark_kept(tree.node_parent, is_leaf, keep)
+      self.tree_node = np.flatnonzero(keep).astype(np.int32)
+      new_index = np.full(tree.num_nodes, -1, dtype=np.int32)
+      new_index[self.tree_node] = np.arange(len(self.tree_node), dtype=np.int32)
+      old_parent = tree.node_parent[self.tree_node]
+      parent = np.where(old_parent >= 0, new_index[np.maximum(old_parent, 0)],
+                        -1).astype(np.int32)
+      leaf_here = is_leaf[self.tree_node]
+      num_children = np.where(leaf_here, 0, tree.node_num_children[self.tree_node])
+      num_children = num_children.astype(np.int16)
+      first_child = np.where(num_children > 0,
+                             new_index[tree.node_first_child[self.tree_node]],
+                             0).astype(np.int32)
+      player = tree.node_player[self.tree_node]
+      infoset = tree.node_infoset[self.tree_node]
+      self.chance_prob = tree.node_chance_prob[self.tree_node]
+      self.utility = tree.node_utility[self.tree_node]
+      self.leaf_nodes = np.flatnonzero(leaf_here).astype(np.int32)
+      self.leaf_tree_nodes = self.tree_node[self.leaf_nodes]
+    else:
+      self.tree_node = None
+      parent = tree.node_parent
+      num_children = tree.node_num_children
+      first_child = tree.node_first_child
+      player = tree.node_player
+      infoset = tree.node_infoset
+      self.chance_prob = tree.node_chance_prob
+      self.utility = tree.node_utility
+      self.leaf_nodes = np.zeros(0, dtype=np.int32)
+      self.leaf_tree_nodes = self.leaf_nodes
+    self.num_nodes = len(player)
+    slot_offset = np.where(player >= 0, tree.infoset_action_offset[np.maximum(infoset, 0)],
+                           -1).astype(np.int32)
+
+    internal = np.flatnonzero(num_children > 0).astype(np.int32)
+    position = np.full(self.num_nodes, -1, dtype=np.int32)
+    position[internal] = np.arange(len(internal), dtype=np.int32)
+    self.num_internal = len(internal)
+    below_root = internal[1:]
+    parents = parent[below_root]
+    self.down_parent = position[parents]
+    self.down_player = player[parents]
+    self.down_slot = np.where(self.down_player >= 0,
+                              slot_offset[parents] + (below_root - first_child[parents]),
+                              -1).astype(np.int32)
+    self.down_chance_prob = self.chance_prob[below_root]
+
+    postorder = _internal_postorder(first_child, num_children, tree.max_depth + 1)
+    self.up_node = postorder
+    self.up_position = position[postorder]
+    self.up_first_child = first_child[postorder]
+    self.up_num_children = num_children[postorder]
+    self.up_player = player[postorder]
+    self.up_slot_offset = slot_offset[postorder]
+
+
+@numba.njit(cache=True)
+def _mark_kept(parent, is_leaf, keep):
+  """keep[n] = False below any leaf (nodes are breadth-first: parents come first)."""
+  for n in range(1, len(parent)):
+    p = parent[n]
+    keep[n] = keep[p] and not is_leaf[p]
+
+
+@numba.njit(cache=True)
+def _internal_postorder(first_child, num_children, max_stack):
+  """Internal nodes in depth-first post-order (children in order, before parents).
+
+  Accumulating regrets in this order adds each information set's histories in the
+  order of a recursive CFR, as OpenSpiel's solvers do, so that floating-point sums
+  (and hence whole runs) agree with theirs. Within one depth the order is increasing
+  in the breadth-first numbering, so the walk streams through each level.
+  """
+  num_internal = 0
+  for n in range(len(num_children)):
+    if num_children[n] > 0:
+      num_internal += 1
+  order = np.empty(num_internal, dtype=np.int32)
+  if num_internal == 0:
+    return order
+  stack_node = np.empty(max_stack, dtype=np.int32)
+  stack_next = np.empty(max_stack, dtype=np.int32)
+  top = 0
+  stack_node[0] = 0
+  stack_next[0] = 0
+  filled = 0
+  while top >= 0:
+    n = stack_node[top]
+    k = stack_next[top]
+    if k < num_children[n]:
+      stack_next[top] = k + 1
+      child = first_child[n] + k
+      if num_children[child] > 0:
+        top += 1
+        stack_node[top] = child
+        stack_next[top] = 0
+    else:
+      order[filled] = n
+      filled += 1
+      top -= 1
+  return order
+
+
+@numba.njit(cache=True)
+def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, strategy,
+                     reach):
+  """reach[k] = (pi_0, pi_1, pi_chance) of internal position k, top-down."""
+  reach[0, 0] = 1.0
+  reach[0, 1] = 1.0
+  reach[0, 2] = 1.0
+  for i in range(len(down_parent)):
+    p = down_parent[i]
+    r0 = reach[p, 0]
+    r1 = reach[p, 1]
+    rc = reach[p, 2]
+    q = down_player[i]
+    if q == 0:
+      r0 *= strategy[down_slot[i]]
+    elif q == 1:
+      r1 *= strategy[down_slot[i]]
+    else:
+      rc *= down_chance_prob[i]
+    reach[i + 1, 0] = r0
+    reach[i + 1, 1] = r1
+    reach[i + 1, 2] = rc
+
+
+@numba.njit(cache=True)
+def _accumulate(update_player, up_node, up_position, up_first_child, up_num_children,
+                up_player, up_slot_offset, chance_prob, strategy, reach, values,
+                regrets, cumulative, strategy_weight):
+  """Values bottom-up (player 0's utility) and the updated players' regrets and sums.
+
+  `values` holds the leaves' utilities on entry; internal nodes are overwritten.
+  """
+  for i in range(len(up_node)):
+    n = up_node[i]
+    first = up_first_child[i]
+    count = up_num_children[i]
+    q = up_player[i]
+    value = 0.0
+    if q < 0:
+      for c in range(first, first + count):
+        value += chance_prob[c] * values[c]
+      values[n] = value
+      continue
+    offset = up_slot_offset[i]
+    for a in range(count):
+      value += strategy[offset + a] * values[first + a]
+    values[n] = value
+    if update_player != _BOTH_PLAYERS and update_player != q:
+      continue
+    k = up_position[i]
+    if q == 0:
+      counterfactual = reach[k, 1] * reach[k, 2]
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (values[first + a] - value)
+      own = strategy_weight * reach[k, 0]
+    else:
+      counterfactual = reach[k, 0] * reach[k, 2]
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (value - values[first + a])
+      own = strategy_weight * reach[k, 1]
+    for a in range(count):
+      cumulative[offset + a] += own * strategy[offset + a]
+
+
+@numba.njit(cache=True)
+def _end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
+                   strategy, params, iteration):
+  """The matcher's end-of-iteration step and new current strategy of `infosets`."""
+  for i in infosets:
+    offset = infoset_action_offset[i]
+    count = infoset_num_actions[i]
+    regret_matching.discount_regrets(regrets, offset, count, params, iteration)
+    regret_matching.current_strategy(regrets, strategy, offset, count, params)
+
+
+class GeneralCFRSolver:
+  """CFR with a pluggable regret matcher ([S] §3.3.2), OpenSpiel's solver API.
+
+  Args:
+    game: a pyspiel game, game string or CompiledTree (a game is compiled once per
+      process; pass a CompiledTree built with compile_game(cache_dir=...) to cache it
+      on disk).
+    regret_matcher: a RegretMatcher or its string, e.g. "rm+", "drm(1.5,0.5)".
+    alternating_updates: update players one after the other (default) or both in one
+      pass per iteration.
+    cumulative_strategy_exponent: gamma >= 0; iteration t's strategy is weighted t^gamma
+      in the average (0: plain average, 1: linear, as CFR+).
+    depth_limit: histories deeper than this (root depth 0) are valued by
+      `utility_estimator` instead of being expanded; None expands everything.
+    utility_estimator: e.g. utility_estimators.RandomPlayout(n, seed); required with a
+      depth limit.
+    estimable: optional bool array over tree nodes; only nodes marked True may be cut
+      (continual resolving uses it to reach the player's next turn, [S] App. A.5).
+  """
+
+  def __init__(self, game, regret_matcher="rm", alternating_updates=True,
+               cumulative_strategy_exponent=0.0, depth_limit=None,
+               utility_estimator=None, estimable=None):
+    self._tree = as_compiled_tree(game)
+    tree = self._tree
+    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    if not isinstance(alternating_updates, (bool, np.bool_)):
+      raise ValueError(f"alternating_updates must be True or False, got "
+                       f"{alternating_updates!r}.")
+    self.alternating_updates = bool(alternating_updates)
+    try:
+      gamma = float(cumulative_strategy_exponent)
+    except (TypeError, ValueError):
+      gamma = math.nan
+    if not 0.0 <= gamma < math.inf:
+      raise ValueError(f"cumulative_strategy_exponent must be a finite number >= 0, got "
+                       f"{cumulative_strategy_exponent!r}.")
+    self.cumulative_strategy_exponent = gamma
+    if depth_limit is not None:
+      if isinstance(depth_limit, bool) or not isinstance(depth_limit, (int, np.integer)) \
+          or depth_limit < 0:
+        raise ValueError(f"depth_limit must be None or an integer >= 0, got "
+                         f"{depth_limit!r}.")
+      if utility_estimator is None:
+        raise ValueError("A depth_limit needs a utility_estimator, e.g. "
+                         "utility_estimators.RandomPlayout(1).")
+    if estimable is not None:
+      estimable = np.asarray(estimable, dtype=bool)
+      if estimable.shape != (tree.num_nodes,):
+        raise ValueError(f"estimable must be a bool array of shape ({tree.num_nodes},), "
+                         f"got {estimable.shape}.")
+    self.depth_limit = depth_limit
+    self.utility_estimator = utility_estimator
+    self._walk = _TraversalTree(tree, depth_limit, estimable)
+    self._params = self.regret_matcher.params()
+    self._player_infosets = [
+        np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
+    self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
+    self._regrets = np.zeros(tree.num_infoset_actions)
+    self._cumulative = np.zeros(tree.num_infoset_actions)
+    self._strategy = np.empty(tree.num_infoset_actions)
+    _end_iteration(self._all_infosets, tree.infoset_action_offset,
+                   tree.infoset_num_actions, self._regrets, self._strategy,
+                   self._params, 1.0)
+    self._values = self._walk.utility.copy()
+    self._reach = np.empty((max(self._walk.num_internal, 1), 3))
+    self._leaf_estimates = np.empty(len(self._walk.leaf_nodes))
+    self._iteration = 0
+    # Strategy weights are t^gamma / _weight_scale; the scale grows (and the sums are
+    # rescaled) before the weights could overflow.
+    self._weight_scale = 1.0
+    self.visited_states = 0
+
+  @property
+  def tree(self):
+    """The CompiledTree the solver runs on."""
+    return self._tree
+
+  @property
+  def iterations(self):
+    """Number of completed iterations."""
+    return self._iteration
+
+  def iterate(self, num_iterations=1):
+    """Runs `num_iterations` CFR iterations (contracts.Solver)."""
+    for _ in range(num_iterations):
+      self.evaluate_and_update_policy()
+
+  def evaluate_and_update_policy(self, observe=None):
+    """Runs one CFR iteration (both players).
+
+    `observe(reach, values)`, if given, is called after the iteration's first pass,
+    while both hold the iteration's starting strategy: `reach[k]` the (player 0,
+    player 1, chance) reach of internal node k (internal nodes numbered in
+    breadth-first order), `values[n]` player 0's expected utility below node n (no
+    depth limit) — continual resolving reads its estimates there without a pass of
+    its own.
+    """
+    self._iteration += 1
+    t = float(self._iteration)
+    weight = t**self.cumulative_strategy_exponent / self._weight_scale
+    if weight > 1e100:
+      self._cumulative *= 1.0 / weight
+      self._weight_scale *= weight
+      weight = 1.0
+    if self.alternating_updates:
+      for player in (0, 1):
+        self._traverse(player, weight)
+        if observe is not None and player == 0:
+          observe(self._reach, self._values)
+        self._end(self._player_infosets[player], t)
+    else:
+      self._traverse(_BOTH_PLAYERS, weight)
+      if observe is not None:
+        observe(self._reach, self._values)
+      self._end(self._all_infosets, t)
+
+  def _traverse(self, update_player, weight):
+    walk = self._walk
+    tree = self._tree
+    if len(walk.leaf_nodes):
+      self.visited_states += self.utility_estimator.estimate(
+          tree, walk.leaf_tree_nodes, self._leaf_estimates)
+      self._values[walk.leaf_nodes] = self._leaf_estimates
+    _propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
+                     walk.down_chance_prob, self._strategy, self._reach)
+    _accumulate(update_player, walk.up_node, walk.up_position, walk.up_first_child,
+                walk.up_num_children, walk.up_player, walk.up_slot_offset,
+                walk.chance_prob, self._strategy, self._reach, self._values,
+                self._regrets, self._cumulative, weight)
+    self.visited_states += walk.num_nodes
+
+  def _end(self, infosets, t):
+    tree = self._tree
+    _end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
+                   self._regrets, self._strategy, self._params, t)
+
+  def current_strategy_slots(self):
+    """The current strategy in slot form (a copy)."""
+    return self._strategy.copy()
+
+  def average_strategy_slots(self):
+    """The average strategy in slot form; uniform at information sets never reached."""
+    return self._tree.normalise_per_infoset(self._cumulative)
+
+  def cumulative_regrets_slots(self):
+    """The cumulative regrets in slot form (a copy)."""
+    return self._regrets.copy()
+
+  def current_policy(self):
+    """The current strategy as an open_spiel TabularPolicy (a new object)."""
+    return self._tree.slots_to_tabular_policy(self._strategy)
+
+  def average_policy(self):
+    """The average strategy as an open_spiel TabularPolicy (a new object)."""
+    return self._tree.slots_to_tabular_policy(self.average_strategy_slots())
+
+  def state_dict(self):
+    """Arrays and counters that `load_state_dict` restores (for resumable runs).
+
+    Includes the utility estimator's random state when it has one, so a resumed
+    depth-limited run continues exactly as an uninterrupted one.
+    """
+    state = {"regrets": self._regrets.copy(), "cumulative": self._cumulative.copy(),
+             "strategy": self._strategy.copy(), "iteration": self._iteration,
+             "weight_scale": self._weight_scale, "visited_states": self.visited_states}
+    if hasattr(self.utility_estimator, "rng_state"):
+      state["estimator_rng_state"] = self.utility_estimator.rng_state.copy()
+    return state
+
+  def load_state_dict(self, state):
+    """Restores what `state_dict` returned; shapes must match this solver's tree."""
+    for name in ("regrets", "cumulative", "strategy"):
+      self._tree.check_slots(state[name], f"Solver state {name!r}")
+    self._regrets[:] = state["regrets"]
+    self._cumulative[:] = state["cumulative"]
+    self._strategy[:] = state["strategy"]
+    self._iteration = int(state["iteration"])
+    self._weight_scale = float(state["weight_scale"])
+    self.visited_states = int(state["visited_states"])
+    if "estimator_rng_state" in state and hasattr(self.utility_estimator, "rng_state"):
+      self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
+
+  def __repr__(self):
+    return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="
+            f"{'alternating' if self.alternating_updates else 'simultaneous'}, "
+            f"cse={self.cumulative_strategy_exponent:g}"
+            + (f", depth_limit={self.depth_limit}, estimator={self.utility_estimator}"
+               if self.depth_limit is not None else "") + ")")
+
+
+class CFRSolver(GeneralCFRSolver):
+  """CFR (Zinkevich et al. 2007): regret matching, uniform averaging.
+
+  Alternating updates by default, as OpenSpiel's cfr.CFRSolver, which this reproduces
+  ("CFR-au" in [S] Table 5.2); alternating_updates=False is the thesis's "CFR".
+  """
+
+  def __init__(self, game, alternating_updates=True, **kwargs):
+    super().__init__(game, regret_matcher="rm", alternating_updates=alternating_updates,
+                     cumulative_strategy_exponent=0.0, **kwargs)
+
+
+class CFRPlusSolver(GeneralCFRSolver):
+  """CFR+ (Tammelin et al. 2015; [S] §1.3.1): RM+, alternating updates, linear averaging.
+
+  cumulative_strategy_exponent=2 is [S] Table 5.2's "CFR+2". Reproduces OpenSpiel's
+  cfr.CFRPlusSolver.
+  """
+
+  def __init__(self, game, cumulative_strategy_exponent=1.0, **kwargs):
+    super().__init__(game, regret_matcher="rm+", alternating_updates=True,
+                     cumulative_strategy_exponent=cumulative_strategy_exponent, **kwargs)
+
+
+class DCFRSolver(GeneralCFRSolver):
+  """Discounted CFR(alpha, beta, gamma) (Brown & Sandholm 2019; [S] §1.3.2).
+
+  DRM(alpha, beta), alternating updates, strategy weights t^gamma. The default
+  (1.5, 0, 2) is Brown & Sandholm's; the thesis's candidate is (1.5, 0.5, 1.5).
+  Reproduces OpenSpiel's discounted_cfr.DCFRSolver.
+  """
+
+  def __init__(self, game, alpha=1.5, beta=0.0, gamma=2.0, **kwargs):
+    super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
+        kind=regret_matching.DRM, alpha=float(alpha), beta=float(beta)),
+                     alternating_updates=True, cumulative_strategy_exponent=gamma,
+                     **kwargs)
+
+
+class LCFRSolver(DCFRSolver):
+  """Linear CFR = DCFR(1, 1, 1) (Brown & Sandholm 2019); reproduces OpenSpiel's."""
+
+  def __init__(self, game, **kwargs):
+    super().__init__(game, alpha=1.0, beta=1.0, gamma=1.0, **kwargs)
+
+
+# [S] Table 5.2's configurations and the thesis's candidate, as GeneralCFRSolver arguments.
+PRESETS = presets.CFR_PRESETS

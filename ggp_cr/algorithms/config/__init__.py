@@ -1,0 +1,4 @@
+"""Configuration ([S] App. A).
+
+The spec-string parser and the registry of named solvers, players and their parameters.
+"""

@@ -1,0 +1,367 @@
+"""The built-in solvers and players of the registry ([S] App. A, Table 5.2, §5.1.2; [M] ch. 5).
+
+Loaded by registry.py at the first lookup. Every build function and every parser that
+needs an algorithm imports it when called (`_attribute`), so registering loads no solver
+module and no numba. Defaults are written as they would be typed and parsed like given
+values; the thesis's settings come from presets.py.
+
+Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``lcfr``,
+``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``), outcome sampling (``os_mccfr`` with
+OpenSpiel's defaults, the thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed
+sampling (``es_mccfr``, ``mixed``, ``locus``), and stock OpenSpiel solvers
+(``openspiel_*``). Players: ``random``, ``solver``, ``strategy``, ``human``, ``mcts``,
+``ismcts``, ``online_solving``, ``oos`` and ``cr``.
+"""
+
+import importlib
+import pathlib
+
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import spec_strings
+
+Parameter = spec_strings.Parameter
+_int = spec_strings.int_parameter
+_float = spec_strings.float_parameter
+_choice = spec_strings.choice_parameter
+_probability = spec_strings.probability_parameter
+_positive = spec_strings.positive_parameter
+_bool = spec_strings.bool_parameter
+
+
+def _attribute(module, name):
+  """`module.name`, imported on first use (module relative to ggp_cr.algorithms)."""
+  return getattr(importlib.import_module(f"ggp_cr.algorithms.{module}"), name)
+
+
+def _deferred(module, name):
+  """A function calling `module.name`, importing the module at the first call."""
+  return lambda *args, **kwargs: _attribute(module, name)(*args, **kwargs)
+
+
+_regret_matcher = _deferred("cfr.regret_matching", "parse_regret_matcher")
+_baseline = _deferred("sampling.outcome_sampling", "parse_baseline")
+_RM_HELP = "regret matcher: rm, rm+, drm(alpha,beta), erm(inner,gamma)"
+
+
+# Our full-width CFR family (cfr/cfr.py), [S] Table 5.2.
+
+def _optional_depth(text):
+  if text.lower() == "none":
+    return None
+  return spec_strings.parse_int(text, "parameter 'dl'", minimum=0)
+
+
+def _checked_estimator(text):
+  # Parsed for validation here; the solver gets a fresh, seeded estimator.
+  _attribute("cfr.utility_estimators", "parse_utility_estimator")(text)
+  return text
+
+
+_DEPTH_PARAMETERS = (
+    Parameter("dl", _optional_depth, None,
+              "depth limit: histories deeper than this are valued by `ue` "
+              "(none = full depth)"),
+    Parameter("ue", _checked_estimator, "randomplayout(1)",
+              "utility estimator below the depth limit: randomplayout(n)"),
+)
+
+
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue):
+  estimator = None
+  if dl is not None:
+    estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
+        ue, seed=seed)
+  return _attribute("cfr.cfr", "GeneralCFRSolver")(
+      game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
+      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator)
+
+
+def _register_cfr_preset(name, summary):
+  preset = presets.CFR_PRESETS[name]
+  registry.register_solver(name, summary, _build_general_cfr, (
+      Parameter("rm", _regret_matcher, preset["regret_matcher"], _RM_HELP),
+      Parameter("updates", _choice("updates", presets.CFR_UPDATES),
+                "alternating" if preset["alternating_updates"] else "simultaneous",
+                "alternating or simultaneous updates"),
+      Parameter("cse", _float("cse", minimum=0.0),
+                preset["cumulative_strategy_exponent"],
+                "cumulative strategy exponent gamma: iteration t weighs t^gamma"),
+  ) + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+_register_cfr_preset("cfr", "CFR, RM with simultaneous updates ([S] Table 5.2); "
+                     "the general form takes every parameter")
+_register_cfr_preset("cfr-au", "CFR with alternating updates (= OpenSpiel's CFRSolver)")
+_register_cfr_preset("cfr+", "CFR+: RM+, alternating, linear averaging "
+                     "(= OpenSpiel's CFRPlusSolver)")
+_register_cfr_preset("cfr+2", "CFR+ with cumulative strategy exponent 2")
+_register_cfr_preset("lcfr", "Linear CFR = DCFR(1,1,1) (= OpenSpiel's LCFRSolver)")
+_register_cfr_preset("deepstack-cfr", "RM+, simultaneous updates, plain averaging")
+_register_cfr_preset("thesis-dcfr", "the thesis's candidate DCFR(1.5,0.5,1.5), "
+                     "alternating ([S] §5.1.1)")
+
+
+def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
+  matcher = _attribute("cfr.regret_matching", "RegretMatcher")(
+      kind=_attribute("cfr.regret_matching", "DRM"), alpha=alpha, beta=beta)
+  return _build_general_cfr(game, seed, matcher, updates, gamma, dl, ue)
+
+
+registry.register_solver(
+    "dcfr", "Discounted CFR(alpha,beta,gamma) (= OpenSpiel's DCFRSolver)", _build_dcfr, (
+        Parameter("alpha", _float("alpha"), 1.5, "positive regrets x t^alpha/(t^alpha+1)"),
+        Parameter("beta", _float("beta"), 0.0, "negative regrets x t^beta/(t^beta+1)"),
+        Parameter("gamma", _float("gamma", minimum=0.0), 2.0,
+                  "iteration t's strategy weighs t^gamma"),
+        Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
+                  "alternating or simultaneous updates"),
+    ) + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+# Outcome, external and mixed sampling (sampling/), [S] §5.1.2, [M] ch. 5.
+
+def _outcome_sampling_parameters(rm, e, cse, bl):
+  return (
+      Parameter("rm", _regret_matcher, rm, _RM_HELP),
+      Parameter("e", _probability("e"), e,
+                "exploration in [0, 1]: the updated player samples e/|A| + (1-e) sigma"),
+      Parameter("cse", _float("cse", minimum=0.0), cse,
+                "cumulative-strategy exponent: the sum is multiplied by "
+                "(t/(t+1))^cse each iteration"),
+      Parameter("bl", _baseline, bl,
+                "VR-MCCFR baseline: none or expavg(alpha), alpha in [0, 1]"),
+      Parameter("delta", _probability("delta"), 0.0,
+                "targeting probability in [0, 1] (used once a target is set)"),
+      Parameter("inc", _bool("inc"), True,
+                "incremental tree building with uniform playouts"),
+      Parameter("compiled", _bool("compiled"), False,
+                "run on the compiled tree (numba fast path; the game must fit)"),
+  )
+
+
+def _build_outcome_sampling(game, seed, rm, e, cse, bl, delta, inc, compiled):
+  solver_class = (
+      _attribute("sampling.compiled_outcome_sampling", "CompiledOutcomeSamplingSolver")
+      if compiled else _attribute("sampling.outcome_sampling", "OutcomeSamplingSolver"))
+  return solver_class(game, regret_matcher=rm, exploration=e,
+                      cumulative_strategy_exponent=cse, baseline=bl,
+                      targeting_probability=delta, incremental=inc, seed=seed)
+
+
+registry.register_solver(
+    "os_mccfr", "outcome-sampling MC-CFR ([S] §3.3.3), OpenSpiel's defaults",
+    _build_outcome_sampling,
+    _outcome_sampling_parameters(**presets.OPENSPIEL_OUTCOME_SAMPLING))
+registry.register_solver(
+    "mc_cfr", "the thesis's MC-CFR candidate: drm(1,1), e=0.7, cse=0.3 ([S] §5.1.2)",
+    _build_outcome_sampling, _outcome_sampling_parameters(**presets.THESIS_MC_CFR))
+registry.register_solver(
+    "vr_mccfr", "the thesis's VR-MCCFR candidate: mc_cfr + expavg(0.3) baseline",
+    _build_outcome_sampling, _outcome_sampling_parameters(**presets.THESIS_VR_MCCFR))
+
+registry.register_solver(
+    "es_mccfr", "external-sampling MCCFR ([M] §4.2)",
+    lambda game, seed, rm: _attribute("sampling.external_sampling",
+                                      "ExternalSamplingSolver")(
+                                          game, regret_matcher=rm, seed=seed),
+    (Parameter("rm", _regret_matcher, "rm", _RM_HELP),))
+
+_MIXING_PARAMETERS = (
+    Parameter("i", _int("i", minimum=1), 1024,
+              "planned total iterations I (linear schedule, iteration criterion)"),
+    Parameter("h", _positive("h"), 8.0, "half-life H in iterations (exponential)"),
+    Parameter("e", _probability("e"), 0.6,
+              "exploration in [0, 1] of the updated player's OS sampling "
+              "(OpenSpiel's 0.6; [M]'s lambda, §5.2.2)"),
+    Parameter("rm", _regret_matcher, "rm", _RM_HELP),
+)
+
+registry.register_solver(
+    "mixed", "Meyer's mixed ES/OS sampling M(f) ([M] §5.2)",
+    lambda game, seed, schedule, pernode, i, h, e, rm: _attribute(
+        "sampling.external_sampling", "MixedSamplingSolver")(
+            game, schedule=schedule, num_iterations=i, half_life=h, per_node=pernode,
+            exploration=e, regret_matcher=rm, seed=seed),
+    (Parameter("schedule", _choice("schedule", presets.MIXING_SCHEDULES), "linear",
+               "ES probability f(i): linear 1-i/I, exponential 2^(-i/H), es, os"),
+     Parameter("pernode", _bool("pernode"), False,
+               "draw ES/OS at every node instead of once per iteration")) +
+    _MIXING_PARAMETERS)
+
+registry.register_solver(
+    "locus", "Meyer's locus-based ES/OS mixing ([M] §5.3)",
+    lambda game, seed, criterion, visits, fraction, i, h, e, rm: _attribute(
+        "sampling.external_sampling", "LocusSamplingSolver")(
+            game, criterion=criterion, num_iterations=i, half_life=h,
+            visit_threshold=visits, iteration_fraction=fraction, exploration=e,
+            regret_matcher=rm, seed=seed),
+    (Parameter("criterion", _choice("criterion", presets.LOCUS_CRITERIA), "iteration",
+               "confidence: iteration (>= fraction*I), exponential (H), visits"),
+     Parameter("visits", _int("visits", minimum=0), 100,
+               "visits an information set needs (visits criterion)"),
+     Parameter("fraction", _probability("fraction"), 0.5,
+               "fraction of I after which OS may be used (iteration criterion)")) +
+    _MIXING_PARAMETERS)
+
+
+# Stock OpenSpiel solvers, for side-by-side runs.
+
+def _stock(module, name, seed_numpy=False):
+  """An OpenSpiel solver class; `seed_numpy`: it samples with numpy's global generator."""
+  def build(game, seed, **kwargs):
+    solver_class = getattr(importlib.import_module(module), name)
+    if seed_numpy:
+      importlib.import_module("numpy").random.seed(seed)
+    return solver_class(game, **kwargs)
+  return build
+
+
+_OPENSPIEL = "open_spiel.python.algorithms."
+registry.register_solver("openspiel_cfr", "OpenSpiel's Python cfr.CFRSolver",
+                         _stock(_OPENSPIEL + "cfr", "CFRSolver"))
+registry.register_solver("openspiel_cfr_plus", "OpenSpiel's Python cfr.CFRPlusSolver",
+                         _stock(_OPENSPIEL + "cfr", "CFRPlusSolver"))
+registry.register_solver("openspiel_lcfr", "OpenSpiel's Python discounted_cfr.LCFRSolver",
+                         _stock(_OPENSPIEL + "discounted_cfr", "LCFRSolver"))
+registry.register_solver(
+    "openspiel_dcfr", "OpenSpiel's Python discounted_cfr.DCFRSolver",
+    _stock(_OPENSPIEL + "discounted_cfr", "DCFRSolver"), (
+        Parameter("alpha", _float("alpha"), 1.5, "positive exponent"),
+        Parameter("beta", _float("beta"), 0.0, "negative exponent"),
+        Parameter("gamma", _float("gamma", minimum=0.0), 2.0, "strategy weight exponent"),
+    ))
+registry.register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",
+                         _stock("pyspiel", "CFRSolver"))
+registry.register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver",
+                         _stock("pyspiel", "CFRPlusSolver"))
+registry.register_solver(
+    "openspiel_os_mccfr", "OpenSpiel's Python outcome_sampling_mccfr (e=0.6; seeds "
+    "numpy's global generator)",
+    _stock(_OPENSPIEL + "outcome_sampling_mccfr", "OutcomeSamplingSolver", True))
+registry.register_solver(
+    "openspiel_es_mccfr", "OpenSpiel's Python external_sampling_mccfr (seeds numpy's "
+    "global generator)",
+    _stock(_OPENSPIEL + "external_sampling_mccfr", "ExternalSamplingSolver", True))
+
+
+# Players (bots/, resolving/).
+
+_SIMULATIONS_HELP = ("simulations per move (default: the per-move budget in iterations, "
+                     "else 1000; no time budgets)")
+
+registry.register_player("random", "uniform random legal action",
+                         _deferred("bots.players", "build_random"))
+
+
+def _solver_text(text):
+  return str(registry.parse_solver(text))
+
+
+registry.register_player(
+    "solver",
+    "a fixed strategy: the average strategy of an offline solver after a budget, "
+    "computed once per process (e.g. solver(name=cfr+,iterations=1000))",
+    _deferred("bots.players", "build_solver"),
+    (Parameter("name", _solver_text, "cfr+",
+               "solver string of the solver registry, e.g. cfr+, dcfr(1.5,0,2)"),
+     Parameter("iterations", _int("iterations", 1), None,
+               "iterations to run (default 1000 when seconds is not given either)"),
+     Parameter("seconds", _float("seconds", 0.0), None,
+               "wall-clock seconds to run (results then depend on machine speed)"),
+     Parameter("solver_seed", _int("solver_seed", 0), 0,
+               "seed of sampling solvers (the same strategy in every match)")))
+
+
+def _strategy_path(text):
+  path = pathlib.Path(text).expanduser()
+  if not path.is_file():
+    raise ValueError(f"parameter 'path': no strategy file {str(path)!r}.")
+  return str(path)
+
+
+registry.register_player(
+    "strategy", "a fixed strategy saved by the solve example (--save_strategy)",
+    _deferred("bots.players", "build_strategy"),
+    (Parameter("path", _strategy_path, spec_strings.REQUIRED, "strategy file (.npz)"),))
+
+registry.register_player("human", "a person typing moves at the terminal (play only)",
+                         _deferred("bots.players", "build_human"), interactive=True)
+
+_SEARCH_PARAMETERS = (
+    Parameter("simulations", _int("simulations", 1), None, _SIMULATIONS_HELP),
+    Parameter("uct_c", _float("uct_c", 0.0), 2.0, "UCT exploration constant"),
+    Parameter("rollouts", _int("rollouts", 1), 1, "random rollouts per leaf evaluation"),
+)
+
+registry.register_player(
+    "mcts", "OpenSpiel's Python UCT search (perfect-information games only)",
+    _deferred("bots.players", "build_mcts"), _SEARCH_PARAMETERS)
+registry.register_player(
+    "ismcts",
+    "OpenSpiel's Python information-set MCTS (Cowling et al. 2011); on Python games "
+    "it samples histories by enumeration (small games)",
+    _deferred("bots.players", "build_ismcts"),
+    _SEARCH_PARAMETERS + (
+        Parameter("final_policy", _choice("final_policy", presets.ISMCTS_FINAL_POLICIES),
+                  "max_visits", "how the move is chosen from the search statistics"),))
+
+
+def parse_online_solver(text):
+  """Parses a solver string, refusing solvers other than the outcome-sampling ones."""
+  spec = registry.parse_solver(text)
+  if spec.name not in presets.ONLINE_SOLVERS:
+    raise ValueError(f"The online solving player needs an outcome-sampling solver "
+                     f"({', '.join(presets.ONLINE_SOLVERS)}), got {spec.name!r}.")
+  return spec
+
+
+_TARGETING = Parameter(
+    "targeting", _choice("targeting", presets.TARGETING_SCHEMES), presets.IST,
+    "ist (information-set) or pst (public-subgame) targeting")
+
+registry.register_player(
+    "online_solving",
+    "the thesis's solving player: re-solves the whole game with an outcome-sampling "
+    "solver every move, acts from the average strategy ([S] §3.4.2)",
+    _deferred("bots.online_solving", "build_online_solving"),
+    (Parameter("solver", lambda text: str(parse_online_solver(text)),
+               presets.DEFAULT_ONLINE_SOLVER,
+               "os_mccfr, mc_cfr or vr_mccfr with parameters (delta = targeting "
+               "probability)"),
+     _TARGETING))
+registry.register_player(
+    "oos", "Online Outcome Sampling (Lisý et al. 2015)",
+    _deferred("bots.online_solving", "build_oos"),
+    (_TARGETING,
+     Parameter("delta", _probability("delta"), 0.9, "targeting probability in [0, 1]"),
+     Parameter("e", _probability("e"), 0.6, "exploration in [0, 1]"),
+     Parameter("gamma", _probability("gamma"), 0.01,
+               "explorative regret matching's uniform share in [0, 1]"),
+     Parameter("reweight", _bool("reweight"), True,
+               "re-weight iterations after a target change")))
+
+registry.register_player(
+    "cr",
+    "continual resolving ([S] ch. 2): resolves each subgame through a gadget, with "
+    "estimates from the previous solve; per-move budget defaults to 1000it",
+    _deferred("resolving.continual_resolving", "build_cr"),
+    (Parameter("solver", _choice("solver", presets.CR_SOLVERS), "vr_mccfr",
+               "vr_mccfr, mc_cfr (live states), cfr+ or dl_cfr+ (compiled gadget tree)"),
+     Parameter("variant", _choice("variant", presets.GADGET_VARIANTS), "resolve",
+               "gadget: resolve, max_margin or unsafe"),
+     Parameter("keep", _bool("keep"), False, "keep the solver's tables between subgames"),
+     Parameter("cbr", _bool("cbr"), False,
+               "exact counterfactual best-response gadget values (small games)"),
+     Parameter("rm", _regret_matcher, presets.THESIS_VR_MCCFR["rm"],
+               "sampling solvers' regret matcher"),
+     Parameter("e", _probability("e"), presets.THESIS_VR_MCCFR["e"],
+               "sampling solvers' exploration"),
+     Parameter("cse", _float("cse", 0.0), presets.THESIS_VR_MCCFR["cse"],
+               "sampling solvers' cumulative-strategy exponent"),
+     Parameter("bl", _baseline, presets.THESIS_VR_MCCFR["bl"],
+               "vr_mccfr's baseline: none or expavg(alpha)"),
+     Parameter("cfrd_aware", _bool("cfrd_aware"), True,
+               "evaluate both actions at the gadget's follow/terminate node"),
+     Parameter("dl", _int("dl", 1), 4, "dl_cfr+'s depth limit in the gadget"),
+     Parameter("playouts", _int("playouts", 1), 1, "dl_cfr+'s random playouts per leaf")))

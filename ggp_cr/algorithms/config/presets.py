@@ -1,0 +1,52 @@
+"""The thesis's configurations and the named choices, written once ([S] §5.1, Table 5.2).
+
+The algorithms and the registry's defaults read these; nothing here imports an
+algorithm.
+"""
+
+# [S] Table 5.2's full-width configurations and the thesis's candidate DCFR
+# ([S] §5.1.1), as GeneralCFRSolver arguments.
+CFR_PRESETS = {
+    name: dict(regret_matcher=rm, alternating_updates=alternating,
+               cumulative_strategy_exponent=cse)
+    for name, rm, alternating, cse in (
+        ("cfr", "rm", False, 0.0),
+        ("cfr-au", "rm", True, 0.0),
+        ("deepstack-cfr", "rm+", False, 0.0),
+        ("cfr+", "rm+", True, 1.0),
+        ("cfr+2", "rm+", True, 2.0),
+        ("lcfr", "drm(1,1)", True, 1.0),
+        ("dcfr", "drm(1.5,0)", True, 2.0),
+        ("thesis-dcfr", "drm(1.5,0.5)", True, 1.5),
+    )
+}
+
+# Outcome-sampling settings (registry parameter names): OpenSpiel's defaults, and the
+# thesis's MC-CFR and VR-MCCFR candidates MC-CFR{DRM(1,1), cse 0.3, e 0.7} and that
+# + ExpAvg{0.3} ([S] §5.1.2).
+OPENSPIEL_OUTCOME_SAMPLING = dict(rm="rm", e=0.6, cse=0.0, bl="none")
+THESIS_MC_CFR = dict(rm="drm(1,1)", e=0.7, cse=0.3, bl="none")
+THESIS_VR_MCCFR = dict(THESIS_MC_CFR, bl="expavg(0.3)")
+
+# Targeting of online outcome sampling ([S] §1.4.1): information-set or public-subgame.
+IST = "ist"
+PST = "pst"
+TARGETING_SCHEMES = (IST, PST)
+
+# The online solving player's solvers and default ([S] §3.4.2, §5.2.2: IST, delta 0.1).
+ONLINE_SOLVERS = ("os_mccfr", "mc_cfr", "vr_mccfr")
+DEFAULT_ONLINE_SOLVER = "vr_mccfr(delta=0.1)"
+
+# Continual resolving's subgame solvers ([S] §5.2.3) and gadgets ([S] §1.4.2, [H]).
+CR_SOLVERS = ("vr_mccfr", "mc_cfr", "cfr+", "dl_cfr+")
+CR_SAMPLING_SOLVERS = ("vr_mccfr", "mc_cfr")
+GADGET_VARIANTS = ("resolve", "max_margin", "unsafe")
+
+# Meyer's mixed ES/OS sampling ([M] §5.2–5.3).
+MIXING_SCHEDULES = ("es", "os", "linear", "exponential")
+LOCUS_CRITERIA = ("iteration", "exponential", "visits")
+
+CFR_UPDATES = ("alternating", "simultaneous")
+
+# How OpenSpiel's ISMCTS bot picks its move from the search statistics.
+ISMCTS_FINAL_POLICIES = ("visits", "max_visits", "max_value")

@@ -1,0 +1,130 @@
+"""The contracts between the packages, as typing Protocols (spec README.md, principle 5).
+
+Solvers (cfr/, sampling/) are run by the registry's users (players, examples, solver
+runs, online bots) through `Solver`; those on a compiled tree are read in slot form
+through `TreeSolver`, and checkpointed through `Resumable`. Evaluators read online
+bots through `SolvingBot` / `ComputedStrategyBot` and their solvers through
+`SumsSolver`. OpenSpiel's own solvers
+(the registry's ``openspiel_*``) keep their API: `step_function` and
+`python_average_policy` serve both kinds.
+"""
+
+from typing import Protocol, runtime_checkable
+
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import external_sampling_mccfr
+from open_spiel.python.algorithms import outcome_sampling_mccfr
+
+_OPENSPIEL_SAMPLING = (outcome_sampling_mccfr.OutcomeSamplingSolver,
+                       external_sampling_mccfr.ExternalSamplingSolver)
+
+
+@runtime_checkable
+class Solver(Protocol):
+  """A ggp_cr solver: `iterate(n)` runs n iterations (one episode per player each
+  for the sampling solvers, one CFR iteration for the full-width ones); `iterations`
+  and `visited_states` count iterations and histories touched so far."""
+
+  @property
+  def iterations(self) -> int: ...
+
+  @property
+  def visited_states(self) -> int: ...
+
+  def iterate(self, num_iterations=1) -> None: ...
+
+  def average_policy(self): ...
+
+
+@runtime_checkable
+class TreeSolver(Solver, Protocol):
+  """A Solver on a compiled tree, read in slot form without walking the game."""
+
+  @property
+  def tree(self): ...
+
+  def average_strategy_slots(self): ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+  """A solver whose run can be checkpointed and resumed."""
+
+  def state_dict(self) -> dict: ...
+
+  def load_state_dict(self, state) -> None: ...
+
+
+@runtime_checkable
+class SumsSolver(Protocol):
+  """A sampling solver whose average-strategy sums evaluators read ([S] §3.5)."""
+  targeting_probability: float
+
+  def runs_on(self, tree) -> bool:
+    """Whether `average_sums` can read information sets of `tree`'s game."""
+
+  def average_sums(self, tree, infoset) -> dict:
+    """{action: average-strategy sum} at information set `infoset` of `tree`."""
+
+
+class OnlineSolver(Solver, Protocol):
+  """An outcome-sampling solver an online bot re-solves with ([S] §3.4.2): live
+  (outcome_sampling) or compiled (compiled_outcome_sampling)."""
+  # Share of a seconds budget per `iterate` call (None: one iteration per call).
+  batch_share: float | None
+
+  def warm_up(self) -> None:
+    """Loads the numba kernels it calls, so that a timed budget does not pay for it."""
+
+  def check_targeting(self, scheme) -> None:
+    """A ValueError unless the solver can target with `scheme` ('ist' or 'pst')."""
+
+  def set_target(self, state, player, scheme): ...
+
+  def average_probabilities(self, state, player) -> list:
+    """The average strategy at `player`'s information set in `state`, over
+    state.legal_actions(player) (uniform where it has no data)."""
+
+
+@runtime_checkable
+class SolvingBot(Protocol):
+  """An online bot whose decisions leave a solver's sums behind (online solving, OOS,
+  continual resolving)."""
+
+  def decision_solver(self):
+    """The solver behind the latest decision (a SumsSolver or other), or None."""
+
+
+@runtime_checkable
+class ComputedStrategyBot(Protocol):
+  """A bot that reports the strategy its decisions computed: {information state
+  string: {action: weight}}, already scoped by the bot."""
+
+  def computed_strategy(self): ...
+
+
+def step_function(solver):
+  """The function running one iteration of any registered solver."""
+  if isinstance(solver, Solver):
+    return solver.iterate
+  if isinstance(solver, _OPENSPIEL_SAMPLING):
+    return solver.iteration
+  return solver.evaluate_and_update_policy  # OpenSpiel's full-width solvers
+
+
+def visited_states(solver):
+  """Histories the solver touched so far, or None (OpenSpiel's solvers do not say)."""
+  return solver.visited_states if isinstance(solver, Solver) else None
+
+
+def python_average_policy(solver, game):
+  """The solver's average policy as an open_spiel Python policy.
+
+  OpenSpiel's C++ solvers return a pyspiel policy; it is converted via their tabular
+  average policy.
+  """
+  average = solver.average_policy()
+  if isinstance(average, policy_lib.Policy):
+    return average
+  return policy_lib.pyspiel_policy_to_python_policy(game,
+                                                    solver.tabular_average_policy())

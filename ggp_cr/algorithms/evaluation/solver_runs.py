@@ -1,0 +1,191 @@
+"""Bookkeeping of a solver run ([S] App. A, `solve`): when to evaluate, CSV rows, checkpoints.
+
+`python -m ggp_cr.examples.solve` runs a solver for a budget and evaluates its average
+strategy on a schedule, appending rows with `COLUMNS` to a CSV and writing checkpoints
+so that an interrupted run resumes where it stopped. `AverageStrategyEvaluator` computes
+the NashConv of a solver's average strategy; `log_spaced_budgets` and
+`run_until_visited` drive a sampling solver to budgets of visited states ([S] §5.1's
+measure, used by `python -m ggp_cr.examples.offline_mccfr_comparison`).
+"""
+
+import csv
+import math
+import os
+import tempfile
+import zipfile
+import zlib
+
+import numpy as np
+
+from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import strategy_files
+
+COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
+           "exploitability")
+CHECKPOINT_FORMAT = "ggp_cr-solve-checkpoint-1"
+
+
+def parse_eval_every(text):
+  """'log' -> ('log', None); 'N' -> ('iterations', N); 'Ns' -> ('seconds', N)."""
+  text = text.strip().lower()
+  if text == "log":
+    return "log", None
+  try:
+    if text.endswith("s"):
+      value = float(text[:-1])
+      if value > 0 and math.isfinite(value):
+        return "seconds", value
+    else:
+      value = int(text)
+      if value > 0:
+        return "iterations", value
+  except ValueError:
+    pass
+  raise ValueError(f"--eval_every must be 'log', a positive integer of iterations or "
+                   f"seconds such as '30s'; got {text!r}.")
+
+
+class EvaluationSchedule:
+  """Decides after which iterations the average strategy is evaluated."""
+
+  def __init__(self, kind, every):
+    self._kind = kind
+    self._every = every
+    self._next = 1 if kind == "log" else every
+
+  def catch_up(self, iterations, seconds):
+    """Skips the evaluations of a run resumed after `iterations` and `seconds`."""
+    if self._kind == "seconds":
+      while self._next <= seconds:
+        self._next += self._every
+    else:
+      while self._next <= iterations:
+        self._next = 2 * self._next if self._kind == "log" else self._next + self._every
+
+  def due(self, iterations, seconds):
+    if self._kind == "seconds":
+      if seconds < self._next:
+        return False
+      while self._next <= seconds:
+        self._next += self._every
+      return True
+    if iterations < self._next:
+      return False
+    self._next = 2 * self._next if self._kind == "log" else self._next + self._every
+    return True
+
+
+class AverageStrategyEvaluator:
+  """NashConv of a solver's average strategy on the compiled tree of its game.
+
+  Reads the solver's slots directly when it runs on that tree (ggp_cr's CFR and
+  compiled sampling solvers); converts its Python average policy otherwise.
+  """
+
+  def __init__(self, game, solver, cache_dir=None):
+    self._game = game
+    self._solver = solver
+    self.tree = solver.tree if isinstance(solver, contracts.TreeSolver) else (
+        compiled_tree.compile_game(game, cache_dir=cache_dir))
+
+  def average_slots(self):
+    if isinstance(self._solver, contracts.TreeSolver) and self._solver.tree is self.tree:
+      return self._solver.average_strategy_slots()
+    return self.tree.policy_to_slots(
+        contracts.python_average_policy(self._solver, self._game))
+
+  def nash_conv(self, slots):
+    return exact_br.nash_conv_slots(self.tree, slots).nash_conv
+
+
+def log_spaced_budgets(total, points_per_decade):
+  """Budgets 10^(k/points_per_decade) from 10^3 up to `total` (always included).
+
+  Raises ValueError unless total >= 1 and points_per_decade >= 1.
+  """
+  if total < 1:
+    raise ValueError(f"total must be >= 1, got {total}.")
+  if points_per_decade < 1:
+    raise ValueError(f"points_per_decade must be >= 1, got {points_per_decade}.")
+  budgets = []
+  exponent = 3 * points_per_decade
+  while 10 ** (exponent / points_per_decade) < total:
+    budgets.append(int(round(10 ** (exponent / points_per_decade))))
+    exponent += 1
+  return budgets + [int(total)]
+
+
+def run_until_visited(solver, target):
+  """Runs iterations of a sampling solver until it has visited `target` states.
+
+  The compiled sampling solvers (one kernel call per batch) run batches sized by
+  their mean states per iteration so far, at most as many iterations as they have run
+  (so the mean is not a few episodes'); others run one iteration at a time. Returns
+  the iterations run. The run stops at the first
+  iteration reaching `target`, or, batched, may overshoot it by a batch's noise.
+  """
+  iterations = 0
+  batched = isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
+  while solver.visited_states < target:
+    count = 1
+    if batched and solver.iterations > 0:
+      per_iteration = max(solver.visited_states / solver.iterations, 1.0)
+      count = max(1, min(int((target - solver.visited_states) / per_iteration),
+                         solver.iterations))
+    solver.iterate(count)
+    iterations += count
+  return iterations
+
+
+def checkpoint_path(csv_path):
+  return os.path.splitext(csv_path)[0] + ".checkpoint.npz"
+
+
+def save_checkpoint(path, game_string, solver_string, iterations, seconds, state):
+  """Writes the solver's state_dict, iterations and solver time atomically."""
+  strategy_files.write_npz_atomically(
+      path, format=np.array(CHECKPOINT_FORMAT), game_string=np.array(game_string),
+      solver=np.array(solver_string), iterations=np.int64(iterations),
+      seconds=np.float64(seconds),
+      **{f"state_{name}": value for name, value in state.items()})
+
+
+def load_checkpoint(path, game_string, solver_string):
+  """(iterations, seconds, state_dict) of a checkpoint of this game and solver.
+
+  Raises ValueError if the file is unreadable or of another game or solver.
+  """
+  try:
+    with np.load(path, allow_pickle=False) as data:
+      contents = {name: data[name] for name in data.files}
+  except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+    raise ValueError(f"Cannot read checkpoint {path}: {error}.") from None
+  if str(contents.get("format")) != CHECKPOINT_FORMAT or not {
+      "game_string", "solver", "iterations", "seconds"} <= set(contents):
+    raise ValueError(f"{path} is not a solve checkpoint.")
+  for name, expected in (("game_string", game_string), ("solver", solver_string)):
+    if str(contents[name]) != expected:
+      raise ValueError(f"Checkpoint {path} is for {name} {str(contents[name])!r}, not "
+                       f"{expected!r}.")
+  state = {name[len("state_"):]: value for name, value in contents.items()
+           if name.startswith("state_")}
+  return int(contents["iterations"]), float(contents["seconds"]), state
+
+
+def truncate_rows(csv_path, iterations):
+  """Drops the rows after `iterations` (evaluated after the checkpoint), atomically."""
+  with open(csv_path, newline="") as file:
+    rows = list(csv.DictReader(file))
+  if any(tuple(row) != COLUMNS for row in rows[:1]):
+    raise ValueError(f"{csv_path} does not have the columns {', '.join(COLUMNS)}.")
+  kept = [row for row in rows if int(row["iterations"]) <= iterations]
+  handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
+                                       suffix=".tmp")
+  with os.fdopen(handle, "w", newline="") as file:
+    writer = csv.DictWriter(file, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(kept)
+  os.replace(temporary, csv_path)

@@ -1,0 +1,45 @@
+"""Timing helpers of the benchmarks and examples: medians of repeated runs, and how much
+of its time budget each decision of an online player takes ([S] §3.4)."""
+
+import statistics
+import time
+
+import numpy as np
+
+
+def median_seconds(function, runs):
+  """(median wall-clock seconds of `runs` calls of `function()`, the last result)."""
+  times = []
+  result = None
+  for _ in range(runs):
+    start = time.perf_counter()
+    result = function()
+    times.append(time.perf_counter() - start)
+  return statistics.median(times), result
+
+
+def budget_ratios(game, bots, seed, preplay, move, on_decision=None):
+  """Decision time / budget of every decision of one match between `bots` (one per
+  seat) with time budgets `preplay` and `move` in seconds (pre-play counts at a
+  seat's first decision). Chance samples from numpy's generator seeded `seed`;
+  `on_decision(player)` is called after each decision."""
+  rng = np.random.default_rng(seed)
+  state = game.new_initial_state()
+  first = [True, True]
+  ratios = []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+      continue
+    player = state.current_player()
+    start = time.perf_counter()
+    action = bots[player].step(state)
+    elapsed = time.perf_counter() - start
+    budget = move + (preplay if first[player] else 0.0)
+    first[player] = False
+    ratios.append(elapsed / budget)
+    if on_decision is not None:
+      on_decision(player)
+    state.apply_action(action)
+  return ratios

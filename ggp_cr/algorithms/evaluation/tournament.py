@@ -1,0 +1,500 @@
+"""Head-to-head tournaments that scale out and resume ([S] §4 `tournament`, §5.3, App. A.2.3).
+
+Every pair of players meets in both seatings, `matches` times per seating; the thesis's
+Table 5.7 reports the row player's mean payoff with a 95% confidence interval. Matches run
+in-process (workers=1), in a local process pool, or on a Ray cluster; each match is seeded
+by `matches.match_seeds` from (base seed, pair, seating, match index), so the executor and
+the order of completion do not change the results (with iteration budgets).
+
+Results are one CSV row per match (columns in RESULT_COLUMNS), appended by the coordinating
+process with a single write per row as each match finishes. The configuration is kept in a
+sidecar JSON file next to the CSV; rerunning with the same output path and configuration
+plays only the missing matches, and a different configuration is refused.
+"""
+
+import concurrent.futures
+import csv
+import dataclasses
+import fcntl
+import io
+import json
+import multiprocessing
+import os
+import pathlib
+import textwrap
+import time
+
+import numpy as np
+import pandas as pd
+
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import matches
+
+FORMAT = "ggp_cr.tournament/1"
+
+RESULT_COLUMNS = {
+    "pair": "index of the player pair (order of TournamentConfig.pairs())",
+    "seating": "0: the row player is player 0; 1: the row player is player 1",
+    "match": "match index within the pair and seating",
+    "row_player": "the pair's first player (its payoff is summarised)",
+    "col_player": "the pair's second player",
+    "player0": "player in seat 0",
+    "player1": "player in seat 1",
+    "payoff0": "return of seat 0",
+    "payoff1": "return of seat 1",
+    "row_payoff": "return of the row player",
+    "col_payoff": "return of the column player",
+    "init_seconds0": "seat 0's bot creation time (players that pre-play when created "
+                     "include it; online_solving and oos pre-play in their first move)",
+    "init_seconds1": "seat 1's bot creation time",
+    "move_seconds0": "seat 0's total time choosing moves",
+    "move_seconds1": "seat 1's total time choosing moves",
+    "decisions0": "number of moves seat 0 chose",
+    "decisions1": "number of moves seat 1 chose",
+    "chance_seed": "seed of the chance sampler",
+    "seed0": "seed of seat 0's bot",
+    "seed1": "seed of seat 1's bot",
+    "history": "all actions of the match (chance included), space separated",
+}
+
+# Columns that do not depend on timing: equal for equal seeds with iteration budgets.
+DETERMINISTIC_COLUMNS = [c for c in RESULT_COLUMNS if "seconds" not in c]
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentConfig:
+  """What a results file holds: game, players, matches per pair and seating, budgets, seed."""
+  game: str
+  players: tuple
+  matches: int
+  preplay: str = "0"
+  move: str = "0"
+  seed: int = 0
+  self_play: bool = False
+
+  @classmethod
+  def create(cls, game, players_, matches_per_seating, preplay="0", move="0", seed=0,
+             self_play=False):
+    """Validates and canonicalises the inputs; raises ValueError naming what is wrong."""
+    loaded = registry.load_game(game)
+    if loaded.num_players() != 2:
+      raise ValueError(f"Tournaments need a two-player game; {loaded} has "
+                       f"{loaded.num_players()} players.")
+    specs = [registry.parse_player(text) for text in players_]
+    for spec in specs:
+      if spec.interactive:
+        raise ValueError(f"Player {spec} is interactive; play it with "
+                         "ggp_cr.examples.play, not in a tournament.")
+    texts = [spec.text for spec in specs]
+    duplicates = sorted({t for t in texts if texts.count(t) > 1})
+    if duplicates:
+      raise ValueError(f"Players listed twice: {', '.join(duplicates)}; list each once "
+                       "(--self_play adds each player against itself).")
+    if len(texts) < (1 if self_play else 2):
+      raise ValueError("A tournament needs at least two players (or one with self-play), "
+                       f"got {len(texts)}.")
+    if int(matches_per_seating) < 1:
+      raise ValueError(f"matches must be >= 1, got {matches_per_seating}.")
+    if int(seed) < 0:
+      raise ValueError(f"seed must be >= 0, got {seed}.")
+    budget = limits.Budget.parse(preplay, move)
+    return cls(str(loaded), tuple(texts), int(matches_per_seating), str(budget.preplay),
+               str(budget.move), int(seed), bool(self_play))
+
+  @property
+  def budget(self):
+    return limits.Budget.parse(self.preplay, self.move)
+
+  def pairs(self):
+    """(row, col) player pairs: every unordered pair, plus (p, p) with self-play."""
+    result = []
+    for i, row in enumerate(self.players):
+      for col in self.players[i if self.self_play else i + 1:]:
+        result.append((row, col))
+    return result
+
+  def to_json(self):
+    return {"format": FORMAT, **dataclasses.asdict(self), "players": list(self.players)}
+
+  @classmethod
+  def from_json(cls, data):
+    if data.get("format") != FORMAT:
+      raise ValueError(f"not a {FORMAT} configuration (format {data.get('format')!r}).")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in data.items() if k in fields}
+    values["players"] = tuple(values.get("players", ()))
+    return cls(**values)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedMatch:
+  """One match of the plan: which pair, seating and index."""
+  pair: int
+  seating: int
+  index: int
+  row: str
+  col: str
+
+  @property
+  def key(self):
+    return (self.pair, self.seating, self.index)
+
+  @property
+  def seats(self):
+    return (self.row, self.col) if self.seating == 0 else (self.col, self.row)
+
+
+def plan(config):
+  """All matches of a tournament, interleaved so that partial results cover every pair."""
+  return [PlannedMatch(pair, seating, index, row, col)
+          for index in range(config.matches)
+          for pair, (row, col) in enumerate(config.pairs())
+          for seating in (0, 1)]
+
+
+_WORKER_CACHE = {}
+
+
+def play_planned(config_json, planned):
+  """Plays one planned match and returns its CSV row (a dict); runs in any worker."""
+  key = json.dumps(config_json, sort_keys=True)
+  if key not in _WORKER_CACHE:
+    config = TournamentConfig.from_json(config_json)
+    _WORKER_CACHE.clear()
+    _WORKER_CACHE[key] = (config, registry.load_game(config.game), config.budget)
+  config, game, budget = _WORKER_CACHE[key]
+  seeds = matches.match_seeds(config.seed, planned.row, planned.col, planned.seating,
+                              planned.index)
+  seats = planned.seats
+  result = matches.run_match(game, seats, seeds, budget)
+  row_seat = planned.seating
+  return {
+      "pair": planned.pair, "seating": planned.seating, "match": planned.index,
+      "row_player": planned.row, "col_player": planned.col,
+      "player0": seats[0], "player1": seats[1],
+      "payoff0": result.returns[0], "payoff1": result.returns[1],
+      "row_payoff": result.returns[row_seat], "col_payoff": result.returns[1 - row_seat],
+      "init_seconds0": round(result.init_seconds[0], 6),
+      "init_seconds1": round(result.init_seconds[1], 6),
+      "move_seconds0": round(result.move_seconds[0], 6),
+      "move_seconds1": round(result.move_seconds[1], 6),
+      "decisions0": result.decisions[0], "decisions1": result.decisions[1],
+      "chance_seed": seeds.chance, "seed0": seeds.bots[0], "seed1": seeds.bots[1],
+      "history": " ".join(str(action) for action in result.history),
+  }
+
+
+def sidecar_path(output):
+  output = pathlib.Path(output)
+  return output.with_name(output.stem + ".config.json")
+
+
+class ResultsFile:
+  """The append-only CSV of match rows plus its configuration sidecar.
+
+  Opening checks (before any match is played) that the location is writable, that an
+  existing file was written by the same configuration, and that no other run holds it.
+  A trailing partial line (a write cut short by a crash) is dropped; complete rows are
+  never rewritten.
+  """
+
+  def __init__(self, output, config):
+    self.path = pathlib.Path(output)
+    self.config = config
+    self._fd = None
+    if self.path.is_dir():
+      raise ValueError(f"--output {self.path} is a directory; give a .csv file path.")
+    try:
+      self.path.parent.mkdir(parents=True, exist_ok=True)
+      self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as error:
+      raise ValueError(f"Cannot write --output {self.path}: {error.strerror}.") from None
+    try:
+      fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+      self.close()
+      raise ValueError(f"{self.path} is being written by another run.") from None
+    try:
+      self._prepare()
+    except ValueError:
+      self.close()
+      raise
+
+  def _prepare(self):
+    """Checks an existing file against the configuration, then writes header and sidecar."""
+    header = (",".join(RESULT_COLUMNS) + "\n").encode()
+    size = os.fstat(self._fd).st_size
+    content = os.pread(self._fd, size, 0)
+    if size and not content.startswith(header):
+      raise ValueError(f"{self.path} does not start with the tournament CSV header; "
+                       "it was not written by this tool (or by another version).")
+    if size > len(header):
+      self._check_sidecar()
+    if not size:
+      os.write(self._fd, header)
+    elif not content.endswith(b"\n"):
+      os.ftruncate(self._fd, content.rfind(b"\n") + 1)
+    self._write_sidecar()
+
+  def _check_sidecar(self):
+    sidecar = sidecar_path(self.path)
+    if not sidecar.exists():
+      raise ValueError(
+          f"{self.path} holds results but its configuration file {sidecar.name} is "
+          "missing, so it cannot be resumed safely; choose another --output or move the "
+          "file away.")
+    try:
+      stored = TournamentConfig.from_json(json.loads(sidecar.read_text()))
+    except (ValueError, TypeError) as error:
+      raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+    if stored != self.config:
+      now = dataclasses.asdict(self.config)
+      differences = [f"{name}: file has {value!r}, this run has {now[name]!r}"
+                     for name, value in dataclasses.asdict(stored).items()
+                     if value != now[name]]
+      raise ValueError(
+          f"{self.path} holds results of a different tournament configuration ("
+          + "; ".join(differences) + "). Use another --output, or the original settings "
+          "to resume it.")
+
+  def _write_sidecar(self):
+    sidecar = sidecar_path(self.path)
+    temporary = sidecar.with_name(sidecar.name + ".tmp")
+    try:
+      temporary.write_text(json.dumps(self.config.to_json(), indent=2) + "\n")
+      os.replace(temporary, sidecar)
+    except OSError as error:
+      raise ValueError(f"Cannot write {sidecar}: {error.strerror}.") from None
+
+  def rows(self):
+    """The finished rows as a DataFrame (history kept as text)."""
+    return pd.read_csv(self.path, dtype={"history": str}, keep_default_na=False)
+
+  def finished_keys(self):
+    frame = self.rows()
+    return set(zip(frame["pair"], frame["seating"], frame["match"]))
+
+  def append(self, row):
+    """Appends one row with a single write, so a killed run never leaves half a row."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in RESULT_COLUMNS])
+    os.write(self._fd, buffer.getvalue().encode())
+
+  def close(self):
+    if self._fd is not None:
+      os.close(self._fd)
+      self._fd = None
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *unused):
+    self.close()
+
+
+class _Progress:
+  """Prints a progress line at most every `interval` seconds, and the last one."""
+
+  def __init__(self, total, already, interval, write):
+    self.total, self.done, self.new = total, already, 0
+    self.interval, self.write = interval, write
+    self.start = self.last = time.monotonic()
+
+  def update(self, row):
+    self.done += 1
+    self.new += 1
+    now = time.monotonic()
+    if self.write is None or (now - self.last < self.interval and self.done < self.total):
+      return
+    self.last = now
+    rate = self.new / max(now - self.start, 1e-9)
+    eta = (self.total - self.done) / rate
+    self.write(f"[{self.done}/{self.total}] {rate:.2f} "
+               f"matches/s, ETA {eta:.0f} s; last: {row['row_player']} vs "
+               f"{row['col_player']} seating {row['seating']} match {row['match']}: "
+               f"row payoff {row['row_payoff']:g}")
+
+
+def _run_in_process(config_json, todo):
+  for planned in todo:
+    yield play_planned(config_json, planned)
+
+
+def _run_local_pool(config_json, todo, workers):
+  # Forked workers start at once with the games registered; spawn where fork is missing.
+  methods = multiprocessing.get_all_start_methods()
+  context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+  with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+    futures = [pool.submit(play_planned, config_json, planned) for planned in todo]
+    try:
+      for future in concurrent.futures.as_completed(futures):
+        yield future.result()
+    finally:
+      for future in futures:
+        future.cancel()
+
+
+def import_ray():
+  """Imports ray, or explains how to install the optional extra."""
+  try:
+    import ray  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    raise ValueError('--executor=ray needs the optional extra: pip install -e ".[ray]" '
+                     "(or pip install ray).") from None
+  return ray
+
+
+def _run_ray(config_json, todo, workers, ray_address):
+  ray = import_ray()
+  started_here = not ray.is_initialized()
+  if started_here:
+    if ray_address:
+      ray.init(address=ray_address, log_to_driver=False)
+    else:
+      ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+  remote = ray.remote(play_planned)
+  try:
+    pending = [remote.remote(config_json, planned) for planned in todo]
+    while pending:
+      ready, pending = ray.wait(pending, num_returns=1)
+      yield ray.get(ready[0])
+  finally:
+    if started_here:
+      ray.shutdown()
+
+
+EXECUTORS = ("local", "ray")
+
+
+def run_tournament(config, output, workers=1, executor="local", ray_address=None,
+                   progress=print, progress_seconds=5.0):
+  """Plays the matches of `config` not yet in `output`; returns all rows as a DataFrame.
+
+  Args:
+    config: a TournamentConfig.
+    output: path of the results CSV (its sidecar JSON is written next to it).
+    workers: processes for the local executor (1: in this process), or CPUs of the
+      local Ray instance started when no ray_address is given.
+    executor: "local" or "ray".
+    ray_address: address of a running Ray cluster (executor="ray").
+    progress: callable taking a line of text, or None for silence.
+    progress_seconds: minimum interval between progress lines.
+  """
+  if executor not in EXECUTORS:
+    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
+  if int(workers) < 1:
+    raise ValueError(f"workers must be >= 1, got {workers}.")
+  if executor == "ray":
+    import_ray()
+  with ResultsFile(output, config) as results:
+    done = results.finished_keys()
+    planned = plan(config)
+    todo = [p for p in planned if p.key not in done]
+    if progress is not None:
+      progress(f"{len(planned)} matches planned, {len(planned) - len(todo)} already in "
+               f"{results.path}, {len(todo)} to play ({executor}, {workers} worker(s)).")
+    config_json = config.to_json()
+    if not todo:
+      stream = iter(())
+    elif executor == "ray":
+      stream = _run_ray(config_json, todo, workers, ray_address)
+    elif workers == 1:
+      stream = _run_in_process(config_json, todo)
+    else:
+      stream = _run_local_pool(config_json, todo, workers)
+    meter = _Progress(len(planned), len(planned) - len(todo), progress_seconds, progress)
+    for row in stream:
+      results.append(row)
+      meter.update(row)
+    return results.rows()
+
+
+def summarize(rows):
+  """Mean payoff of the row player per pair, with a 95% confidence interval.
+
+  The interval is 1.96 standard errors (normal approximation, as in [S] Table 5.7).
+  Also gives the means by seating, and the number of matches.
+  """
+  frame = rows.drop_duplicates(["pair", "seating", "match"])
+  records = []
+  for (pair, row, col), group in frame.groupby(["pair", "row_player", "col_player"],
+                                               sort=True):
+    payoffs = group["row_payoff"].to_numpy(dtype=float)
+    std = payoffs.std(ddof=1) if len(payoffs) > 1 else float("nan")
+    records.append({
+        "pair": pair, "row_player": row, "col_player": col, "matches": len(payoffs),
+        "mean": payoffs.mean(), "ci95": 1.96 * std / np.sqrt(len(payoffs)),
+        "mean_as_player0": group.loc[group["seating"] == 0, "row_payoff"].mean(),
+        "mean_as_player1": group.loc[group["seating"] == 1, "row_payoff"].mean(),
+    })
+  return pd.DataFrame.from_records(
+      records, columns=["pair", "row_player", "col_player", "matches", "mean", "ci95",
+                        "mean_as_player0", "mean_as_player1"])
+
+
+def format_summary(summary):
+  """The summary as a text table with 'mean ± ci' cells."""
+  table = summary.copy()
+  table["row payoff"] = [f"{m:+.3f} ± {c:.3f}" for m, c in zip(table["mean"],
+                                                                table["ci95"])]
+  return table[["row_player", "col_player", "matches", "row payoff", "mean_as_player0",
+                "mean_as_player1"]].to_string(index=False, float_format="{:+.3f}".format)
+
+
+def payoff_matrix(rows, player_order):
+  """Mean payoff (and 95% CI) of player a against player b for every pair (a, b) played."""
+  frame = rows.drop_duplicates(["pair", "seating", "match"])
+  samples = {}
+  for _, match in frame.iterrows():
+    row, col = match["row_player"], match["col_player"]
+    samples.setdefault((row, col), []).append(float(match["row_payoff"]))
+    if row != col:
+      samples.setdefault((col, row), []).append(float(match["col_payoff"]))
+  means = pd.DataFrame(np.nan, index=list(player_order), columns=list(player_order))
+  cis = means.copy()
+  for (a, b), values in samples.items():
+    values = np.asarray(values)
+    means.loc[a, b] = values.mean()
+    if len(values) > 1:
+      cis.loc[a, b] = 1.96 * values.std(ddof=1) / np.sqrt(len(values))
+  return means, cis
+
+
+def _label(name, width=24):
+  """A player string folded after its commas (then at `width`) to fit an axis."""
+  name = str(name)
+  if len(name) <= width:
+    return name
+  pieces = name.replace(",", ",\n").split("\n")
+  return "\n".join(line for piece in pieces for line in textwrap.wrap(piece, width))
+
+
+def plot_heatmap(means, cis, path, title):
+  """Saves a heat-map of mean payoffs, row player vs column player, values in cells."""
+  plt = figures.pyplot()
+  labels = [_label(name) for name in means.index]
+  size = max(4.5, 1.3 * len(labels) + 2.5)
+  figure, axes = plt.subplots(figsize=(size + 1.5, size))
+  values = means.to_numpy(dtype=float)
+  limit = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
+  limit = limit if limit > 0 else 1.0
+  image = axes.imshow(np.ma.masked_invalid(values), cmap="RdBu", vmin=-limit, vmax=limit)
+  axes.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+  axes.set_yticks(range(len(labels)), labels)
+  axes.set_xlabel("column player (opponent)")
+  axes.set_ylabel("row player")
+  axes.set_title("\n".join(textwrap.wrap(title, 60)))
+  for i in range(values.shape[0]):
+    for j in range(values.shape[1]):
+      if np.isfinite(values[i, j]):
+        ci = cis.iat[i, j]
+        text = f"{values[i, j]:+.3f}" + (f"\n±{ci:.3f}" if np.isfinite(ci) else "")
+        dark = abs(values[i, j]) > 0.6 * limit
+        axes.text(j, i, text, ha="center", va="center", fontsize=9,
+                  color="white" if dark else "black")
+  colorbar = figure.colorbar(image, ax=axes)
+  colorbar.set_label("mean payoff of the row player")
+  figures.save(figure, path)

@@ -1,0 +1,4 @@
+"""Resolving ([S] ch. 2, §6; [H]).
+
+Subgames and tracing, gadgets, the resolver and ContinualResolvingBot.
+"""

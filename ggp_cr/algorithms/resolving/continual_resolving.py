@@ -1,0 +1,279 @@
+"""Continual resolving for two-player zero-sum games ([S] ch. 2, §3.4.1, §6, App. A.5).
+
+DeepStack's continual resolving (Moravčík et al. 2017) generalised to any two-player
+zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al. 2019).
+`ContinualResolvingBot` is a pyspiel.Bot; its parts follow the thesis's player:
+
+* Subgames ([S] ch. 2). A history ha is a subgame root if P(h) and P(ha) are the two
+  players (a chance node in between makes no root); the game's root is one too. The
+  bot's first decision of a match (after pre-play) solves the whole game. A resolver
+  (one per visited subgame) traces, before solving, every pair (r, s) of a next turn s
+  of the bot in a different subgame and the root r closest above s, and maps the bot's
+  information state at s and the opponent's at s to sets of roots, merging sets that
+  intersect (union-find). At its next turn the bot looks its information state up in
+  this map: found, it resolves the new subgame; absent, it is still in the same
+  subgame and the same resolver keeps improving ([S] §3.4.1).
+* Gadget inputs ([S] ch. 2, DeepStack), collected while solving: for every next root r,
+  w(r) = π_{-o}(r) (chance × the bot's reach) and the opponent's value v_o(r), both in
+  the original game's units. Counterfactual values CBV(I) = Σ_{h∈I} w(h) v_o(h) per
+  opponent root information set I are gadgets.py's unnormalised convention; with
+  k_I = Σ_{h∈I} w(h), CBV(I) = k_I · CBV_norm(I), where CBV_norm(I) is the self-play
+  mean over iterations Σ_t Σ_{h∈I} w_t(h) v_t(h) / Σ_t Σ_{h∈I} w_t(h) and k_I uses the
+  mean reach (1/T) Σ_t w_t. Full-width solvers add the exact quantities of each
+  iteration's current strategy. Sampling solvers estimate CBV_norm(I) with the sampled
+  (baseline-corrected) values weighted by w(h)/q(h) (q the sampling probability; a
+  self-normalised estimate: the opponent's own reach, equal on I, cancels) and take the
+  mean reach through the average strategy: for plain averaging Σ_t π_i^{σ^t}(h) =
+  T π_i^{σ̄}(h) (sequence-form identity), which has none of the importance-sampling
+  noise and never gives zero reach to a history the bot's average strategy plays.
+  Opponent information sets the solver never sampled get CBV_norm = the game's minimum
+  utility (the opponent always follows there: resolving is unsafe for them, as nothing
+  is known). With `use_cbr=True` (offline study, small games) the inputs are exact:
+  the bot's strategy is kept on the compiled tree (trunk, then each resolved subgame
+  combined in, [S] §6) and the opponent's counterfactual best response gives v_o.
+* Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin
+  or unsafe; a gadget is a pyspiel game solved by the configured solver:
+  - "vr_mccfr" (default) / "mc_cfr": outcome-sampling VR-MCCFR / MC-CFR on live states
+    ([S] §3.3.3, the thesis's candidates: DRM(1,1), cse 0.3, e 0.7, ExpAvg(0.3)) with
+    incremental tree building. CFR-D-aware sampling ([S] §3.3.3): at the resolve
+    gadget's follow/terminate node both actions are evaluated, terminate exactly.
+    Playouts start only at or below the bot's next turn in another subgame, so that
+    every next root a sample passes is valued (as [S] App. A.5 for depth limits).
+  - "cfr+": CFR+ on the gadget's compiled tree;
+  - "dl_cfr+": depth-limited CFR+ with RandomPlayout(n) ([S] §3.3.2, §5.2.3); only
+    histories at or below the bot's next turn in another subgame may be cut ([S] A.5),
+    so next roots are always expanded. The self-play values collected per iteration
+    are exact for the current strategy, uniform where it was never updated (the
+    random playout's expectation).
+  Solver data are reset for each subgame, or kept (`keep_solver_data`, MCCR/gtlib2):
+  tables of the same information states carry over.
+* The bot acts from the average strategy at its information set.
+* Fallbacks, so that no legal history makes it fail: if its information state is not
+  in the map it stays in the current subgame; if the next gadget cannot be built (the
+  estimated reach of its information state is zero, or the gadget refuses its inputs)
+  it keeps the current resolver (reuses the trunk); an unsafe gadget with zero joint
+  reach at the bot's histories (an opponent move the trunk gave probability 0) becomes
+  a resolve gadget. Each decision's record in `decisions` says what happened.
+
+Budgets: a pre-play limit spent at the first decision of a match before that move's
+own limit, and a per-move limit; each is seconds (wall clock, checked after every
+iteration, stopping early when the next iteration would overrun; the trace and gadget
+construction count) or iterations (deterministic for a seed). An iteration is one
+episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
+subgame whose roots cannot be built, or whose next turns cannot be traced, within
+BUILD_SHARE / TRACE_SHARE of the decision's budget is not resolved (the bot keeps or
+stays in its current subgame); the full-width solvers' compilation of each gadget
+cannot be interrupted, so their time budgets hold for small games only.
+"""
+
+import time
+
+import numpy as np
+import pyspiel
+
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import utility_estimators
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
+
+# The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
+_THESIS = presets.THESIS_VR_MCCFR
+
+
+# --- The bot --------------------------------------------------------------------------
+
+
+_WARM = []
+
+
+def _warm_up_full_width():
+  """Loads (or compiles) the numba kernels of the full-width path once per process, on
+  Kuhn poker, so that a timed budget does not pay for it."""
+  if _WARM:
+    return
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  slots = tree.uniform_slots()
+  recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
+  tree.node_reaches(slots)
+  tree.node_values(slots)
+  exact_br.best_response_slots(tree, slots, 1)
+  cfr.CFRPlusSolver(tree).evaluate_and_update_policy()
+  cfr.GeneralCFRSolver(tree, "rm+", depth_limit=1,
+                       utility_estimator=utility_estimators.RandomPlayout(1)
+                       ).evaluate_and_update_policy()
+  _WARM.append(True)
+
+
+class ContinualResolvingBot(pyspiel.Bot):
+  """Continual resolving ([S] ch. 2, §3.4.1) as a pyspiel.Bot (module docstring).
+
+  Args:
+    game: a two-player zero-sum (or constant-sum) sequential perfect-recall pyspiel
+      game; anything else is refused with the reason (see `recall.check_game`).
+    player_id: the seat, 0 or 1.
+    preplay: pre-play budget, e.g. '10s', '1000it', '0' or a limits.Limit; spent at
+      the first decision of a match, before that move's budget.
+    move: per-move budget, likewise.
+    solver: 'vr_mccfr' (default), 'mc_cfr', 'cfr+' or 'dl_cfr+'.
+    variant: gadget variant, 'resolve' (default), 'max_margin' or 'unsafe'.
+    keep_solver_data: carry the solver's tables over to the next subgame.
+    use_cbr: exact gadget inputs (counterfactual best response) on the compiled tree.
+    regret_matcher, exploration, cumulative_strategy_exponent, baseline: the sampling
+      solvers' settings (thesis candidate by default; 'mc_cfr' has no baseline).
+    cfrd_aware_sampling: evaluate both gadget actions at the follow/terminate node.
+    depth_limit, playouts: 'dl_cfr+''s depth limit (gadget depth, [S] §5.2.3) and
+      RandomPlayout's number of playouts.
+    seed: seeds the solvers and the action sampling; equal seeds and iteration
+      budgets give equal play.
+  """
+
+  def __init__(self, game, player_id, preplay="0", move="1000it", solver="vr_mccfr",
+               variant="resolve", keep_solver_data=False, use_cbr=False,
+               regret_matcher=_THESIS["rm"], exploration=_THESIS["e"],
+               cumulative_strategy_exponent=_THESIS["cse"], baseline=_THESIS["bl"],
+               cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0):
+    pyspiel.Bot.__init__(self)
+    recall.check_game(game)
+    if player_id not in (0, 1):
+      raise ValueError(f"player_id must be 0 or 1, got {player_id!r}.")
+    self._game = game
+    self._player_id = player_id
+    self._preplay, self._move = limits.solving_budget(preplay, move)
+    self.config = resolver.ResolverConfig(
+        solver=solver, variant=variant, keep_solver_data=bool(keep_solver_data),
+        use_cbr=bool(use_cbr), regret_matcher=regret_matcher, exploration=exploration,
+        cumulative_strategy_exponent=cumulative_strategy_exponent, baseline=baseline,
+        cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
+        playouts=playouts)
+    outcome_sampling.warm_up(self.config.regret_matcher)
+    if use_cbr or not self.config.sampling:
+      compiled_tree.cached_tree(game)
+      _warm_up_full_width()
+    self._seed = outcome_sampling.new_seed(seed)
+    self._matches = 0
+    self.restart()
+
+  def player_id(self):
+    return self._player_id
+
+  def provides_policy(self):
+    return True
+
+  def is_clonable(self):
+    return True
+
+  def clone(self):
+    """An independent copy (same tables, random streams and subgame); games and
+    compiled trees are shared. Used to replay many histories from common prefixes."""
+    shared = [self._game]
+    if self.resolver is not None:
+      shared += [item for item in (self.resolver.problem.gadget,
+                                   self.resolver.problem.compiled) if item is not None]
+    return players.copy_bot(self, shared)
+
+  def decision_solver(self):
+    """The current subgame's solver (contracts.SolvingBot), or None before the first
+    decision."""
+    return None if self.resolver is None else self.resolver.solver
+
+  def restart(self):
+    """A new match: no subgame yet; pre-play runs again at the first decision."""
+    self._matches += 1
+    self.resolver = None
+    self._preplay_pending = not self._preplay.is_zero
+    self._resolves = 0
+    self._rng = np.random.default_rng([self._seed, self._matches])
+    self.decisions = []
+
+  def restart_at(self, state):
+    """Restarts; from a later state the next decision solves the whole game (after
+    pre-play) and continues from there, as after a first decision."""
+    del state
+    self.restart()
+
+  def inform_action(self, state, player_id, action):
+    pass
+
+  def _solver_seed(self):
+    self._resolves += 1
+    return int(np.random.SeedSequence(
+        [self._seed, self._matches, self._resolves]).generate_state(2, np.uint64)[0])
+
+  def _new_resolver(self, problem, record, start, seconds, warm=None, trunk=None):
+    deadline = start + resolver.TRACE_SHARE * seconds if seconds else None
+    self.resolver = resolver.Resolver(problem, self.config, self._solver_seed(), warm=warm,
+                              trunk=trunk, deadline=deadline)
+    record["new_subgame"] = True
+    if not self.resolver.trace.complete:
+      record["fallback"] = ("the next turns were not traced within the time budget; "
+                            "the bot stays in this subgame")
+
+  def _new_subgame(self, key, record, start, seconds):
+    """Switches to the subgame of information state `key`; keeps the current
+    resolver (and notes why) if its gadget cannot be built."""
+    current = self.resolver
+    try:
+      gadget, profile, info = current.next_subgame(
+          key, self.config.variant, start + resolver.BUILD_SHARE * seconds if seconds else None)
+    except resolver.CannotResolve as error:
+      record["fallback"] = f"kept the current subgame: {error}"
+      return
+    record.update(info)
+    if info["variant"] != self.config.variant:
+      record["fallback"] = ("unsafe gadget has zero joint reach at the bot's "
+                            "histories; resolve gadget used")
+    warm = current if self.config.keep_solver_data else None
+    self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
+                       seconds, warm=warm, trunk=profile)
+
+  def step_with_policy(self, state):
+    """Resolves as needed within the budgets, then samples from the average strategy."""
+    start = time.perf_counter()
+    player = self._player_id
+    if state.current_player() != player:
+      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
+                       f"{player}'s.")
+    key = state.information_state_string(player)
+    record = {"key": key, "new_subgame": False, "iterations": 0}
+    seconds = self._move.seconds or 0.0
+    if self.resolver is None:
+      preplay = self._preplay if self._preplay_pending else limits.Limit()
+      self._preplay_pending = False
+      self._new_resolver(tracing.Problem(self._game, player), record, start,
+                         seconds + (preplay.seconds or 0.0))
+      record["iterations"] += self.resolver.run(preplay, start)
+      move_start = time.perf_counter() if preplay.seconds else start
+    else:
+      if key in self.resolver.trace.subgame_map:
+        self._new_subgame(key, record, start, seconds)
+      move_start = start
+    record["setup_seconds"] = time.perf_counter() - start
+    record["iterations"] += self.resolver.run(self._move, move_start)
+    legal = state.legal_actions(player)
+    probabilities = self.resolver.probabilities(key, legal)
+    action = legal[outcome_sampling.sample_index(probabilities, self._rng.random())]
+    record["seconds"] = time.perf_counter() - start
+    self.decisions.append(record)
+    return list(zip(legal, probabilities)), action
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+# Build function of the registry's cr player (config/builtin.py).
+
+def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
+             cfrd_aware, dl, playouts):
+  move = "1000it" if budget.move.is_zero else budget.move
+  return ContinualResolvingBot(
+      game, player_id, preplay=budget.preplay, move=move, solver=solver,
+      variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
+      exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
+      cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed)

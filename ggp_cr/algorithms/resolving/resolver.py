@@ -1,0 +1,218 @@
+"""One resolver per subgame: its configuration, solver, trace and next gadget ([S] ch. 2).
+
+`ResolverConfig` holds how each subgame is solved; `Resolver` runs the configured solver
+within a budget and builds the next subgame's gadget from the collected estimates.
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import anytime
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgame_solvers
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
+
+SOLVERS = presets.CR_SOLVERS
+SAMPLING_SOLVERS = presets.CR_SAMPLING_SOLVERS
+# The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
+_THESIS = presets.THESIS_VR_MCCFR
+
+
+# --- Configuration --------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolverConfig:
+  """How each subgame is solved (see the module docstring for the choices)."""
+  solver: str = "vr_mccfr"
+  variant: str = "resolve"
+  keep_solver_data: bool = False
+  use_cbr: bool = False
+  regret_matcher: object = _THESIS["rm"]
+  exploration: float = _THESIS["e"]
+  cumulative_strategy_exponent: float = _THESIS["cse"]
+  baseline: object = _THESIS["bl"]
+  cfrd_aware_sampling: bool = True
+  depth_limit: int = 4
+  playouts: int = 1
+
+  def __post_init__(self):
+    if self.solver not in SOLVERS:
+      raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got "
+                       f"{self.solver!r}.")
+    if self.variant not in gadgets.VARIANTS:
+      raise ValueError(f"variant must be one of {', '.join(gadgets.VARIANTS)}; got "
+                       f"{self.variant!r}.")
+    object.__setattr__(self, "regret_matcher",
+                       regret_matching.parse_regret_matcher(self.regret_matcher))
+    object.__setattr__(self, "exploration", outcome_sampling.check_probability(
+        "exploration", self.exploration))
+    object.__setattr__(
+        self, "cumulative_strategy_exponent",
+        outcome_sampling.check_cumulative_strategy_exponent(
+            self.cumulative_strategy_exponent))
+    baseline = outcome_sampling.parse_baseline(self.baseline)
+    if self.solver == "mc_cfr":
+      baseline = None
+    object.__setattr__(self, "baseline", baseline)
+    for name in ("depth_limit", "playouts"):
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+          value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+
+  @property
+  def sampling(self):
+    return self.solver in SAMPLING_SOLVERS
+
+
+class CannotResolve(Exception):
+  """The next subgame's gadget cannot be built from what is known (or in time)."""
+
+
+BUILD_SHARE = 0.4
+TRACE_SHARE = 0.6
+
+
+# --- One resolver per subgame ---------------------------------------------------------
+
+
+class Resolver:
+  """Solves one subgame (or the whole game) and prepares the next subgames."""
+
+  def __init__(self, problem, config, seed, warm=None, trunk=None, deadline=None):
+    self.problem = problem
+    self.config = config
+    self.trunk = trunk
+    tree = None if config.sampling else problem.tree()
+    self.trace = tracing.Trace(problem, tree, deadline)
+    if warm is not None and warm.config.sampling != config.sampling:
+      warm = None
+    solver_type = (subgame_solvers.SamplingSolver if config.sampling
+                   else subgame_solvers.FullWidthSolver)
+    self.solver = solver_type(problem, self.trace, config, seed,
+                              warm.solver if warm is not None else None)
+
+  def run(self, limit, start):
+    """Iterates for `limit` from time `start`; returns the iterations done (stopping
+    while twice the recent longest iteration still fits)."""
+    return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
+                         decay=0.95)
+
+  def probabilities(self, key, legal):
+    """The average strategy at the bot's information state (uniform if unknown)."""
+    probabilities = self.solver.probabilities(key, legal)
+    if probabilities is None or not sum(probabilities) > 0:
+      return [1.0 / len(legal)] * len(legal)
+    total = sum(probabilities)
+    return [p / total for p in probabilities]
+
+  def combined_profile(self, tree):
+    """The bot's strategy so far on the original game's tree ([S] §6's combination):
+    the trunk with the bot's information states here replaced by this solve's average
+    strategy (the whole game: this solve's average strategy for both players)."""
+    problem = self.problem
+    if self.config.sampling:
+      if self.trunk is None:
+        return outcome_sampling.TablePolicy(problem.original,
+                                            self.solver.table).to_slots(tree)
+      profile = self.trunk.copy()
+      for infoset, probabilities in self.solver.own_average_strategies(
+          tree, problem.player).items():
+        offset = int(tree.infoset_action_offset[infoset])
+        count = int(tree.infoset_num_actions[infoset])
+        actions = tree.infoset_actions[offset:offset + count].tolist()
+        profile[offset:offset + count] = [probabilities[a] for a in actions]
+      return profile
+    if problem.gadget is None:
+      return self.solver.average_slots()
+    return subgames.combine(tree, self.trunk, problem.gadget, self.solver.average_slots())
+
+  def next_subgame(self, own_key, variant, deadline=None):
+    """The gadget of the bot's information state `own_key` (in the map), with use_cbr
+    the combined profile, and a record of the inputs; raises CannotResolve (also
+    when time.perf_counter() passes `deadline` while the roots are rebuilt)."""
+    problem = self.problem
+    trace = self.trace
+    group = trace.subgame_map.roots(own_key)
+    own = trace.subgame_map.own_roots(own_key)
+    profile = None
+    if self.config.use_cbr:
+      tree = compiled_tree.cached_tree(problem.original)
+      profile = self.combined_profile(tree)
+      reach, opponent_reach, values = self._exact_inputs(tree, profile, group)
+    else:
+      reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group)
+    if not sum(reach[r] for r in own) > 0:
+      raise CannotResolve("the estimated reach of the bot's own information state is "
+                          "zero")
+    by_key = {}
+    for root_id in group:
+      totals = by_key.setdefault(trace.opponent_keys[root_id], [0.0, 0.0, 0.0])
+      totals[0] += reach[root_id]
+      if self.config.use_cbr:
+        totals[1] += reach[root_id] * values[root_id]
+      else:
+        totals[1] += value_sum[root_id]
+        totals[2] += weight_sum[root_id]
+    opponent_values = {}
+    unsampled = 0
+    fallback = problem.original.min_utility()
+    for key, (k, total, weight) in by_key.items():
+      if not k > 0:
+        continue
+      if self.config.use_cbr:
+        opponent_values[key] = total
+      elif weight > 0:
+        opponent_values[key] = k * total / weight
+      else:
+        opponent_values[key] = k * fallback
+        unsampled += 1
+    if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
+      variant = "resolve"
+    states = []
+    for root_id in group:
+      if deadline is not None and time.perf_counter() > deadline:
+        raise CannotResolve(f"its {len(group)} roots could not be built within the "
+                            "time budget")
+      states.append(trace.root_state(root_id))
+    try:
+      subgame = gadgets.Subgame(
+          problem.original, problem.player, states,
+          [reach[r] for r in group], opponent_values,
+          opponent_reach=[opponent_reach[r] for r in group])
+      gadget = gadgets.make_gadget(subgame, variant)
+    except ValueError as error:
+      raise CannotResolve(str(error)) from None
+    info = {"roots": len(group), "opponent_infosets": len(opponent_values),
+            "unsampled_opponent_infosets": unsampled, "variant": variant}
+    return gadget, profile, info
+
+  def _exact_inputs(self, tree, profile, group):
+    """Exact w, opponent reach and CBR values v_o per next root (use_cbr)."""
+    problem = self.problem
+    num_roots = self.trace.num_roots
+    reach = np.zeros(num_roots)
+    opponent_reach = np.zeros(num_roots)
+    values = np.zeros(num_roots)
+    _, response = exact_br.best_response_slots(tree, profile, problem.opponent)
+    node_values = tree.node_values(response)
+    if problem.opponent == 1:
+      node_values = tree.utility_sum - node_values
+    node_reach = tree.node_reaches(profile)
+    for root_id in group:
+      history = tuple(problem.root_histories[self.trace.root_of[root_id]]) + \
+          self.trace.actions[root_id]
+      node = subgames.history_node(tree, history)
+      reach[root_id] = node_reach[problem.player, node] * node_reach[2, node]
+      opponent_reach[root_id] = node_reach[problem.opponent, node]
+      values[root_id] = node_values[node]
+    return reach, opponent_reach, values

@@ -1,0 +1,364 @@
+"""Outcome-sampling MCCFR on the compiled tree: the fast path of outcome_sampling.py.
+
+The same algorithm as `outcome_sampling.OutcomeSamplingSolver` ([S] §1.3.3–1.3.4,
+§1.4.1, §3.3.3, Algorithm 2: alternating updates, exploration e, regret matcher,
+cumulative-strategy exponent, ExpAvg baselines, incremental tree building,
+information-set targeting with q(h) = delta * s1 + (1 - delta) * s2), run by numba
+loops over a `flat_tree.CompiledTree` with per-(information set, action) flat
+arrays. It draws from the same SplitMix64 generator in the same order, so with equal
+seeds both solvers sample the same histories and hold the same tables (up to float
+rounding). Public-subgame targeting needs live states: use the live solver for it.
+"""
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.sampling import outcome_sampling
+from ggp_cr.algorithms.sampling import targets
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
+
+_TERMINAL = -4
+_CHANCE = -1
+
+# node_target values: off the target, on a path to it, in the target information set.
+_OFF_TARGET = 0
+_TO_TARGET = 1
+_IN_TARGET = 2
+
+
+@numba.njit(cache=True)
+def _random(rng_state):
+  """SplitMix64 step on rng_state[0]; a float uniform in [0, 1)."""
+  rng_state[0] += np.uint64(0x9E3779B97F4A7C15)
+  z = rng_state[0]
+  z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+  z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+  z = z ^ (z >> np.uint64(31))
+  return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True)
+def _sample_index(probabilities, count, r):
+  total = 0.0
+  for index in range(count - 1):
+    total += probabilities[index]
+    if r < total:
+      return index
+  return count - 1
+
+
+@numba.njit(cache=True)
+def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_child,
+         node_num_children, node_chance_prob, node_utility, utility_sum,
+         infoset_action_offset, max_depth, max_actions, params, exploration, cse,
+         decay, use_baselines, delta, node_target, targeting, incremental, start,
+         in_memory, visits, regrets, current, cumulative, last_average, regret_updates,
+         baselines, rng_state):
+  """Runs `num_iterations` iterations (one episode per player each); returns the
+  number of nodes touched."""
+  touched = 0
+  path_node = np.empty(max_depth + 1, np.int64)
+  path_index = np.empty(max_depth + 1, np.int64)
+  path_q = np.empty(max_depth + 1)
+  path_q_child = np.empty(max_depth + 1)
+  path_reach = np.empty(max_depth + 1)
+  untargeted = np.empty(max_actions)
+  targeted = np.empty(max_actions)
+  action_values = np.empty(max_actions)
+  for it in range(num_iterations):
+    t = first_iteration + it
+    for player in range(2):
+      targeted_episode = False
+      if targeting:
+        targeted_episode = _random(rng_state) < delta
+      eff_delta = delta if targeting else 0.0
+      node = 0
+      s1 = start
+      s2 = start
+      reach = 1.0
+      on_target = targeting
+      below = False
+      depth = 0
+      leaf_value = 0.0
+      while True:
+        touched += 1
+        acting = node_player[node]
+        if acting == _TERMINAL:
+          leaf_value = node_utility[node]
+          if player == 1:
+            leaf_value = utility_sum - leaf_value
+          break
+        first = node_first_child[node]
+        count = node_num_children[node]
+        is_new = False
+        if acting == _CHANCE:
+          for a in range(count):
+            untargeted[a] = node_chance_prob[first + a]
+        else:
+          infoset = node_infoset[node]
+          offset = infoset_action_offset[infoset]
+          if not in_memory[infoset]:
+            in_memory[infoset] = True
+            is_new = True
+            for a in range(count):
+              current[offset + a] = 1.0 / count
+          else:
+            regret_matching.current_strategy(regrets, current, offset, count, params)
+          visits[infoset] += 1
+          if acting == player and exploration > 0.0:
+            for a in range(count):
+              untargeted[a] = exploration / count + (1.0 - exploration) * current[
+                  offset + a]
+          else:
+            for a in range(count):
+              untargeted[a] = current[offset + a]
+        if on_target and node_target[node] == _IN_TARGET:
+          below = True
+        restricted = on_target and not below
+        allowed_total = 0.0
+        if restricted:
+          for a in range(count):
+            if node_target[first + a] != _OFF_TARGET:
+              allowed_total += untargeted[a]
+        if restricted and allowed_total > 0.0:
+          for a in range(count):
+            if node_target[first + a] != _OFF_TARGET:
+              targeted[a] = untargeted[a] / allowed_total
+            else:
+              targeted[a] = 0.0
+        else:
+          for a in range(count):
+            targeted[a] = untargeted[a]
+        r = _random(rng_state)
+        if targeted_episode:
+          index = _sample_index(targeted, count, r)
+        else:
+          index = _sample_index(untargeted, count, r)
+        child = first + index
+        if restricted:
+          on_target = node_target[child] != _OFF_TARGET
+        s1_child = s1 * targeted[index]
+        s2_child = s2 * untargeted[index]
+        path_node[depth] = node
+        path_index[depth] = index
+        path_q[depth] = eff_delta * s1 + (1.0 - eff_delta) * s2
+        path_q_child[depth] = eff_delta * s1_child + (1.0 - eff_delta) * s2_child
+        path_reach[depth] = reach
+        depth += 1
+        if acting == _CHANCE:
+          reach *= untargeted[index]
+        elif acting != player:
+          reach *= current[infoset_action_offset[node_infoset[node]] + index]
+        s1 = s1_child
+        s2 = s2_child
+        node = child
+        if is_new and incremental:
+          while node_player[node] != _TERMINAL:
+            touched += 1
+            first = node_first_child[node]
+            count = node_num_children[node]
+            r = _random(rng_state)
+            if node_player[node] == _CHANCE:
+              total = 0.0
+              chosen = count - 1
+              for a in range(count - 1):
+                total += node_chance_prob[first + a]
+                if r < total:
+                  chosen = a
+                  break
+              node = first + chosen
+            else:
+              node = first + int(r * count)
+          touched += 1
+          leaf_value = node_utility[node]
+          if player == 1:
+            leaf_value = utility_sum - leaf_value
+          break
+
+      value = leaf_value
+      for d in range(depth - 1, -1, -1):
+        node = path_node[d]
+        index = path_index[d]
+        conditional = path_q_child[d] / path_q[d]
+        first = node_first_child[node]
+        acting = node_player[node]
+        if acting == _CHANCE:
+          value = node_chance_prob[first + index] * value / conditional
+          continue
+        infoset = node_infoset[node]
+        offset = infoset_action_offset[infoset]
+        count = node_num_children[node]
+        if use_baselines:
+          for a in range(count):
+            action_values[a] = baselines[player, offset + a]
+          b = baselines[player, offset + index]
+          action_values[index] = b + (value - b) / conditional
+          baselines[player, offset + index] = b + decay * (value - b)
+        else:
+          for a in range(count):
+            action_values[a] = 0.0
+          action_values[index] = value / conditional
+        node_value = 0.0
+        for a in range(count):
+          node_value += current[offset + a] * action_values[a]
+        weight = path_reach[d] / path_q[d]
+        if acting == player:
+          regret_updates[infoset] += 1
+          for a in range(count):
+            regrets[offset + a] += weight * (action_values[a] - node_value)
+          regret_matching.discount_regrets(regrets, offset, count, params,
+                                           float(regret_updates[infoset]))
+        else:
+          if cse > 0.0:
+            multiplier = (last_average[infoset] / t) ** cse
+            for a in range(count):
+              cumulative[offset + a] *= multiplier
+          for a in range(count):
+            cumulative[offset + a] += weight * current[offset + a]
+          last_average[infoset] = t
+        value = node_value
+  return touched
+
+
+class CompiledOutcomeSamplingSolver:
+  """Outcome-sampling MC-CFR / VR-MCCFR over a compiled tree (numba).
+
+  Takes a pyspiel game (compiled once per process through `compiled_tree.cached_tree`)
+  or a CompiledTree, and the hyper-parameters of `OutcomeSamplingSolver`. Targeting is
+  information-set targeting (`set_target`); `iteration_weight` is as in the live solver.
+  """
+
+  def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
+               cumulative_strategy_exponent=0.0, baseline=None,
+               targeting_probability=0.0, incremental=True, seed=None):
+    if isinstance(game_or_tree, flat_tree.CompiledTree):
+      self.tree = game_or_tree
+    else:
+      outcome_sampling.check_sampling_game(game_or_tree)
+      self.tree = compiled_tree.cached_tree(game_or_tree)
+    self.game = self.tree.game
+    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    self.exploration = outcome_sampling.check_probability("Exploration e", exploration)
+    self.cumulative_strategy_exponent = (
+        outcome_sampling.check_cumulative_strategy_exponent(
+            cumulative_strategy_exponent))
+    self.baseline = outcome_sampling.parse_baseline(baseline)
+    self.targeting_probability = outcome_sampling.check_probability(
+        "Targeting probability delta", targeting_probability)
+    self.incremental = bool(incremental)
+    tree = self.tree
+    self._params = self.regret_matcher.params()
+    self._rng_state = np.array([outcome_sampling.new_seed(seed)], dtype=np.uint64)
+    self._in_memory = np.full(tree.num_infosets, not self.incremental)
+    self.visits = np.zeros(tree.num_infosets, np.int64)
+    self.regrets = np.zeros(tree.num_infoset_actions)
+    self._current = np.repeat(
+        1.0 / np.maximum(tree.infoset_num_actions, 1), tree.infoset_num_actions)
+    self.cumulative = np.zeros(tree.num_infoset_actions)
+    self._last_average = np.zeros(tree.num_infosets)
+    self._regret_updates = np.zeros(tree.num_infosets, np.int64)
+    self.baselines = np.zeros((2, tree.num_infoset_actions if self.baseline else 0))
+    self._node_target = np.zeros(0, np.int8)
+    self.iteration_weight = 1.0
+    self.iterations = 0
+    self.nodes_touched = 0
+    self._max_actions = int(max(tree.node_num_children.max(initial=1), 1))
+
+  batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
+
+  def warm_up(self):
+    self.run(0)  # compiles or loads the numba kernel
+
+  def check_targeting(self, scheme):
+    if scheme != targets.IST:
+      raise ValueError("The compiled solver supports information-set targeting only; "
+                       "use targeting='ist' or a live solver for 'pst'.")
+
+  def average_probabilities(self, state, player):
+    """The average strategy at `player`'s information set in `state` (uniform where
+    nothing was accumulated), over state.legal_actions(player)."""
+    legal = state.legal_actions(player)
+    tree = self.tree
+    infoset = tree.infoset_index(player, state.information_state_string(player))
+    offset = int(tree.infoset_action_offset[infoset])
+    cumulative = self.cumulative[offset:offset + len(legal)]
+    total = cumulative.sum()
+    if total > 0:
+      return (cumulative / total).tolist()
+    return [1.0 / len(legal)] * len(legal)
+
+  def set_target(self, state, player, scheme=targets.IST):
+    """Information-set targeting of `player`'s information set in `state` (the
+    player must be the one to act there)."""
+    self.check_targeting(scheme)
+    if state.current_player() != player:
+      raise ValueError(f"Information-set targeting needs player {player} to act in the "
+                       f"target state; player {state.current_player()} does.")
+    tree = self.tree
+    infoset = tree.infoset_index(player, state.information_state_string(player))
+    node_target = np.zeros(tree.num_nodes, np.int8)
+    for node in np.flatnonzero(tree.node_infoset == infoset).tolist():
+      node_target[node] = _IN_TARGET
+      node = int(tree.node_parent[node])
+      while node >= 0 and node_target[node] == _OFF_TARGET:
+        node_target[node] = _TO_TARGET
+        node = int(tree.node_parent[node])
+    self._node_target = node_target
+
+  def clear_target(self):
+    self._node_target = np.zeros(0, np.int8)
+
+  def run(self, num_iterations):
+    """Runs `num_iterations` iterations (one episode per player each)."""
+    if num_iterations < 0:
+      raise ValueError(f"num_iterations must be >= 0, got {num_iterations}.")
+    tree = self.tree
+    targeting = len(self._node_target) > 0 and self.targeting_probability > 0.0
+    node_target = self._node_target if targeting else np.zeros(1, np.int8)
+    decay = self.baseline.alpha if self.baseline is not None else 0.0
+    touched = _run(
+        int(num_iterations), self.iterations + 1, tree.node_player,
+        tree.node_infoset, tree.node_first_child, tree.node_num_children,
+        tree.node_chance_prob, tree.node_utility, tree.utility_sum,
+        tree.infoset_action_offset, tree.max_depth, self._max_actions, self._params,
+        self.exploration, self.cumulative_strategy_exponent, decay,
+        self.baseline is not None, self.targeting_probability, node_target, targeting,
+        self.incremental, 1.0 / self.iteration_weight, self._in_memory, self.visits,
+        self.regrets, self._current, self.cumulative, self._last_average,
+        self._regret_updates, self.baselines, self._rng_state)
+    self.iterations += int(num_iterations)
+    self.nodes_touched += int(touched)
+
+  def iteration(self):
+    """One iteration: an episode with each player as the updated player."""
+    self.run(1)
+
+  def runs_on(self, tree):
+    """Whether `tree` is of this solver's game (contracts.SumsSolver)."""
+    return tree.game_string == self.tree.game_string
+
+  def average_sums(self, tree, infoset):
+    """{action: average-strategy sum} at `infoset` of `tree` (contracts.SumsSolver)."""
+    offset = int(tree.infoset_action_offset[infoset])
+    count = int(tree.infoset_num_actions[infoset])
+    actions = tree.infoset_actions[offset:offset + count].tolist()
+    return dict(zip(actions, self.cumulative[offset:offset + count].tolist()))
+
+  def iterate(self, num_iterations=1):
+    """Runs `num_iterations` iterations in one kernel call (contracts.Solver)."""
+    self.run(num_iterations)
+
+  @property
+  def visited_states(self):
+    """Histories touched so far (the solver registry's name for nodes_touched)."""
+    return self.nodes_touched
+
+  def average_strategy_slots(self):
+    """The average strategy in slot form (uniform where nothing was accumulated)."""
+    return self.tree.normalise_per_infoset(self.cumulative)
+
+  def average_policy(self):
+    """The average strategy as an open_spiel TabularPolicy."""
+    return self.tree.slots_to_tabular_policy(self.average_strategy_slots())

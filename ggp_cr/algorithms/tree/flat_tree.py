@@ -1,0 +1,427 @@
+"""The compiled game tree: any two-player zero-sum perfect-recall game as flat arrays.
+
+Spec README.md, architecture principle 2: the tree of a sequential pyspiel game is
+extracted once into numpy arrays, and every exhaustive algorithm (CFR family, best
+response, exploitability, gadgets, evaluators) runs numba loops over them.
+
+Nodes are numbered in breadth-first order, root = 0; the children of a node are
+contiguous and in the order of `state.legal_actions()` (decision) or
+`state.chance_outcomes()` (chance). Per node (arrays of length `num_nodes`):
+- `node_player`        int8    0 or 1 (decision), -1 chance, -4 terminal
+- `node_infoset`       int32   information-set index of a decision node, -1 otherwise
+- `node_parent`        int32   -1 for the root
+- `node_first_child`   int32   index of the first child (0 for terminals)
+- `node_num_children`  int16   0 for terminals
+- `node_action_index`  int16   slot of the node among its parent's children (-1 at root)
+- `node_chance_prob`   float64 probability of the node given its parent when the
+                               parent is a chance node, 1.0 otherwise
+- `node_utility`       float64 player 0's utility at terminals, 0 elsewhere; player 1
+                               gets `utility_sum - node_utility` (the negative in
+                               zero-sum games)
+- `node_depth`         int16
+- `level_offsets`      int64   nodes of depth d are level_offsets[d]:level_offsets[d+1]
+Per information set (arrays of length `num_infosets`), numbered in the breadth-first
+order of their first history, so an information set comes after every information set
+on the paths to it:
+- `infoset_player`        int8
+- `infoset_num_actions`   int16
+- `infoset_action_offset` int32   slots of infoset i are [offset, offset + num_actions)
+                                  in flat per-(infoset, action) arrays of length
+                                  `num_infoset_actions`
+- `infoset_actions`       int32   the legal action ids, indexed by slot
+- `infoset_parent_slot`   int32   (added) the slot of the same player's previous
+                                  (infoset, action) on every path to the infoset, -1
+                                  if it is the player's first decision (perfect recall
+                                  makes this unique); the player's sequence tree
+- `infoset_node`          int32   (added) the first history (breadth-first) of the
+                                  infoset, used to rebuild a representative state
+- `infoset_keys`          list of str, the `information_state_string` of each infoset
+Per slot: `slot_infoset` int32 (added), the infoset owning each slot.
+Game-level: `game_string`, `num_nodes`, `num_infosets`, `num_infoset_actions`,
+`max_depth`, `num_distinct_actions` (added), `utility_sum` (added; 0 in zero-sum games).
+
+A behavioural strategy "in slot form" is a float64 vector of length
+`num_infoset_actions` whose slots of each infoset sum to 1. `policy_to_slots` and
+`slots_to_tabular_policy` convert to and from OpenSpiel policies.
+"""
+
+import collections
+import os
+import tempfile
+import zipfile
+
+import numba
+import numpy as np
+from open_spiel.python import policy as policy_lib
+import pyspiel
+
+# Bumped whenever the cached arrays change meaning; older cache files are rebuilt.
+_CACHE_FORMAT = 1
+
+NODE_FIELDS = ("node_player", "node_infoset", "node_parent", "node_first_child",
+                "node_num_children", "node_action_index", "node_chance_prob",
+                "node_utility", "node_depth")
+ARRAY_FIELDS = NODE_FIELDS + (
+    "level_offsets", "infoset_player", "infoset_num_actions", "infoset_action_offset",
+    "infoset_actions", "infoset_parent_slot", "infoset_node", "slot_infoset")
+
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+
+
+@numba.njit(cache=True)
+def _node_reaches(node_player, node_infoset, node_parent, node_action_index,
+                  node_chance_prob, infoset_action_offset, slots):
+  """Rows: player 0's, player 1's and chance's reach probability of every node."""
+  num_nodes = len(node_player)
+  reach = np.ones((3, num_nodes))
+  for node in range(1, num_nodes):
+    parent = node_parent[node]
+    for row in range(3):
+      reach[row, node] = reach[row, parent]
+    mover = node_player[parent]
+    if mover == _CHANCE:
+      reach[2, node] *= node_chance_prob[node]
+    else:
+      reach[mover, node] *= slots[infoset_action_offset[node_infoset[parent]] +
+                                  node_action_index[node]]
+  return reach
+
+
+@numba.njit(cache=True)
+def _node_values(node_player, node_infoset, node_first_child, node_num_children,
+                 node_chance_prob, node_utility, infoset_action_offset, slots):
+  """Player 0's expected utility below every node when both play `slots`."""
+  num_nodes = len(node_player)
+  values = np.zeros(num_nodes)
+  for node in range(num_nodes - 1, -1, -1):
+    player = node_player[node]
+    if player == _TERMINAL:
+      values[node] = node_utility[node]
+      continue
+    first = node_first_child[node]
+    total = 0.0
+    if player == _CHANCE:
+      for child in range(first, first + node_num_children[node]):
+        total += node_chance_prob[child] * values[child]
+    else:
+      slot = infoset_action_offset[node_infoset[node]]
+      for child in range(first, first + node_num_children[node]):
+        total += slots[slot] * values[child]
+        slot += 1
+    values[node] = total
+  return values
+
+
+
+@numba.njit(cache=True)
+def _normalise_per_infoset(cumulative, infoset_action_offset, infoset_num_actions, out):
+  """out = cumulative normalised per infoset; uniform where an infoset's sum is 0."""
+  for i in range(len(infoset_action_offset)):
+    offset = infoset_action_offset[i]
+    count = infoset_num_actions[i]
+    total = 0.0
+    for a in range(offset, offset + count):
+      total += cumulative[a]
+    if total > 0.0:
+      for a in range(offset, offset + count):
+        out[a] = cumulative[a] / total
+    else:
+      for a in range(offset, offset + count):
+        out[a] = 1.0 / count
+
+
+class CompiledTree:
+  """Flat arrays of a game tree; see the module docstring for the fields."""
+
+  def __init__(self, game_string, utility_sum, num_distinct_actions, infoset_keys,
+               arrays):
+    self.game_string = game_string
+    self.utility_sum = float(utility_sum)
+    self.num_distinct_actions = int(num_distinct_actions)
+    self.infoset_keys = infoset_keys
+    for name in ARRAY_FIELDS:
+      setattr(self, name, arrays[name])
+    self.num_nodes = len(self.node_player)
+    self.num_infosets = len(self.infoset_player)
+    self.num_infoset_actions = len(self.infoset_actions)
+    self.max_depth = len(self.level_offsets) - 2
+    self._game = None
+    self._key_index = None
+
+  def __repr__(self):
+    return (f"CompiledTree({self.game_string}: {self.num_nodes:,} nodes, "
+            f"{self.num_infosets:,} infosets, {self.num_infoset_actions:,} slots, "
+            f"depth {self.max_depth})")
+
+  @property
+  def game(self):
+    """The pyspiel game, loaded from `game_string` on first use."""
+    if self._game is None:
+      self._game = pyspiel.load_game(self.game_string)
+    return self._game
+
+  def nbytes(self):
+    """Bytes held by the numpy arrays (the infoset key strings not included)."""
+    return sum(getattr(self, name).nbytes for name in ARRAY_FIELDS)
+
+  def infoset_index(self, player, key):
+    """The index of `player`'s information set with information state `key`."""
+    if self._key_index is None:
+      self._key_index = [{}, {}]
+      for index, (p, k) in enumerate(zip(self.infoset_player.tolist(),
+                                         self.infoset_keys)):
+        self._key_index[p][k] = index
+    try:
+      return self._key_index[player][key]
+    except KeyError:
+      raise KeyError(f"Player {player} has no information state {key!r} in "
+                     f"{self.game_string}.") from None
+
+  def node_reaches(self, slots):
+    """Rows: player 0's, player 1's and chance's reach of every node under `slots`."""
+    return _node_reaches(self.node_player, self.node_infoset, self.node_parent,
+                         self.node_action_index, self.node_chance_prob,
+                         self.infoset_action_offset, slots)
+
+  def node_values(self, slots):
+    """Player 0's expected utility below every node when both play `slots`."""
+    return _node_values(self.node_player, self.node_infoset, self.node_first_child,
+                        self.node_num_children, self.node_chance_prob, self.node_utility,
+                        self.infoset_action_offset, slots)
+
+  def uniform_slots(self):
+    """The uniform random strategy of both players in slot form."""
+    return 1.0 / self.infoset_num_actions[self.slot_infoset].astype(np.float64)
+
+  def random_slots(self, rng, kind="mixed"):
+    """A random strategy of both players in slot form, drawn with numpy `rng`.
+
+    `kind` is "mixed" (uniform weights per action, normalised), "sparse" (about half
+    of each infoset's actions get probability zero) or "deterministic" (one action
+    with probability one per infoset).
+    """
+    if kind == "deterministic":
+      slots = np.zeros(self.num_infoset_actions)
+      choice = (rng.random(self.num_infosets) * self.infoset_num_actions).astype(np.int64)
+      slots[self.infoset_action_offset + choice] = 1.0
+      return slots
+    if kind not in ("mixed", "sparse"):
+      raise ValueError(f"kind must be mixed, sparse or deterministic; got {kind!r}.")
+    weights = rng.random(self.num_infoset_actions)
+    if kind == "sparse":
+      weights *= rng.random(self.num_infoset_actions) < 0.5
+      sums = np.add.reduceat(weights, self.infoset_action_offset)[self.slot_infoset]
+      weights = np.where(sums > 0, weights, 1.0)
+    return weights / np.add.reduceat(weights, self.infoset_action_offset)[self.slot_infoset]
+
+  def infoset_states(self, infosets=None):
+    """Yields (infoset, state) with one representative state per infoset.
+
+    The states are rebuilt from the root along the recorded action paths, sharing
+    common prefixes; `infosets` (default: all) selects which ones.
+    """
+    if infosets is None:
+      infosets = range(self.num_infosets)
+    targets = {}
+    for infoset in infosets:
+      targets.setdefault(int(self.infoset_node[infoset]), []).append(int(infoset))
+    needed = np.zeros(self.num_nodes, dtype=bool)
+    for node in targets:
+      while node >= 0 and not needed[node]:
+        needed[node] = True
+        node = self.node_parent[node]
+    stack = [(0, self.game.new_initial_state())]
+    while stack:
+      node, state = stack.pop()
+      for infoset in targets.get(node, ()):
+        yield infoset, state
+      first = int(self.node_first_child[node])
+      children = [c for c in range(first, first + int(self.node_num_children[node]))
+                  if needed[c]]
+      if not children:
+        continue
+      if state.is_chance_node():
+        actions = [a for a, _ in state.chance_outcomes()]
+      else:
+        actions = state.legal_actions()
+      for child in reversed(children):
+        stack.append((child, state.child(actions[child - first])))
+
+  def policy_to_slots(self, policy):
+    """Any open_spiel policy.Policy / TabularPolicy -> strategy in slot form.
+
+    A plain TabularPolicy is read by key; any other policy is asked
+    `action_probabilities(state)` at one representative state per information set.
+    Probabilities are taken as given (not renormalised), as OpenSpiel's best
+    response does. Raises ValueError naming a missing information state, or an
+    illegal action given positive probability.
+    """
+    if (isinstance(policy, policy_lib.TabularPolicy) and
+        type(policy).action_probabilities is
+        policy_lib.TabularPolicy.action_probabilities):
+      return self._tabular_policy_to_slots(policy)
+    slots = np.zeros(self.num_infoset_actions)
+    for infoset, state in self.infoset_states():
+      try:
+        probabilities = policy.action_probabilities(state)
+      except (KeyError, IndexError) as error:
+        raise ValueError(
+            f"The policy has no action probabilities for player "
+            f"{self.infoset_player[infoset]}'s information state "
+            f"{self.infoset_keys[infoset]!r}: {error!r}") from None
+      self._fill_slots(slots, infoset, probabilities)
+    return slots
+
+  def _fill_slots(self, slots, infoset, probabilities):
+    offset = int(self.infoset_action_offset[infoset])
+    actions = self.infoset_actions[
+        offset:offset + int(self.infoset_num_actions[infoset])].tolist()
+    for action, probability in probabilities.items():
+      if action in actions:
+        slots[offset + actions.index(action)] = probability
+      elif probability > 0:
+        raise ValueError(
+            f"The policy gives probability {probability} to illegal action {action} "
+            f"in information state {self.infoset_keys[infoset]!r}.")
+
+  def _tabular_policy_to_slots(self, policy):
+    try:
+      rows = np.fromiter(map(policy.state_lookup.__getitem__, self.infoset_keys),
+                         dtype=np.int64, count=self.num_infosets)
+    except KeyError as error:
+      key, = error.args
+      infoset = self.infoset_keys.index(key)
+      raise ValueError(
+          f"The policy has no entry for player {self.infoset_player[infoset]}'s "
+          f"information state {key!r}.") from None
+    table = policy.action_probability_array
+    if table.shape[1] <= self.infoset_actions.max(initial=0):
+      raise ValueError(
+          f"The policy's table has {table.shape[1]} actions; {self.game_string} "
+          f"has {self.num_distinct_actions}.")
+    return np.asarray(table[rows[self.slot_infoset], self.infoset_actions],
+                      dtype=np.float64)
+
+  def normalise_per_infoset(self, values):
+    """`values` (slot form) normalised per information set; uniform where an
+    information set's sum is 0 (an average strategy from cumulative weights)."""
+    out = np.empty_like(values, dtype=np.float64)
+    _normalise_per_infoset(values, self.infoset_action_offset, self.infoset_num_actions,
+                           out)
+    return out
+
+  def check_slots(self, slots, name="slots"):
+    """`slots` as a float64 vector in slot form on this tree; a ValueError naming
+    `name` unless its shape is (num_infoset_actions,)."""
+    slots = np.asarray(slots, dtype=np.float64)
+    if slots.shape != (self.num_infoset_actions,):
+      raise ValueError(f"{name} must have shape ({self.num_infoset_actions},) for "
+                       f"{self.game_string}, got {slots.shape}.")
+    return slots
+
+  def as_slots(self, profile, name="slots"):
+    """A profile given in slot form (checked) or as an OpenSpiel policy, in slot form."""
+    if isinstance(profile, np.ndarray):
+      return self.check_slots(profile, name)
+    return self.policy_to_slots(profile)
+
+  def slots_to_tabular_policy(self, slots, players=None):
+    """Strategy in slot form -> open_spiel TabularPolicy, without walking the game.
+
+    Rows are grouped by player (as TabularPolicy guarantees) and, within a player,
+    in infoset-index order. `states` is a lazy sequence rebuilding each state on
+    access; `state_in` is None.
+    """
+    slots = self.check_slots(slots)
+    players = sorted(players if players is not None else range(2))
+    order = np.concatenate([np.flatnonzero(self.infoset_player == p) for p in players])
+    tabular = policy_lib.TabularPolicy.__new__(policy_lib.TabularPolicy)
+    policy_lib.Policy.__init__(tabular, self.game, players)
+    tabular.game_type = self.game.get_type()
+    tabular.state_lookup = {}
+    tabular.states_per_player = [[], []]
+    for row, infoset in enumerate(order.tolist()):
+      key = self.infoset_keys[infoset]
+      tabular.state_lookup.setdefault(key, row)
+      tabular.states_per_player[self.infoset_player[infoset]].append(key)
+    tabular.states = _LazyStates(self, order)
+    tabular.state_in = None
+    in_order = np.isin(self.slot_infoset, order)
+    row_of_infoset = np.full(self.num_infosets, -1, dtype=np.int64)
+    row_of_infoset[order] = np.arange(len(order))
+    slot_rows = row_of_infoset[self.slot_infoset[in_order]]
+    slot_actions = self.infoset_actions[in_order]
+    tabular.legal_actions_mask = np.zeros((len(order), self.num_distinct_actions),
+                                          dtype=np.int64)
+    tabular.legal_actions_mask[slot_rows, slot_actions] = 1
+    tabular.action_probability_array = np.zeros(
+        (len(order), self.num_distinct_actions))
+    tabular.action_probability_array[slot_rows, slot_actions] = slots[in_order]
+    return tabular
+
+  def save(self, path):
+    """Writes the tree to `path` (npz), atomically: a temporary file is renamed."""
+    keys = "\x00".join(self.infoset_keys).encode("utf-8")
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+      with os.fdopen(handle, "wb") as file:
+        np.savez(file, cache_format=np.int64(_CACHE_FORMAT),
+                 game_string=np.array(self.game_string),
+                 utility_sum=np.float64(self.utility_sum),
+                 num_distinct_actions=np.int64(self.num_distinct_actions),
+                 infoset_keys=np.frombuffer(keys, dtype=np.uint8),
+                 **{name: getattr(self, name) for name in ARRAY_FIELDS})
+      os.replace(temporary, path)
+    except BaseException:
+      os.unlink(temporary)
+      raise
+
+  @classmethod
+  def load(cls, path, game_string=None):
+    """Reads a tree written by `save`; raises ValueError if it is unreadable,
+    of another format version, or (given `game_string`) of another game."""
+    try:
+      with np.load(path, allow_pickle=False) as data:
+        contents = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+      raise ValueError(
+          f"Cache file {path} is not a readable tree cache ({error}).") from None
+    expected = ARRAY_FIELDS + ("cache_format", "game_string", "utility_sum",
+                                "num_distinct_actions", "infoset_keys")
+    missing = set(expected) - set(contents)
+    if missing:
+      raise ValueError(f"Cache file {path} lacks {sorted(missing)}.")
+    if int(contents["cache_format"]) != _CACHE_FORMAT:
+      raise ValueError(f"Cache file {path} has format {int(contents['cache_format'])}, "
+                       f"expected {_CACHE_FORMAT}.")
+    stored_game = str(contents["game_string"])
+    if game_string is not None and stored_game != game_string:
+      raise ValueError(f"Cache file {path} holds {stored_game}, not {game_string}.")
+    blob = contents["infoset_keys"].tobytes().decode("utf-8")
+    num_infosets = len(contents["infoset_player"])
+    keys = blob.split("\x00") if num_infosets else []
+    if len(keys) != num_infosets:
+      raise ValueError(f"Cache file {path} has {len(keys)} keys for {num_infosets} "
+                       "infosets.")
+    return cls(stored_game, contents["utility_sum"], contents["num_distinct_actions"],
+               keys, contents)
+
+
+class _LazyStates(collections.abc.Sequence):
+  """TabularPolicy.states of a compiled tree: rebuilds each state when accessed."""
+
+  def __init__(self, tree, infosets):
+    self._tree = tree
+    self._infosets = infosets
+
+  def __len__(self):
+    return len(self._infosets)
+
+  def __getitem__(self, index):
+    if isinstance(index, slice):
+      return [self[i] for i in range(*index.indices(len(self)))]
+    (_, state), = self._tree.infoset_states([self._infosets[index]])
+    return state
