@@ -11,6 +11,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.resolving import resolver as cr
 from ggp_cr.algorithms.resolving import tracing
@@ -84,3 +85,64 @@ def test_run_keeps_iteration_and_time_budgets():
   done = resolver.run(limits.Limit(seconds=0.05), start)
   assert done > 0 and resolver.iterations == 3 + done
   assert resolver.run(limits.Limit(seconds=0.0), start) == 0
+
+
+@pytest.mark.parametrize("variant", ["resolve", "unsafe"])
+@pytest.mark.parametrize("game_string", GAMES[:2])
+def test_bot_plays_the_same_on_both_paths(game_string, variant):
+  """ContinualResolvingBot with CFR+ on the compiled path and on the live path: equal
+  strategies to 1e-9 at every decision of random matches; each record names its path."""
+  game = pyspiel.load_game(game_string)
+  rng = np.random.default_rng(3)
+  resolved = 0
+  for match in range(6):
+    player = match % 2
+    bots = [continual_resolving.ContinualResolvingBot(
+        game, player, preplay="5it", move="3it", solver="cfr+", variant=variant,
+        path=path, seed=match) for path in ("compiled", "live")]
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      if state.is_chance_node():
+        actions, probabilities = zip(*state.chance_outcomes())
+        state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
+        continue
+      if state.current_player() == player:
+        ours, live = (dict(bot.step_with_policy(state)[0]) for bot in bots)
+        assert sorted(ours) == sorted(live)
+        np.testing.assert_allclose([ours[a] for a in live], list(live.values()),
+                                   rtol=0, atol=1e-9)
+        records = [bot.decisions[-1] for bot in bots]
+        assert [r["path"] for r in records] == ["compiled", "live"]
+        assert records[0]["new_subgame"] == records[1]["new_subgame"]
+        assert records[0]["iterations"] == records[1]["iterations"]
+        resolved += records[0]["new_subgame"] and len(bots[0].decisions) > 1
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  assert resolved > 0
+
+
+def test_bot_path_choice_and_reasons(tmp_path):
+  kuhn = pyspiel.load_game("kuhn_poker")
+  bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="cfr+")
+  assert bot.path == "compiled"
+  sampling = continual_resolving.ContinualResolvingBot(kuhn, 0)
+  assert sampling.path == "live" and "vr_mccfr" in sampling.path_reason
+  # Not in this process nor on disk, and above the size limit: live, with the reason.
+  game = pyspiel.load_game("python_leduc(max_raises=2,cards_per_suit=3)")
+  with pytest.raises(ValueError, match="not available"):
+    continual_resolving.ContinualResolvingBot(game, 1, solver="cfr+", path="compiled",
+                                              compiled_nodes_limit=100)
+  big = continual_resolving.ContinualResolvingBot(
+      game, 1, solver="cfr+", compiled_nodes_limit=100, cache_dir=str(tmp_path))
+  assert big.path == "live" and "too large" in big.path_reason
+  with pytest.raises(ValueError, match="path must be one of"):
+    continual_resolving.ContinualResolvingBot(kuhn, 0, path="fast")
+  # Within the limit it is extracted into the cache and later bots read it from there.
+  game = pyspiel.load_game("python_leduc(max_raises=1,cards_per_suit=4)")
+  first = continual_resolving.ContinualResolvingBot(game, 0, solver="cfr+",
+                                                    cache_dir=str(tmp_path))
+  assert first.path == "compiled" and "extracted" in first.path_reason
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  first.step(state)
+  assert first.decisions[0]["path"] == "compiled"

@@ -15,11 +15,72 @@ resolve gadget (the info dict says so).
 
 import numpy as np
 
+from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.tree import compiled_tree
 
 CannotResolve = resolver.CannotResolve
+PATHS = ("auto", "compiled", "live")
+# Extraction walks about 0.1-0.5 M histories a second on live states: the default
+# keeps a first extraction within seconds; cached trees of any size are used.
+COMPILED_NODES_LIMIT = 2_000_000
+
+
+_KEYS = {}
+
+
+def _state_keys(tree, cache_dir):
+  """StateKeys of `tree`, memoised in this process for the last 4 trees."""
+  keys = _KEYS.pop(tree.game_string, None)
+  if keys is None or keys.tree is not tree:
+    keys = compiled_subgames.StateKeys.build(tree, cache_dir)
+  _KEYS[tree.game_string] = keys
+  while len(_KEYS) > 4:
+    _KEYS.pop(next(iter(_KEYS)))
+  return keys
+
+
+def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
+                cache_dir=None):
+  """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
+  module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
+  on pyspiel gadgets; tree and keys None).
+
+  "auto" takes the compiled path for the full-width CFR+ solver when the tree is in
+  this process, in `cache_dir`, or extractable within `nodes_limit` histories. The
+  sampling solvers stay live: their CFR-D-aware sampling at the gate, estimate
+  collection and playouts bounded at the next turns are not on views yet; so do
+  dl_cfr+ and keep_solver_data. "compiled" insists (ValueError if it cannot).
+  """
+  if path not in PATHS:
+    raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
+  if path == "live":
+    return "live", "live path requested", None, None
+  refusal = None
+  if config.solver != "cfr+":
+    refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
+               "CFR+ only)")
+  elif config.keep_solver_data:
+    refusal = "keep_solver_data runs on the live path"
+  if refusal is None:
+    source = compiled_tree.tree_source(game, cache_dir)
+    try:
+      tree = compiled_tree.cached_tree(
+          game, cache_dir, max_nodes=None if source else int(nodes_limit))
+    except compiled_tree.TreeTooLarge as error:
+      refusal = f"tree too large for the compiled path: {error}"
+    else:
+      reason = {"process": "tree compiled in this process",
+                "disk": "tree read from the cache"}.get(
+                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
+                            f"{int(nodes_limit):,})")
+      keys = _state_keys(tree, cache_dir)
+      return "compiled", reason, tree, keys
+  if path == "compiled":
+    raise ValueError(f"The compiled path is not available: {refusal}.")
+  return "live", refusal, None, None
 
 
 class CompiledResolver:

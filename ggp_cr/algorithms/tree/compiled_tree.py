@@ -65,12 +65,18 @@ def _cache_path(cache_dir, game):
   return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
-def compile_game(game, cache_dir=None, progress=False):
+class TreeTooLarge(ValueError):
+  """The game has more histories than the extraction's `max_nodes`."""
+
+
+def compile_game(game, cache_dir=None, progress=False, max_nodes=None):
   """Extracts the tree of `game` (a pyspiel game or game string) into a flat_tree.CompiledTree.
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
-  rebuilt. `progress` prints a line every million histories. Raises ValueError if the
+  rebuilt. `progress` prints a line every million histories. `max_nodes`: stop and
+  raise TreeTooLarge once the walk passes that many histories (a cached tree is
+  returned whatever its size). Raises ValueError if the
   game has more than two players, is general-sum, simultaneous, has sampled chance,
   lacks information state strings, or has imperfect recall.
   """
@@ -89,7 +95,7 @@ def compile_game(game, cache_dir=None, progress=False):
       except ValueError as error:
         warnings.warn(f"Refusing the cached tree: {error} Rebuilding it.")
   start = time.time()
-  tree = _extract(game, game_string, progress)
+  tree = _extract(game, game_string, progress, max_nodes)
   if progress:
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
@@ -97,7 +103,7 @@ def compile_game(game, cache_dir=None, progress=False):
   return tree
 
 
-def _extract(game, game_string, progress):
+def _extract(game, game_string, progress, max_nodes=None):
   """Depth-first walk recording each history once, then breadth-first renumbering.
 
   Only the root-to-node stack holds states; the last child of a node reuses its
@@ -179,6 +185,8 @@ def _extract(game, game_string, progress):
       stack.append([state, legal, None, 0, node, depth, infoset_offset[infoset],
                     player, last0, last1])
     node += 1
+    if max_nodes is not None and node > max_nodes:
+      raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
     if progress and node % 1_000_000 == 0:
       print(f"  ... {node:,} histories, {len(keys):,} infosets after "
             f"{time.time() - start:.1f} s", flush=True)
@@ -314,17 +322,28 @@ _in_process_cache = collections.OrderedDict()
 _IN_PROCESS_CACHE_SIZE = 4
 
 
-def cached_tree(game):
-  """compile_game(game), memoised in this process per game string (last 4 games)."""
+def cached_tree(game, cache_dir=None, max_nodes=None):
+  """compile_game(game, cache_dir, max_nodes=max_nodes), memoised in this process per
+  game string (last 4 games)."""
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   game_string = str(game)
   tree = _in_process_cache.get(game_string)
   if tree is None:
-    tree = compile_game(game)
+    tree = compile_game(game, cache_dir, max_nodes=max_nodes)
     _in_process_cache[game_string] = tree
     if len(_in_process_cache) > _IN_PROCESS_CACHE_SIZE:
       _in_process_cache.popitem(last=False)
   else:
     _in_process_cache.move_to_end(game_string)
   return tree
+
+
+def tree_source(game, cache_dir=None):
+  """Where cached_tree(game, cache_dir) would find the tree: "process" (memoised),
+  "disk" (a cache file exists in `cache_dir`; it may still be refused) or None."""
+  if str(game) in _in_process_cache:
+    return "process"
+  if cache_dir is not None and os.path.exists(_cache_path(cache_dir, game)):
+    return "disk"
+  return None
