@@ -95,6 +95,7 @@ class CompiledResolver:
     self.use_cbr = bool(use_cbr)
     self.trunk = trunk
     self.trace = view.trace()
+    self.timing = {}
     self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
 
   @classmethod

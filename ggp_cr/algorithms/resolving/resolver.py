@@ -92,6 +92,7 @@ class Resolver:
     self.problem = problem
     self.config = config
     self.trunk = trunk
+    self.timing = {}
     tree = None if config.sampling else problem.tree()
     self.trace = tracing.Trace(problem, tree, deadline)
     if warm is not None and warm.config.sampling != config.sampling:
@@ -103,9 +104,10 @@ class Resolver:
 
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
-    while twice the recent longest iteration still fits)."""
+    while twice the recent longest iteration still fits; the estimate carries over
+    to this resolver's later moves)."""
     return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
-                         decay=0.95)
+                         decay=0.95, timing=self.timing)
 
   def probabilities(self, key, legal):
     """The average strategy at the bot's information state (uniform if unknown)."""
