@@ -146,3 +146,32 @@ def test_bot_path_choice_and_reasons(tmp_path):
     state.apply_action(state.chance_outcomes()[0][0])
   first.step(state)
   assert first.decisions[0]["path"] == "compiled"
+
+
+def test_a_subgame_too_large_for_the_budget_is_not_built():
+  """Fallback: the bot keeps its current solve, and the record says so."""
+  game = pyspiel.load_game(GAMES[1])
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  resolver.iterate(5)
+  infoset = int(resolver.trace.own_infosets[0])
+  with pytest.raises(cr.CannotResolve, match="nodes, more than"):
+    resolver.next_subgame(infoset, "resolve", max_nodes=1)
+  _, info = resolver.next_subgame(infoset, "resolve", max_nodes=tree.num_nodes)
+  assert 0 < info["subgame_nodes"] <= tree.num_nodes
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
+                                                  solver="cfr+")
+  bot._seconds_per_node = 1.0  # every subgame is too large for the move
+  state = game.new_initial_state()
+  while len(bot.decisions) < 2:  # chance's first outcomes, both players check/call
+    if state.is_chance_node():
+      state.apply_action(state.chance_outcomes()[0][0])
+      continue
+    if state.current_player() == 0:
+      bot.step(state)
+    state.apply_action(1)
+  record = bot.decisions[-1]
+  assert record["enters_new_subgame"] and not record["new_subgame"]
+  assert "more than" in record["fallback"]
+  assert record["strategy"].startswith("the current subgame's solve")

@@ -86,3 +86,17 @@ def test_state_keys_are_cached_and_a_foreign_cache_is_refused(tmp_path):
   with pytest.warns(UserWarning, match="another game"):
     rebuilt = compiled_subgames.StateKeys.build(leduc, cache_dir=str(tmp_path))
   assert rebuilt.keys.shape == (2, leduc.num_nodes)
+
+
+def test_subtree_nodes_count_every_node_below():
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  sizes = compiled_subgames.StateKeys.build(tree).subtree_nodes
+  assert sizes[0] == tree.num_nodes
+  for node in (1, 5, 40, tree.num_nodes - 1):
+    below, frontier = 0, [node]
+    while frontier:
+      n = frontier.pop()
+      below += 1
+      first = int(tree.node_first_child[n])
+      frontier += range(first, first + int(tree.node_num_children[n]))
+    assert sizes[node] == below

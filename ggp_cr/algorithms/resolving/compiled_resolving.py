@@ -31,7 +31,7 @@ COMPILED_NODES_LIMIT = 2_000_000
 _KEYS = {}
 
 
-def _state_keys(tree, cache_dir):
+def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
   keys = _KEYS.pop(tree.game_string, None)
   if keys is None or keys.tree is not tree:
@@ -76,7 +76,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
                 "disk": "tree read from the cache"}.get(
                     source, f"tree extracted ({tree.num_nodes:,} histories <= "
                             f"{int(nodes_limit):,})")
-      keys = _state_keys(tree, cache_dir)
+      keys = state_keys(tree, cache_dir)
       return "compiled", reason, tree, keys
   if path == "compiled":
     raise ValueError(f"The compiled path is not available: {refusal}.")
@@ -143,12 +143,17 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def next_subgame(self, infoset, variant):
+  def next_subgame(self, infoset, variant, max_nodes=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
-    `trace`); raises CannotResolve when its estimated reach is zero."""
+    `trace`); raises CannotResolve when its estimated reach is zero or its subgame
+    has more than `max_nodes` nodes (a view that would not be built in time)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
+    size = int(self.view.state_keys.subtree_nodes[nodes].sum())
+    if max_nodes is not None and size > max_nodes:
+      raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
+                          f"{int(max_nodes):,} its build time allows")
     profile = None
     if self.use_cbr:
       profile = self.profile()
@@ -160,7 +165,8 @@ class CompiledResolver:
     if not w[own].sum() > 0:
       raise CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
-    info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant}
+    info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
+            "subgame_nodes": size}
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
     try:

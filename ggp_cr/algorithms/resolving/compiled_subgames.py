@@ -50,6 +50,24 @@ class StateKeys:
     self.tree = tree
     self.keys = keys
     self.strings = strings
+    self._subtree_nodes = None
+
+  @property
+  def subtree_nodes(self):
+    """int64 number of nodes at and below each node (computed once; a view's size
+    before it is built)."""
+    if self._subtree_nodes is None:
+      tree = self.tree
+      sizes = np.ones(tree.num_nodes, dtype=np.int64)
+      depth = tree.node_depth
+      order = np.argsort(depth, kind="stable")
+      bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+      for d in range(int(depth.max()), 0, -1):
+        level = order[bounds[d]:bounds[d + 1]]
+        sizes += np.bincount(tree.node_parent[level], weights=sizes[level],
+                             minlength=tree.num_nodes).astype(np.int64)
+      self._subtree_nodes = sizes
+    return self._subtree_nodes
 
   def key_string(self, key):
     """The information state string of key `key` (either kind)."""

@@ -51,7 +51,10 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
 * Fallbacks, so that no legal history makes it fail: if its information state is not
   in the map it stays in the current subgame; if the next gadget cannot be built (the
   estimated reach of its information state is zero, or the gadget refuses its inputs)
-  it keeps the current resolver (reuses the trunk); an unsafe gadget with zero joint
+  it keeps the current resolver (reuses the trunk; on the compiled path also when the
+subgame has more nodes than BUILD_SHARE of the move's seconds builds at the measured
+seconds per node: the bot then plays the current solve's strategy below its turn, a
+valid continuation of its strategy so far, and the record says so); an unsafe gadget with zero joint
   reach at the bot's histories (an opponent move the trunk gave probability 0) becomes
   a resolve gadget. Each decision's record in `decisions` says what happened.
 
@@ -66,7 +69,9 @@ decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
 own limit (setup that overruns it is charged to it: the move's clock starts when
-the pre-play's would have ended), and a per-move limit; each is seconds (wall clock, checked after every
+the pre-play's would have ended; on the compiled path the whole game's view, trace
+and solver are built when the match starts, restart(), and that time counts as spent
+pre-play), and a per-move limit; each is seconds (wall clock, checked after every
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
@@ -96,6 +101,9 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
+# A first guess of a compiled subgame's build time per node (view, trace, estimates;
+# about 0.2-0.4 us measured on Leduc{3,30} on a shared 2-core machine).
+_SECONDS_PER_NODE = 4e-7
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -212,6 +220,19 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._resolves = 0
     self._rng = np.random.default_rng([self._seed, self._matches])
     self.decisions = []
+    self._prepared = None
+    self._seconds_per_node = _SECONDS_PER_NODE
+    if self._tree is not None:
+      self._prepare()
+
+  def _prepare(self):
+    """Builds the whole game's compiled resolver: its view, trace and solver do not
+    depend on the match, so a match starts with them; their time is charged to the
+    pre-play (module docstring)."""
+    start = time.perf_counter()
+    self._prepared = compiled_resolving.CompiledResolver.whole_game(
+        self._tree, self._keys, self._player_id, self.config.use_cbr)
+    self._prepared_seconds = time.perf_counter() - start
 
   def restart_at(self, state):
     """Restarts; from a later state the next decision solves the whole game (after
@@ -233,8 +254,10 @@ class ContinualResolvingBot(pyspiel.Bot):
       self._new_resolver(tracing.Problem(self._game, self._player_id), record, start,
                          seconds)
       return
-    self.resolver = compiled_resolving.CompiledResolver.whole_game(
-        self._tree, self._keys, self._player_id, self.config.use_cbr)
+    if self._prepared is None:
+      self._prepare()
+    self.resolver, self._prepared = self._prepared, None
+    record["prepared_seconds"] = self._prepared_seconds
     record["new_subgame"] = True
 
   def _lookup(self, key):
@@ -260,7 +283,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     current = self.resolver
     try:
       if self._tree is not None:
-        self.resolver, info = current.next_subgame(key, self.config.variant)
+        self.resolver, info = current.next_subgame(
+            key, self.config.variant,
+            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
@@ -275,6 +300,10 @@ class ContinualResolvingBot(pyspiel.Bot):
                             "histories; resolve gadget used")
     if self._tree is not None:
       record["new_subgame"] = True
+      # Seconds per subgame node of this build (view, trace and estimates), for the
+      # next size check; the estimate decays towards faster builds.
+      self._seconds_per_node = max(0.9 * self._seconds_per_node,
+                                   (time.perf_counter() - start) / info["subgame_nodes"])
       return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
@@ -295,13 +324,16 @@ class ContinualResolvingBot(pyspiel.Bot):
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
       self._first_resolver(record, start, seconds + (preplay.seconds or 0.0))
-      record["iterations"] += self.resolver.run(preplay, start)
-      # Setup overrunning the pre-play is charged to it (module docstring).
-      move_start = (min(time.perf_counter(), start + preplay.seconds)
+      # Setup (before the match, and at this decision) overrunning the pre-play is
+      # charged to it (module docstring).
+      preplay_start = start - record.get("prepared_seconds", 0.0)
+      record["iterations"] += self.resolver.run(preplay, preplay_start)
+      move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
       record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
     else:
       lookup, enters = self._lookup(key)
+      record["enters_new_subgame"] = enters
       if enters:
         self._new_subgame(lookup, record, start, seconds)
       move_start = start
