@@ -77,6 +77,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
                     source, f"tree extracted ({tree.num_nodes:,} histories <= "
                             f"{int(nodes_limit):,})")
       keys = state_keys(tree, cache_dir)
+      keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
       return "compiled", reason, tree, keys
   if path == "compiled":
     raise ValueError(f"The compiled path is not available: {refusal}.")
