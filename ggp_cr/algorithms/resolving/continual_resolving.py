@@ -26,9 +26,13 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   mean reach through the average strategy: for plain averaging Σ_t π_i^{σ^t}(h) =
   T π_i^{σ̄}(h) (sequence-form identity), which has none of the importance-sampling
   noise and never gives zero reach to a history the bot's average strategy plays.
-  Opponent information sets the solver never sampled get CBV_norm = the game's minimum
-  utility (the opponent always follows there: resolving is unsafe for them, as nothing
-  is known). With `use_cbr=True` (offline study, small games) the inputs are exact:
+  Opponent information sets the solver never sampled get, when the original game's
+  tree is in this process (and the bot's strategy so far is on it: at the whole game,
+  or with a trunk), CBV_norm = the opponent's exact counterfactual best-response
+  value against that strategy, the value safe resolving must keep; otherwise the
+  game's minimum utility (the opponent always follows there: resolving is unsafe for
+  them, as nothing is known). tests/test_unsampled_values.py: fewer unsafe subgames
+  than the minimum-utility rule. With `use_cbr=True` (offline study, small games) the inputs are exact:
   the bot's strategy is kept on the compiled tree (trunk, then each resolved subgame
   combined in, [S] §6) and the opponent's counterfactual best response gives v_o.
 * Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin

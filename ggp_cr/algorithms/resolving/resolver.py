@@ -166,8 +166,7 @@ class Resolver:
         totals[1] += value_sum[root_id]
         totals[2] += weight_sum[root_id]
     opponent_values = {}
-    unsampled = 0
-    fallback = problem.original.min_utility()
+    unsampled = []
     for key, (k, total, weight) in by_key.items():
       if not k > 0:
         continue
@@ -176,8 +175,8 @@ class Resolver:
       elif weight > 0:
         opponent_values[key] = k * total / weight
       else:
-        opponent_values[key] = k * fallback
-        unsampled += 1
+        unsampled.append(key)
+    from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
@@ -195,8 +194,38 @@ class Resolver:
     except ValueError as error:
       raise CannotResolve(str(error)) from None
     info = {"roots": len(group), "opponent_infosets": len(opponent_values),
-            "unsampled_opponent_infosets": unsampled, "variant": variant}
+            "unsampled_opponent_infosets": len(unsampled),
+            "unsampled_from_tree": from_tree, "variant": variant}
     return gadget, profile, info
+
+  def _unsampled_values(self, group, by_key, unsampled, opponent_values):
+    """Fills CBV(I) of the opponent root information sets the solver never sampled:
+    with the original game's tree in this process, o's exact counterfactual
+    best-response value against the bot's strategy so far (the value safe resolving
+    must keep, [H] Def. 5; k_I from the estimates, the value normalised over the
+    exact reach); without it, or at zero exact reach, the game's minimum utility (o
+    always follows: nothing is known). Returns how many came from the tree."""
+    if not unsampled:
+      return 0
+    problem = self.problem
+    minimum = problem.original.min_utility()
+    exact = {}
+    # The bot's strategy so far is on the tree at the whole game or with a trunk.
+    if (compiled_tree.tree_source(problem.original) == "process" and
+        (problem.gadget is None or self.trunk is not None)):
+      tree = compiled_tree.cached_tree(problem.original)
+      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group)
+      for root_id in group:
+        totals = exact.setdefault(self.trace.opponent_keys[root_id], [0.0, 0.0])
+        totals[0] += reach[root_id]
+        totals[1] += reach[root_id] * values[root_id]
+    from_tree = 0
+    for key in unsampled:
+      weight, total = exact.get(key, (0.0, 0.0))
+      value = total / weight if weight > 0 else minimum
+      from_tree += weight > 0
+      opponent_values[key] = by_key[key][0] * value
+    return from_tree
 
   def _exact_inputs(self, tree, profile, group):
     """Exact w, opponent reach and CBR values v_o per next root (use_cbr)."""
