@@ -79,6 +79,8 @@ class CannotResolve(Exception):
 
 
 BUILD_SHARE = 0.4
+# About the time of one pass of a compiled kernel per tree node (shared machine).
+_SECONDS_PER_NODE_PASS = 5e-8
 TRACE_SHARE = 0.6
 
 
@@ -176,7 +178,8 @@ class Resolver:
         opponent_values[key] = k * total / weight
       else:
         unsampled.append(key)
-    from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values)
+    from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
+                                       deadline)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
@@ -198,13 +201,14 @@ class Resolver:
             "unsampled_from_tree": from_tree, "variant": variant}
     return gadget, profile, info
 
-  def _unsampled_values(self, group, by_key, unsampled, opponent_values):
+  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
     """Fills CBV(I) of the opponent root information sets the solver never sampled:
     with the original game's tree in this process, o's exact counterfactual
     best-response value against the bot's strategy so far (the value safe resolving
     must keep, [H] Def. 5; k_I from the estimates, the value normalised over the
     exact reach); without it, or at zero exact reach, the game's minimum utility (o
-    always follows: nothing is known). Returns how many came from the tree."""
+    always follows: nothing is known); also when the three passes over the tree
+    would not end before `deadline`. Returns how many came from the tree."""
     if not unsampled:
       return 0
     problem = self.problem
@@ -214,6 +218,12 @@ class Resolver:
     if (compiled_tree.tree_source(problem.original) == "process" and
         (problem.gadget is None or self.trunk is not None)):
       tree = compiled_tree.cached_tree(problem.original)
+      if deadline is not None and (time.perf_counter() + _SECONDS_PER_NODE_PASS * 3 *
+                                   tree.num_nodes > deadline):
+        tree = None
+    else:
+      tree = None
+    if tree is not None:
       reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group)
       for root_id in group:
         totals = exact.setdefault(self.trace.opponent_keys[root_id], [0.0, 0.0])
