@@ -25,9 +25,9 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
                             "Game string.")

@@ -41,7 +41,8 @@ _SOLVER = flags.DEFINE_string("solver", "cfr+", "The bot's subgame solver.")
 _PREPLAY = flags.DEFINE_float("preplay", 1.0, "Pre-play budget in seconds.")
 _MOVE = flags.DEFINE_float("move", 0.1, "Per-move budget in seconds.")
 _MATCHES = flags.DEFINE_integer("matches", 5, "Matches per seat and game.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of chance, the random player and the bot.")
+_SEED = flags.DEFINE_integer("seed", 0,
+                             "Seed of chance, the random player and the bot.")
 
 
 def _match(game, seat, seed):
@@ -74,8 +75,8 @@ def _prepare(game):
   tree = compiled_tree.cached_tree(game, _CACHE_DIR.value)
   middle = time.perf_counter()
   compiled_resolving.state_keys(tree, _CACHE_DIR.value)
-  print(f"{game}: {tree.num_nodes:,} nodes; tree ready in {middle - start:.1f} s, state "
-        f"keys in {time.perf_counter() - middle:.1f} s (extracted, or read from "
+  print(f"{game}: {tree.num_nodes:,} nodes; tree ready in {middle - start:.1f} s, "
+        f"state keys in {time.perf_counter() - middle:.1f} s (extracted, or read from "
         "--cache_dir)", flush=True)
 
 

@@ -9,15 +9,30 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as cr
 from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
+
+
+def _random_match(game, player, rng):
+  """A random match (chance and both players at random): its states at `player`'s
+  turns, played on after the caller is done with each."""
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      actions, probabilities = zip(*state.chance_outcomes())
+      state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
+      continue
+    if state.current_player() == player:
+      yield state
+    state.apply_action(int(rng.choice(state.legal_actions())))
+
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -28,7 +43,7 @@ GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
 @pytest.mark.parametrize("game_string", GAMES)
 def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
   """Along random histories, the compiled resolver enters the same subgames as the
-  live `_Resolver` with CFR+ and its average strategy at each of the bot's turns is
+  live resolver.Resolver with CFR+ and its average strategy at each of the bot's turns is
   the same to 1e-9."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
@@ -43,35 +58,28 @@ def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
     for _ in range(4):
       live.solver.iteration()
       ours.iteration()
-    state = game.new_initial_state()
-    while not state.is_terminal():
-      if state.is_chance_node():
-        actions, probabilities = zip(*state.chance_outcomes())
-        state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
-        continue
-      if state.current_player() == player:
-        key = state.information_state_string(player)
-        infoset = tree.infoset_index(player, key)
-        assert (key in live.trace.subgame_map) == (infoset in ours.trace)
-        if key in live.trace.subgame_map:
-          try:
-            gadget, profile, info = live.next_subgame(key, variant)
-          except cr.CannotResolve:
-            with pytest.raises(cr.CannotResolve):
-              ours.next_subgame(infoset, variant)
-          else:
-            ours, our_info = ours.next_subgame(infoset, variant)
-            assert our_info["variant"] == info["variant"]
-            live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
-                                trunk=profile)
-            for _ in range(3):
-              live.solver.iteration()
-              ours.iteration()
-            resolved += 1
-        legal = state.legal_actions()
-        np.testing.assert_allclose(ours.probabilities(infoset),
-                                   live.probabilities(key, legal), rtol=0, atol=1e-9)
-      state.apply_action(int(rng.choice(state.legal_actions())))
+    for state in _random_match(game, player, rng):
+      key = state.information_state_string(player)
+      infoset = tree.infoset_index(player, key)
+      assert (key in live.trace.subgame_map) == (infoset in ours.trace)
+      if key in live.trace.subgame_map:
+        try:
+          gadget, profile, info = live.next_subgame(key, variant)
+        except cr.CannotResolve:
+          with pytest.raises(cr.CannotResolve):
+            ours.next_subgame(infoset, variant)
+        else:
+          ours, our_info = ours.next_subgame(infoset, variant)
+          assert our_info["variant"] == info["variant"]
+          live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
+                              trunk=profile)
+          for _ in range(3):
+            live.solver.iteration()
+            ours.iteration()
+          resolved += 1
+      legal = state.legal_actions()
+      np.testing.assert_allclose(ours.probabilities(infoset),
+                                 live.probabilities(key, legal), rtol=0, atol=1e-9)
   assert resolved > 0
 
 
@@ -100,23 +108,16 @@ def test_bot_plays_the_same_on_both_paths(game_string, variant):
     bots = [continual_resolving.ContinualResolvingBot(
         game, player, preplay="5it", move="3it", solver="cfr+", variant=variant,
         path=path, seed=match) for path in ("compiled", "live")]
-    state = game.new_initial_state()
-    while not state.is_terminal():
-      if state.is_chance_node():
-        actions, probabilities = zip(*state.chance_outcomes())
-        state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
-        continue
-      if state.current_player() == player:
-        ours, live = (dict(bot.step_with_policy(state)[0]) for bot in bots)
-        assert sorted(ours) == sorted(live)
-        np.testing.assert_allclose([ours[a] for a in live], list(live.values()),
-                                   rtol=0, atol=1e-9)
-        records = [bot.decisions[-1] for bot in bots]
-        assert [r["path"] for r in records] == ["compiled", "live"]
-        assert records[0]["new_subgame"] == records[1]["new_subgame"]
-        assert records[0]["iterations"] == records[1]["iterations"]
-        resolved += records[0]["new_subgame"] and len(bots[0].decisions) > 1
-      state.apply_action(int(rng.choice(state.legal_actions())))
+    for state in _random_match(game, player, rng):
+      ours, live = (dict(bot.step_with_policy(state)[0]) for bot in bots)
+      assert sorted(ours) == sorted(live)
+      np.testing.assert_allclose([ours[a] for a in live], list(live.values()),
+                                 rtol=0, atol=1e-9)
+      records = [bot.decisions[-1] for bot in bots]
+      assert [r["path"] for r in records] == ["compiled", "live"]
+      assert records[0]["new_subgame"] == records[1]["new_subgame"]
+      assert records[0]["iterations"] == records[1]["iterations"]
+      resolved += records[0]["new_subgame"] and len(bots[0].decisions) > 1
   assert resolved > 0
 
 

@@ -8,11 +8,11 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as cr
 from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]

@@ -9,15 +9,15 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
-from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
