@@ -108,6 +108,7 @@ _THESIS = presets.THESIS_VR_MCCFR
 # A first guess of a compiled subgame's build time per node (view, trace, estimates;
 # about 0.2-0.4 us measured on Leduc{3,30} on a shared 2-core machine).
 _SECONDS_PER_NODE = 4e-7
+_MEASURED_NODES = 20_000
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -305,9 +306,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self._tree is not None:
       record["new_subgame"] = True
       # Seconds per subgame node of this build (view, trace and estimates), for the
-      # next size check; the estimate decays towards faster builds.
-      self._seconds_per_node = max(0.9 * self._seconds_per_node,
-                                   (time.perf_counter() - start) / info["subgame_nodes"])
+      # next size check; the estimate decays towards faster builds. Small subgames'
+      # fixed costs would inflate it: they do not count.
+      if info["subgame_nodes"] >= _MEASURED_NODES:
+        self._seconds_per_node = max(
+            0.9 * self._seconds_per_node,
+            (time.perf_counter() - start) / info["subgame_nodes"])
       return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
