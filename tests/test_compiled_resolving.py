@@ -137,6 +137,8 @@ def test_bot_path_choice_and_reasons(tmp_path):
   assert big.path == "live" and "too large" in big.path_reason
   with pytest.raises(ValueError, match="path must be one of"):
     continual_resolving.ContinualResolvingBot(kuhn, 0, path="fast")
+  with pytest.raises(ValueError, match="compiled_nodes_limit must be"):
+    continual_resolving.ContinualResolvingBot(kuhn, 0, compiled_nodes_limit=-1)
   # Within the limit it is extracted into the cache and later bots read it from there.
   game = pyspiel.load_game("python_leduc(max_raises=1,cards_per_suit=4)")
   first = continual_resolving.ContinualResolvingBot(game, 0, solver="cfr+",

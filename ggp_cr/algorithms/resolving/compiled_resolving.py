@@ -56,6 +56,10 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
+  if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
+      or nodes_limit < 0:
+    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
+                     f"got {nodes_limit!r}.")
   if path == "live":
     return "live", "live path requested", None, None
   refusal = None
