@@ -6,8 +6,10 @@ extracted into it; timed separately, outside the matches), then continual resolv
 (--solver, the compiled path when the tree fits: the record says which) plays
 --matches matches in each seat against a uniform random player, with --preplay
 seconds at its first decision and --move seconds a move. Per game it prints: the
-share of the bot's later decisions that entered a new subgame (the current trace maps
-its information state to one) and resolved it, the median and max resolve time (the
+share of the bot's later decisions that entered a new subgame and resolved it (which
+decisions enter one is decided by the reference subgame structure, compiled_subgames'
+trace along the match's history, whatever the bot's path saw: a live trace cut short
+hides entries, a subgame the bot did not resolve leaves it in the old one), the median and max resolve time (the
 decision's setup: gadget inputs, gadget and trace), and the max decision time /
 budget (pre-play counts at the first decision). The second-to-last line is
 `max time/budget: <float>` (bar < 1.05), the last `resolved: <float>`, the smallest
@@ -28,6 +30,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -47,7 +50,11 @@ _SEED = flags.DEFINE_integer("seed", 0,
 
 def _match(game, seat, seed):
   """One match of the bot in `seat` against uniform random: (decision seconds /
-  budget, the bot's records)."""
+  budget, the bot's records, whether each decision entered a new subgame)."""
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_resolving.state_keys(tree)
+  trace = None
+  entered = []
   bot = continual_resolving.ContinualResolvingBot(
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
       solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed)
@@ -59,6 +66,11 @@ def _match(game, seat, seed):
       outcomes, probs = zip(*state.chance_outcomes())
       state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
     elif state.current_player() == seat:
+      infoset = tree.infoset_index(seat, state.information_state_string(seat))
+      entered.append(trace is not None and infoset in trace)
+      if trace is None or entered[-1]:
+        roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
+        trace = compiled_subgames.trace_subgames(tree, keys, seat, roots)
       budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
       start = time.perf_counter()
       action = bot.step(state)
@@ -66,7 +78,7 @@ def _match(game, seat, seed):
       state.apply_action(action)
     else:
       state.apply_action(int(rng.choice(state.legal_actions())))
-  return ratios, bot.decisions
+  return ratios, bot.decisions, entered
 
 
 def _prepare(game):
@@ -86,16 +98,16 @@ def main(argv):
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     _prepare(game)
-    ratios, later = [], []
+    ratios, later, entered = [], [], []
     path = None
     for match in range(_MATCHES.value):
       for seat in (0, 1):
-        match_ratios, records = _match(game, seat, 2 * match + seat)
+        match_ratios, records, match_entered = _match(game, seat, 2 * match + seat)
         ratios += match_ratios
         later += records[1:]
+        entered += [r for r, new in zip(records[1:], match_entered[1:]) if new]
         if records:
           path = records[0]["path"], records[0]["path_reason"]
-    entered = [r for r in later if r.get("enters_new_subgame")]
     resolved = [r for r in entered if r["new_subgame"]]
     share = len(resolved) / len(entered) if entered else 1.0
     times = [r["setup_seconds"] for r in resolved] or [float("nan")]
