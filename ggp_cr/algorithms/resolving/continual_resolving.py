@@ -31,10 +31,11 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   or with a trunk), CBV_norm = the opponent's exact counterfactual best-response
   value against that strategy, the value safe resolving must keep; otherwise the
   game's minimum utility (the opponent always follows there: resolving is unsafe for
-  them, as nothing is known). tests/test_unsampled_values.py: fewer unsafe subgames
-  than the minimum-utility rule. With `use_cbr=True` (offline study, small games) the inputs are exact:
-  the bot's strategy is kept on the compiled tree (trunk, then each resolved subgame
-  combined in, [S] §6) and the opponent's counterfactual best response gives v_o.
+  them, as nothing is known); tests/test_unsampled_values.py: fewer unsafe subgames
+  than the minimum-utility rule. With `use_cbr=True` (offline study, small games)
+  the inputs are exact: the bot's strategy is kept on the compiled tree (trunk, then
+  each resolved subgame combined in, [S] §6) and the opponent's counterfactual best
+  response gives v_o.
 * Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin
   or unsafe; a gadget is a pyspiel game solved by the configured solver:
   - "vr_mccfr" (default) / "mc_cfr": outcome-sampling VR-MCCFR / MC-CFR on live states
@@ -56,11 +57,12 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   in the map it stays in the current subgame; if the next gadget cannot be built (the
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
-subgame has more nodes than BUILD_SHARE of the move's seconds builds at the measured
-seconds per node: the bot then plays the current solve's strategy below its turn, a
-valid continuation of its strategy so far, and the record says so); an unsafe gadget with zero joint
-  reach at the bot's histories (an opponent move the trunk gave probability 0) becomes
-  a resolve gadget. Each decision's record in `decisions` says what happened.
+  subgame has more nodes than BUILD_SHARE of the move's seconds builds at the
+  measured seconds per node: the bot then plays the current solve's strategy below
+  its turn, a valid continuation of its strategy so far, never a new gadget's range
+  it could not solve, and the record's `strategy` says so); an unsafe gadget with
+  zero joint reach at the bot's histories (an opponent move the trunk gave
+  probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
 Two paths ([S] ch. 2 either way): with the full-width CFR+ solver the bot runs on the
 whole game's compiled tree (compiled_resolving: integer trace, gadget views, estimates
