@@ -41,28 +41,6 @@ _CHANCE = -1
 
 
 @numba.njit(cache=True)
-def _subtree_size(node_first_child, node_num_children, roots):
-  total = 0
-  stack = np.empty(64, dtype=np.int64)
-  for r in roots:
-    top = 0
-    stack[0] = r
-    while top >= 0:
-      node = stack[top]
-      top -= 1
-      total += 1
-      first = node_first_child[node]
-      for c in range(first, first + node_num_children[node]):
-        top += 1
-        if top == len(stack):
-          grown = np.empty(2 * top, dtype=np.int64)
-          grown[:top] = stack[:top]
-          stack = grown
-        stack[top] = c
-  return total
-
-
-@numba.njit(cache=True)
 def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_children,
                    node_chance_prob, node_utility, player, parent, first_child,
                    num_children, action_index, chance_prob, utility, depth, infoset,
@@ -283,8 +261,7 @@ class GadgetView:
       num_prefix = 1 + len(choices) + n
     else:
       num_prefix = 1 + (3 * n if variant == "resolve" else n)
-    size = num_prefix - n + _subtree_size(tree.node_first_child,
-                                          tree.node_num_children, roots)
+    size = num_prefix - n + int(self.state_keys.subtree_nodes[roots].sum())
     player = np.empty(size, dtype=np.int8)
     parent = np.full(size, -1, dtype=np.int32)
     first_child = np.zeros(size, dtype=np.int32)
