@@ -9,14 +9,15 @@ expected to end before the deadline.
 import time
 
 
-def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None):
+def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing=None):
   """Calls `iterate(n)` (n iterations) for `limit` (limits.Limit) from time `start`.
 
   With seconds, the next batch starts only while now + margin * batch * t < deadline,
   where t is the recent longest time per iteration (the previous estimate decays by
   `decay` each batch). `batch_share`: batches of about that share of the budget (for a
   compiled solver whose calls are cheap per iteration), else one iteration at a time.
-  Returns the iterations done.
+  `timing`: a dict carrying t (key "per_iteration", decayed once per call) from call
+  to call, so that a later move's first iteration is not started blind. Returns the iterations done.
   """
   if limit.iterations is not None:
     iterate(limit.iterations)
@@ -26,7 +27,9 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None):
   deadline = start + limit.seconds
   done = 0
   batch = 1
-  per_iteration = 0.0
+  # A carried estimate decays per call too, so one slow iteration (a cold cache) does
+  # not stop later moves for good.
+  per_iteration = 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
   while True:
     now = time.perf_counter()
     if now + margin * batch * per_iteration >= deadline:
@@ -34,6 +37,8 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None):
     iterate(batch)
     elapsed = time.perf_counter() - now
     per_iteration = max(decay * per_iteration, elapsed / batch)
+    if timing is not None:
+      timing["per_iteration"] = per_iteration
     done += batch
     if batch_share:
       batch = max(1, int(batch_share * limit.seconds / max(per_iteration, 1e-9)))

@@ -343,8 +343,16 @@ class GeneralCFRSolver:
     for _ in range(num_iterations):
       self.evaluate_and_update_policy()
 
-  def evaluate_and_update_policy(self):
-    """Runs one CFR iteration (both players)."""
+  def evaluate_and_update_policy(self, observe=None):
+    """Runs one CFR iteration (both players).
+
+    `observe(reach, values)`, if given, is called after the iteration's first pass,
+    while both hold the iteration's starting strategy: `reach[k]` the (player 0,
+    player 1, chance) reach of internal node k (internal nodes numbered in
+    breadth-first order), `values[n]` player 0's expected utility below node n (no
+    depth limit) — continual resolving reads its estimates there without a pass of
+    its own.
+    """
     self._iteration += 1
     t = float(self._iteration)
     log_weight = self.cumulative_strategy_exponent * math.log(t) - \
@@ -358,9 +366,13 @@ class GeneralCFRSolver:
     if self.alternating_updates:
       for player in (0, 1):
         self._traverse(player, weight)
+        if observe is not None and player == 0:
+          observe(self._reach, self._values)
         self._end(self._player_infosets[player], t)
     else:
       self._traverse(_BOTH_PLAYERS, weight)
+      if observe is not None:
+        observe(self._reach, self._values)
       self._end(self._all_infosets, t)
 
   def _traverse(self, update_player, weight):

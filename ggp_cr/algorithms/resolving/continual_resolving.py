@@ -26,11 +26,16 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   mean reach through the average strategy: for plain averaging Σ_t π_i^{σ^t}(h) =
   T π_i^{σ̄}(h) (sequence-form identity), which has none of the importance-sampling
   noise and never gives zero reach to a history the bot's average strategy plays.
-  Opponent information sets the solver never sampled get CBV_norm = the game's minimum
-  utility (the opponent always follows there: resolving is unsafe for them, as nothing
-  is known). With `use_cbr=True` (offline study, small games) the inputs are exact:
-  the bot's strategy is kept on the compiled tree (trunk, then each resolved subgame
-  combined in, [S] §6) and the opponent's counterfactual best response gives v_o.
+  Opponent information sets the solver never sampled get, when the original game's
+  tree is in this process (and the bot's strategy so far is on it: at the whole game,
+  or with a trunk), CBV_norm = the opponent's exact counterfactual best-response
+  value against that strategy, the value safe resolving must keep; otherwise the
+  game's minimum utility (the opponent always follows there: resolving is unsafe for
+  them, as nothing is known); tests/test_unsampled_values.py: fewer unsafe subgames
+  than the minimum-utility rule. With `use_cbr=True` (offline study, small games)
+  the inputs are exact: the bot's strategy is kept on the compiled tree (trunk, then
+  each resolved subgame combined in, [S] §6) and the opponent's counterfactual best
+  response gives v_o.
 * Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin
   or unsafe; a gadget is a pyspiel game solved by the configured solver:
   - "vr_mccfr" (default) / "mc_cfr": outcome-sampling VR-MCCFR / MC-CFR on live states
@@ -51,12 +56,28 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
 * Fallbacks, so that no legal history makes it fail: if its information state is not
   in the map it stays in the current subgame; if the next gadget cannot be built (the
   estimated reach of its information state is zero, or the gadget refuses its inputs)
-  it keeps the current resolver (reuses the trunk); an unsafe gadget with zero joint
-  reach at the bot's histories (an opponent move the trunk gave probability 0) becomes
-  a resolve gadget. Each decision's record in `decisions` says what happened.
+  it keeps the current resolver (reuses the trunk; on the compiled path also when the
+  subgame has more nodes than BUILD_SHARE of the move's seconds builds at the
+  measured seconds per node: the bot then plays the current solve's strategy below
+  its turn, a valid continuation of its strategy so far, never a new gadget's range
+  it could not solve, and the record's `strategy` says so); an unsafe gadget with
+  zero joint reach at the bot's histories (an opponent move the trunk gave
+  probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
+
+Two paths ([S] ch. 2 either way): with the full-width CFR+ solver the bot runs on the
+whole game's compiled tree (compiled_resolving: integer trace, gadget views, estimates
+as scatter-adds; equal to the live path to 1e-9) when the tree is in this process, in
+`cache_dir`, or extractable within `compiled_nodes_limit` histories; otherwise, and
+for the sampling solvers, dl_cfr+ and keep_solver_data, on live pyspiel gadgets. The
+sampling solvers stay live because their CFR-D-aware sampling at the gate, estimate
+collection and playouts bounded at the next turns are not on views yet. Every
+decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
-own limit, and a per-move limit; each is seconds (wall clock, checked after every
+own limit (setup that overruns it is charged to it: the move's clock starts when
+the pre-play's would have ended; on the compiled path the whole game's view, trace
+and solver are built when the match starts, restart(), and that time counts as spent
+pre-play), and a per-move limit; each is seconds (wall clock, checked after every
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
@@ -77,6 +98,7 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import tracing
@@ -85,6 +107,10 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
+# A first guess of a compiled subgame's build time per node (view, trace, estimates;
+# about 0.2-0.4 us measured on Leduc{3,30} on a shared 2-core machine).
+_SECONDS_PER_NODE = 4e-7
+_MEASURED_NODES = 20_000
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -130,6 +156,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     cfrd_aware_sampling: evaluate both gadget actions at the follow/terminate node.
     depth_limit, playouts: 'dl_cfr+''s depth limit (gadget depth, [S] §5.2.3) and
       RandomPlayout's number of playouts.
+    path: 'auto' (default; module docstring), 'compiled' or 'live'.
+    compiled_nodes_limit: the largest tree 'auto' extracts for the compiled path.
+    cache_dir: where compiled trees and their state keys are read and written.
     seed: seeds the solvers and the action sampling; equal seeds and iteration
       budgets give equal play.
   """
@@ -138,7 +167,10 @@ class ContinualResolvingBot(pyspiel.Bot):
                variant="resolve", keep_solver_data=False, use_cbr=False,
                regret_matcher=_THESIS["rm"], exploration=_THESIS["e"],
                cumulative_strategy_exponent=_THESIS["cse"], baseline=_THESIS["bl"],
-               cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0):
+               cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
+               path="auto",
+               compiled_nodes_limit=compiled_resolving.COMPILED_NODES_LIMIT,
+               cache_dir=None):
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -152,6 +184,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         cumulative_strategy_exponent=cumulative_strategy_exponent, baseline=baseline,
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts)
+    self.path, self.path_reason, self._tree, self._keys = compiled_resolving.choose_path(
+        game, self.config, path, compiled_nodes_limit, cache_dir)
     outcome_sampling.warm_up(self.config.regret_matcher)
     if use_cbr or not self.config.sampling:
       compiled_tree.cached_tree(game)
@@ -173,7 +207,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     """An independent copy (same tables, random streams and subgame); games and
     compiled trees are shared. Used to replay many histories from common prefixes."""
     shared = [self._game]
-    if self.resolver is not None:
+    if self._tree is not None:
+      shared += [self._tree, self._keys]
+    elif self.resolver is not None:
       shared += [item for item in (self.resolver.problem.gadget,
                                    self.resolver.problem.compiled) if item is not None]
     return players.copy_bot(self, shared)
@@ -191,6 +227,19 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._resolves = 0
     self._rng = np.random.default_rng([self._seed, self._matches])
     self.decisions = []
+    self._prepared = None
+    self._seconds_per_node = _SECONDS_PER_NODE
+    if self._tree is not None:
+      self._prepare()
+
+  def _prepare(self):
+    """Builds the whole game's compiled resolver: its view, trace and solver do not
+    depend on the match, so a match starts with them; their time is charged to the
+    pre-play (module docstring)."""
+    start = time.perf_counter()
+    self._prepared = compiled_resolving.CompiledResolver.whole_game(
+        self._tree, self._keys, self._player_id, self.config.use_cbr)
+    self._prepared_seconds = time.perf_counter() - start
 
   def restart_at(self, state):
     """Restarts; from a later state the next decision solves the whole game (after
@@ -206,6 +255,26 @@ class ContinualResolvingBot(pyspiel.Bot):
     return int(np.random.SeedSequence(
         [self._seed, self._matches, self._resolves]).generate_state(2, np.uint64)[0])
 
+  def _first_resolver(self, record, start, seconds):
+    """The whole game's resolver (first decision of a match)."""
+    if self._tree is None:
+      self._new_resolver(tracing.Problem(self._game, self._player_id), record, start,
+                         seconds)
+      return
+    if self._prepared is None:
+      self._prepare()
+    self.resolver, self._prepared = self._prepared, None
+    record["prepared_seconds"] = self._prepared_seconds
+    record["new_subgame"] = True
+
+  def _lookup(self, key):
+    """The resolver's id of the bot's information state `key` (tree infoset on the
+    compiled path) and whether it starts a new subgame."""
+    if self._tree is None:
+      return key, key in self.resolver.trace.subgame_map
+    infoset = self._tree.infoset_index(self._player_id, key)
+    return infoset, infoset in self.resolver.trace
+
   def _new_resolver(self, problem, record, start, seconds, warm=None, trunk=None):
     deadline = start + resolver.TRACE_SHARE * seconds if seconds else None
     self.resolver = resolver.Resolver(problem, self.config, self._solver_seed(), warm=warm,
@@ -220,15 +289,32 @@ class ContinualResolvingBot(pyspiel.Bot):
     resolver (and notes why) if its gadget cannot be built."""
     current = self.resolver
     try:
-      gadget, profile, info = current.next_subgame(
-          key, self.config.variant, start + resolver.BUILD_SHARE * seconds if seconds else None)
+      if self._tree is not None:
+        self.resolver, info = current.next_subgame(
+            key, self.config.variant,
+            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None)
+      else:
+        gadget, profile, info = current.next_subgame(
+            key, self.config.variant,
+            start + resolver.BUILD_SHARE * seconds if seconds else None)
     except resolver.CannotResolve as error:
       record["fallback"] = f"kept the current subgame: {error}"
+      record["strategy"] = "the current subgame's solve (its strategy below this turn)"
       return
     record.update(info)
     if info["variant"] != self.config.variant:
       record["fallback"] = ("unsafe gadget has zero joint reach at the bot's "
                             "histories; resolve gadget used")
+    if self._tree is not None:
+      record["new_subgame"] = True
+      # Seconds per subgame node of this build (view, trace and estimates), for the
+      # next size check; the estimate decays towards faster builds. Small subgames'
+      # fixed costs would inflate it: they do not count.
+      if info["subgame_nodes"] >= _MEASURED_NODES:
+        self._seconds_per_node = max(
+            0.9 * self._seconds_per_node,
+            (time.perf_counter() - start) / info["subgame_nodes"])
+      return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
                        seconds, warm=warm, trunk=profile)
@@ -241,23 +327,37 @@ class ContinualResolvingBot(pyspiel.Bot):
       raise ValueError(f"It is player {state.current_player()}'s turn, not player "
                        f"{player}'s.")
     key = state.information_state_string(player)
-    record = {"key": key, "new_subgame": False, "iterations": 0}
+    record = {"key": key, "path": self.path, "path_reason": self.path_reason,
+              "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      self._new_resolver(tracing.Problem(self._game, player), record, start,
-                         seconds + (preplay.seconds or 0.0))
-      record["iterations"] += self.resolver.run(preplay, start)
-      move_start = time.perf_counter() if preplay.seconds else start
+      self._first_resolver(record, start, seconds + (preplay.seconds or 0.0))
+      # Setup (before the match, and at this decision) overrunning the pre-play is
+      # charged to it (module docstring).
+      preplay_start = start - record.get("prepared_seconds", 0.0)
+      record["iterations"] += self.resolver.run(preplay, preplay_start)
+      move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
+                    if preplay.seconds else start)
+      record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
     else:
-      if key in self.resolver.trace.subgame_map:
-        self._new_subgame(key, record, start, seconds)
+      lookup, enters = self._lookup(key)
+      record["enters_new_subgame"] = enters
+      if enters:
+        self._new_subgame(lookup, record, start, seconds)
       move_start = start
+      record["budget_seconds"] = seconds
+    record.setdefault("strategy", "this subgame's solve" if record["new_subgame"]
+                      else "the current subgame's solve (same subgame)")
     record["setup_seconds"] = time.perf_counter() - start
     record["iterations"] += self.resolver.run(self._move, move_start)
     legal = state.legal_actions(player)
-    probabilities = self.resolver.probabilities(key, legal)
+    if self._tree is not None:
+      probabilities = list(self.resolver.probabilities(
+          self._tree.infoset_index(player, key)))
+    else:
+      probabilities = self.resolver.probabilities(key, legal)
     action = legal[outcome_sampling.sample_index(probabilities, self._rng.random())]
     record["seconds"] = time.perf_counter() - start
     self.decisions.append(record)

@@ -79,6 +79,8 @@ class CannotResolve(Exception):
 
 
 BUILD_SHARE = 0.4
+# About the time of one pass of a compiled kernel per tree node (shared machine).
+_SECONDS_PER_NODE_PASS = 5e-8
 TRACE_SHARE = 0.6
 
 
@@ -92,6 +94,7 @@ class Resolver:
     self.problem = problem
     self.config = config
     self.trunk = trunk
+    self.timing = {}
     tree = None if config.sampling else problem.tree()
     self.trace = tracing.Trace(problem, tree, deadline)
     if warm is not None and warm.config.sampling != config.sampling:
@@ -103,9 +106,10 @@ class Resolver:
 
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
-    while twice the recent longest iteration still fits)."""
+    while twice the recent longest iteration still fits; the estimate carries over
+    to this resolver's later moves)."""
     return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
-                         decay=0.95)
+                         decay=0.95, timing=self.timing)
 
   def probabilities(self, key, legal):
     """The average strategy at the bot's information state (uniform if unknown)."""
@@ -164,8 +168,7 @@ class Resolver:
         totals[1] += value_sum[root_id]
         totals[2] += weight_sum[root_id]
     opponent_values = {}
-    unsampled = 0
-    fallback = problem.original.min_utility()
+    unsampled = []
     for key, (k, total, weight) in by_key.items():
       if not k > 0:
         continue
@@ -174,8 +177,9 @@ class Resolver:
       elif weight > 0:
         opponent_values[key] = k * total / weight
       else:
-        opponent_values[key] = k * fallback
-        unsampled += 1
+        unsampled.append(key)
+    from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
+                                       deadline)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
@@ -193,8 +197,45 @@ class Resolver:
     except ValueError as error:
       raise CannotResolve(str(error)) from None
     info = {"roots": len(group), "opponent_infosets": len(opponent_values),
-            "unsampled_opponent_infosets": unsampled, "variant": variant}
+            "unsampled_opponent_infosets": len(unsampled),
+            "unsampled_from_tree": from_tree, "variant": variant}
     return gadget, profile, info
+
+  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
+    """Fills CBV(I) of the opponent root information sets the solver never sampled:
+    with the original game's tree in this process, o's exact counterfactual
+    best-response value against the bot's strategy so far (the value safe resolving
+    must keep, [H] Def. 5; k_I from the estimates, the value normalised over the
+    exact reach); without it, or at zero exact reach, the game's minimum utility (o
+    always follows: nothing is known); also when the three passes over the tree
+    would not end before `deadline`. Returns how many came from the tree."""
+    if not unsampled:
+      return 0
+    problem = self.problem
+    minimum = problem.original.min_utility()
+    exact = {}
+    # The bot's strategy so far is on the tree at the whole game or with a trunk.
+    if (compiled_tree.tree_source(problem.original) == "process" and
+        (problem.gadget is None or self.trunk is not None)):
+      tree = compiled_tree.cached_tree(problem.original)
+      if deadline is not None and (time.perf_counter() + _SECONDS_PER_NODE_PASS * 3 *
+                                   tree.num_nodes > deadline):
+        tree = None
+    else:
+      tree = None
+    if tree is not None:
+      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group)
+      for root_id in group:
+        totals = exact.setdefault(self.trace.opponent_keys[root_id], [0.0, 0.0])
+        totals[0] += reach[root_id]
+        totals[1] += reach[root_id] * values[root_id]
+    from_tree = 0
+    for key in unsampled:
+      weight, total = exact.get(key, (0.0, 0.0))
+      value = total / weight if weight > 0 else minimum
+      from_tree += weight > 0
+      opponent_values[key] = by_key[key][0] * value
+    return from_tree
 
   def _exact_inputs(self, tree, profile, group):
     """Exact w, opponent reach and CBR values v_o per next root (use_cbr)."""

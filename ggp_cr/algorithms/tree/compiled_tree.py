@@ -78,11 +78,17 @@ def _cache_path(cache_dir, game):
   return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
-def compile_game(game, cache_dir=None, progress=False, workers=1):
+class TreeTooLarge(ValueError):
+  """The game has more histories than the extraction's `max_nodes`."""
+
+
+def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
 
   `workers` > 1 walks subtrees in that many processes (parallel_extraction), with
-  the same result.
+  the same result. `max_nodes`: raise TreeTooLarge once the serial walk passes that
+  many histories (the parallel path checks the merged tree; a cached tree is
+  returned whatever its size).
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
@@ -111,8 +117,10 @@ def compile_game(game, cache_dir=None, progress=False, workers=1):
   start = time.time()
   if workers > 1:
     tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
+    if max_nodes is not None and tree.num_nodes > max_nodes:
+      raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
   else:
-    tree = _extract(game, game_string, progress)
+    tree = _extract(game, game_string, progress, max_nodes)
   if progress:
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
@@ -126,16 +134,17 @@ def _utility_sum(game):
       game.get_type().utility == pyspiel.GameType.Utility.CONSTANT_SUM) else 0.0
 
 
-def _extract(game, game_string, progress):
+def _extract(game, game_string, progress, max_nodes=None):
   """Depth-first walk recording each history once, then breadth-first renumbering."""
   utility_sum = _utility_sum(game)
   walked = _walk(game, game_string, utility_sum,
-                 [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], progress)
+                 [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], progress,
+                 max_nodes=max_nodes)
   return _renumber_breadth_first(game, game_string, utility_sum, *walked)
 
 
 def _walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
-          frontier=None):
+          frontier=None, max_nodes=None):
   """Records every history below `roots` once, in depth-first preorder.
 
   `roots` yields (state, parent, action index, chance probability, depth, own last
@@ -145,7 +154,8 @@ def _walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   action index, chance probability, last slot of player 0, of player 1) is appended
   to `frontier` for each instead. Imperfect recall is detected when two histories of
   one infoset disagree on the player's previous (infoset, action) or on the legal
-  actions. Returns the preorder arrays and the per-infoset lists.
+  actions. Raises TreeTooLarge once more than `max_nodes` histories are recorded.
+  Returns the preorder arrays and the per-infoset lists.
   """
   parents = array.array("i")
   action_indices = array.array("h")
@@ -219,6 +229,8 @@ def _walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
         stack.append([state, legal, None, 0, node, depth, infoset_offset[infoset],
                       player, last0, last1])
       node += 1
+      if max_nodes is not None and node > max_nodes:
+        raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
       if progress and node % 1_000_000 == 0:
         print(f"  ... {node:,} histories, {len(keys):,} infosets after "
               f"{time.time() - start:.1f} s", flush=True)
@@ -357,18 +369,28 @@ _in_process_cache = collections.OrderedDict()
 _IN_PROCESS_CACHE_SIZE = 4
 
 
-def cached_tree(game, workers=1):
-  """compile_game(game, workers=workers), memoised in this process per game string
-  (last 4 games)."""
+def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
+  """compile_game(game, cache_dir, workers=workers, max_nodes=max_nodes), memoised in
+  this process per game string (last 4 games)."""
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   game_string = str(game)
   tree = _in_process_cache.get(game_string)
   if tree is None:
-    tree = compile_game(game, workers=workers)
+    tree = compile_game(game, cache_dir, workers=workers, max_nodes=max_nodes)
     _in_process_cache[game_string] = tree
     if len(_in_process_cache) > _IN_PROCESS_CACHE_SIZE:
       _in_process_cache.popitem(last=False)
   else:
     _in_process_cache.move_to_end(game_string)
   return tree
+
+
+def tree_source(game, cache_dir=None):
+  """Where cached_tree(game, cache_dir) would find the tree: "process" (memoised),
+  "disk" (a cache file exists in `cache_dir`; it may still be refused) or None."""
+  if str(game) in _in_process_cache:
+    return "process"
+  if cache_dir is not None and os.path.exists(_cache_path(cache_dir, game)):
+    return "disk"
+  return None

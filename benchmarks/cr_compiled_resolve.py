@@ -1,0 +1,129 @@
+"""Benchmark (issue: continual resolving on the compiled tree): one resolve's time.
+
+A resolve is what continual resolving does when the bot enters a new subgame ([S]
+ch. 2): turn the previous solve's estimates into the gadget's inputs, lay the gadget
+out as a view on the whole game's compiled tree, trace the next subgames below it, and
+run the first --iterations CFR+ iterations collecting the next estimates. The trunk
+(the whole game, --trunk_iterations CFR+ iterations with estimates) is solved first
+and timed separately, as are the tree's extraction and the state keys (cached under
+--cache_dir). Per player, --subgames next subgames of the trunk are drawn (seeded)
+among the bot's next turns and resolved; per resolve it prints the roots, the view's
+nodes and the time of each part. The last line is `seconds: <median resolve>`.
+
+  python benchmarks/cr_compiled_resolve.py
+      [--game=python_leduc(max_raises=3,cards_per_suit=30)] [--cache_dir=DIR]
+      [--iterations=100] [--trunk_iterations=2] [--subgames=10] [--seed=0]
+"""
+
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.tree import compiled_tree
+
+_GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
+                            "Game string.")
+_CACHE_DIR = flags.DEFINE_string("cache_dir", None,
+                                 "Directory caching the tree and its state keys.")
+_ITERATIONS = flags.DEFINE_integer("iterations", 100, "CFR+ iterations per resolve.")
+_TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 2,
+                                         "CFR+ iterations of the trunk (untimed).")
+_SUBGAMES = flags.DEFINE_integer("subgames", 10, "Resolves per player.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed drawing the subgames.")
+
+
+def _warm_up():
+  """Compiles the numba kernels on Kuhn poker, outside the timings."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  keys = compiled_subgames.StateKeys.build(tree)
+  _resolve_once(tree, keys, 0, 2)
+
+
+def _solve_trunk(tree, keys, player, iterations):
+  view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+  trace = view.trace()
+  estimates = next_root_estimates.NextRootEstimates(view, trace)
+  next_root_estimates.solve_with_estimates(view, estimates, iterations)
+  return trace, estimates
+
+
+def _resolve(tree, keys, player, trace, estimates, infoset, iterations):
+  """One resolve; returns (roots, view nodes, {part: seconds})."""
+  times = {}
+  start = time.perf_counter()
+  group = trace.group_roots(infoset)
+  w, opponent_reach, cbv = estimates.inputs(group)
+  times["inputs"] = time.perf_counter() - start
+  start = time.perf_counter()
+  view = gadget_views.GadgetView(tree, keys, player, trace.next_roots[group], w, cbv,
+                                 "resolve", opponent_reach)
+  times["view"] = time.perf_counter() - start
+  start = time.perf_counter()
+  next_trace = view.trace()
+  times["trace"] = time.perf_counter() - start
+  start = time.perf_counter()
+  next_estimates = next_root_estimates.NextRootEstimates(view, next_trace)
+  next_root_estimates.solve_with_estimates(view, next_estimates, iterations)
+  times["cfr+"] = time.perf_counter() - start
+  return len(group), view.tree.num_nodes, times
+
+
+def _resolve_once(tree, keys, player, iterations):
+  trace, estimates = _solve_trunk(tree, keys, player, 1)
+  reach, _ = estimates.means()
+  for infoset in trace.own_infosets.tolist():
+    if reach[trace.own_roots(infoset)].sum() > 0:
+      return _resolve(tree, keys, player, trace, estimates, infoset, iterations)
+  return None
+
+
+def main(argv):
+  del argv
+  game = pyspiel.load_game(_GAME.value)
+  start = time.perf_counter()
+  tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
+  print(f"game: {game}")
+  print(f"tree: {tree}, ready in {time.perf_counter() - start:.1f} s (extracted, or "
+        "read from --cache_dir)")
+  start = time.perf_counter()
+  keys = compiled_subgames.StateKeys.build(tree, cache_dir=_CACHE_DIR.value)
+  print(f"state keys: {len(keys.strings):,} non-acting strings, ready in "
+        f"{time.perf_counter() - start:.1f} s")
+  _warm_up()
+  rng = np.random.default_rng(_SEED.value)
+  totals = []
+  for player in (0, 1):
+    start = time.perf_counter()
+    trace, estimates = _solve_trunk(tree, keys, player, _TRUNK_ITERATIONS.value)
+    print(f"player {player}: trunk trace + {_TRUNK_ITERATIONS.value} CFR+ iterations "
+          f"in {time.perf_counter() - start:.2f} s; {trace.num_next_roots:,} next "
+          f"roots, {len(trace.own_infosets):,} next turns, "
+          f"{trace.histories_walked:,} nodes walked")
+    reach, _ = estimates.means()
+    candidates = [i for i in trace.own_infosets.tolist()
+                  if reach[trace.own_roots(i)].sum() > 0]
+    chosen = rng.choice(candidates, size=min(_SUBGAMES.value, len(candidates)),
+                        replace=False)
+    for infoset in chosen.tolist():
+      roots, nodes, times = _resolve(tree, keys, player, trace, estimates, infoset,
+                                     _ITERATIONS.value)
+      total = sum(times.values())
+      totals.append(total)
+      parts = ", ".join(f"{k} {1000 * v:.2f} ms" for k, v in times.items())
+      print(f"  resolve {tree.infoset_keys[infoset]!r}: {roots} roots, {nodes:,} view "
+            f"nodes, {1000 * total:.1f} ms ({parts})")
+  print(f"resolves: {len(totals)}, median {1000 * statistics.median(totals):.1f} ms, "
+        f"max {1000 * max(totals):.1f} ms")
+  print(f"seconds: {statistics.median(totals):.6f}")
+
+
+if __name__ == "__main__":
+  app.run(main)

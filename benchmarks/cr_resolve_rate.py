@@ -1,0 +1,127 @@
+"""Benchmark (issue: continual resolving on the compiled tree): does the bot resolve
+every subgame it enters within its move budget?
+
+Per game, the whole game's tree and its state keys are read from --cache_dir (or
+extracted into it; timed separately, outside the matches), then continual resolving
+(--solver, the compiled path when the tree fits: the record says which) plays
+--matches matches in each seat against a uniform random player, with --preplay
+seconds at its first decision and --move seconds a move. Per game it prints: the
+share of the bot's later decisions that entered a new subgame and resolved it (which
+decisions enter one is decided by the reference subgame structure, compiled_subgames'
+trace along the match's history, whatever the bot's path saw: a live trace cut short
+hides entries, a subgame the bot did not resolve leaves it in the old one), the median and max resolve time (the
+decision's setup: gadget inputs, gadget and trace), and the max decision time /
+budget (pre-play counts at the first decision). The second-to-last line is
+`max time/budget: <float>` (bar < 1.05), the last `resolved: <float>`, the smallest
+share over the games (bar >= 0.95). Timings are wall clock: quote medians of a quiet
+machine.
+
+  python benchmarks/cr_resolve_rate.py --cache_dir=DIR [--game=...] [--matches=5]
+      [--preplay=1] [--move=0.1] [--solver=cfr+]
+"""
+
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.tree import compiled_tree
+
+_GAMES = flags.DEFINE_multi_string(
+    "game", ["python_leduc(max_raises=3,cards_per_suit=30)",
+             "python_ii_goofspiel(num_cards=6)", "python_princess_monster(max_turns=8)",
+             "python_latent_ttt"], "Games (repeat the flag).")
+_CACHE_DIR = flags.DEFINE_string("cache_dir", None,
+                                 "Directory of the cached trees and state keys.")
+_SOLVER = flags.DEFINE_string("solver", "cfr+", "The bot's subgame solver.")
+_PREPLAY = flags.DEFINE_float("preplay", 1.0, "Pre-play budget in seconds.")
+_MOVE = flags.DEFINE_float("move", 0.1, "Per-move budget in seconds.")
+_MATCHES = flags.DEFINE_integer("matches", 5, "Matches per seat and game.")
+_SEED = flags.DEFINE_integer("seed", 0,
+                             "Seed of chance, the random player and the bot.")
+
+
+def _match(game, seat, seed):
+  """One match of the bot in `seat` against uniform random: (decision seconds /
+  budget, the bot's records, whether each decision entered a new subgame)."""
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_resolving.state_keys(tree)
+  trace = None
+  entered = []
+  bot = continual_resolving.ContinualResolvingBot(
+      game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
+      solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed)
+  rng = np.random.default_rng([_SEED.value, seed])
+  state = game.new_initial_state()
+  ratios = []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+    elif state.current_player() == seat:
+      infoset = tree.infoset_index(seat, state.information_state_string(seat))
+      entered.append(trace is not None and infoset in trace)
+      if trace is None or entered[-1]:
+        roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
+        trace = compiled_subgames.trace_subgames(tree, keys, seat, roots)
+      budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
+      start = time.perf_counter()
+      action = bot.step(state)
+      ratios.append((time.perf_counter() - start) / budget)
+      state.apply_action(action)
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return ratios, bot.decisions, entered
+
+
+def _prepare(game):
+  """Reads or extracts the tree and its state keys (timed, outside the matches)."""
+  start = time.perf_counter()
+  tree = compiled_tree.cached_tree(game, _CACHE_DIR.value)
+  middle = time.perf_counter()
+  compiled_resolving.state_keys(tree, _CACHE_DIR.value)
+  print(f"{game}: {tree.num_nodes:,} nodes; tree ready in {middle - start:.1f} s, "
+        f"state keys in {time.perf_counter() - middle:.1f} s (extracted, or read from "
+        "--cache_dir)", flush=True)
+
+
+def main(argv):
+  del argv
+  worst, smallest = 0.0, 1.0
+  for game_string in _GAMES.value:
+    game = pyspiel.load_game(game_string)
+    _prepare(game)
+    ratios, later, entered = [], [], []
+    path = None
+    for match in range(_MATCHES.value):
+      for seat in (0, 1):
+        match_ratios, records, match_entered = _match(game, seat, 2 * match + seat)
+        ratios += match_ratios
+        later += records[1:]
+        entered += [r for r, new in zip(records[1:], match_entered[1:]) if new]
+        if records:
+          path = records[0]["path"], records[0]["path_reason"]
+    resolved = [r for r in entered if r["new_subgame"]]
+    share = len(resolved) / len(entered) if entered else 1.0
+    times = [r["setup_seconds"] for r in resolved] or [float("nan")]
+    worst = max(worst, max(ratios))
+    smallest = min(smallest, share)
+    print(f"{game_string} cr({_SOLVER.value}, {path[0]} path: {path[1]}): "
+          f"{len(later)} later decisions, {len(entered)} entered a new subgame, "
+          f"{len(resolved)} resolved it (share {share:.3f}); resolve median "
+          f"{1000 * statistics.median(times):.1f} ms, max {1000 * max(times):.1f} ms; "
+          f"time/budget max {max(ratios):.3f}, median {statistics.median(ratios):.3f}",
+          flush=True)
+  print(f"max time/budget: {worst:.3f}")
+  print(f"resolved: {smallest:.3f}")
+
+
+if __name__ == "__main__":
+  app.run(main)

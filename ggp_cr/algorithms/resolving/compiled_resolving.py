@@ -1,0 +1,183 @@
+"""One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
+
+`CompiledResolver` is resolver.Resolver with the full-width CFR+
+solver, built from integer ids only: a GadgetView (the whole game at the first
+decision), the SubgameTrace of the bot's next turns below it, and the next-root
+estimates collected each iteration. The bot keeps one per visited subgame: it looks
+its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
+same resolver keeps improving) and acts from `probabilities`.
+
+Fallbacks as the live path: a next subgame whose own next-turn histories have zero
+estimated reach raises resolver.CannotResolve (the bot keeps the current
+resolver); an unsafe gadget with zero joint reach at the bot's histories becomes a
+resolve gadget (the info dict says so).
+"""
+
+import numpy as np
+
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.tree import compiled_tree
+
+CannotResolve = resolver.CannotResolve
+PATHS = ("auto", "compiled", "live")
+# Extraction walks about 0.1-0.5 M histories a second on live states: the default
+# keeps a first extraction within seconds; cached trees of any size are used.
+COMPILED_NODES_LIMIT = 2_000_000
+
+
+_KEYS = {}
+
+
+def state_keys(tree, cache_dir=None):
+  """StateKeys of `tree`, memoised in this process for the last 4 trees."""
+  keys = _KEYS.pop(tree.game_string, None)
+  if keys is None or keys.tree is not tree:
+    keys = compiled_subgames.StateKeys.build(tree, cache_dir)
+  _KEYS[tree.game_string] = keys
+  while len(_KEYS) > 4:
+    _KEYS.pop(next(iter(_KEYS)))
+  return keys
+
+
+def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
+                cache_dir=None):
+  """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
+  module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
+  on pyspiel gadgets; tree and keys None).
+
+  "auto" takes the compiled path for the full-width CFR+ solver when the tree is in
+  this process, in `cache_dir`, or extractable within `nodes_limit` histories. The
+  sampling solvers stay live: their CFR-D-aware sampling at the gate, estimate
+  collection and playouts bounded at the next turns are not on views yet; so do
+  dl_cfr+ and keep_solver_data. "compiled" insists (ValueError if it cannot).
+  """
+  if path not in PATHS:
+    raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
+  if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
+      or nodes_limit < 0:
+    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
+                     f"got {nodes_limit!r}.")
+  if path == "live":
+    return "live", "live path requested", None, None
+  refusal = None
+  if config.solver != "cfr+":
+    refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
+               "CFR+ only)")
+  elif config.keep_solver_data:
+    refusal = "keep_solver_data runs on the live path"
+  if refusal is None:
+    source = compiled_tree.tree_source(game, cache_dir)
+    try:
+      tree = compiled_tree.cached_tree(
+          game, cache_dir, max_nodes=None if source else int(nodes_limit))
+    except compiled_tree.TreeTooLarge as error:
+      refusal = f"tree too large for the compiled path: {error}"
+    else:
+      reason = {"process": "tree compiled in this process",
+                "disk": "tree read from the cache"}.get(
+                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
+                            f"{int(nodes_limit):,})")
+      keys = state_keys(tree, cache_dir)
+      keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
+      return "compiled", reason, tree, keys
+  if path == "compiled":
+    raise ValueError(f"The compiled path is not available: {refusal}.")
+  return "live", refusal, None, None
+
+
+class CompiledResolver:
+  """CFR+ on `view` with the next subgames' estimates (module docstring).
+
+  `use_cbr` with `trunk` (the bot's whole-tree profile so far; None at the whole
+  game) makes `next_subgame` use exact counterfactual best-response inputs.
+  """
+
+  def __init__(self, view, use_cbr=False, trunk=None):
+    self.view = view
+    self.use_cbr = bool(use_cbr)
+    self.trunk = trunk
+    self.trace = view.trace()
+    self.timing = {}
+    self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
+
+  @classmethod
+  def whole_game(cls, tree, state_keys, player, use_cbr=False):
+    """The resolver of the whole game (the bot's first decision)."""
+    return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
+                                       variant=None), use_cbr)
+
+  @property
+  def iterations(self):
+    return self.view.iterations
+
+  def iterate(self, num_iterations=1):
+    """`num_iterations` CFR+ iterations, adding their estimates at the next roots."""
+    next_root_estimates.solve_with_estimates(self.view, self.estimates, num_iterations)
+
+  def iteration(self):
+    """One CFR+ iteration (as the live solvers' `iteration`)."""
+    self.iterate(1)
+
+  @property
+  def solver(self):
+    """What `run` iterates (resolver.Resolver.run calls self.solver.iterate(n))."""
+    return self
+
+  # Iterates for a limits.Limit from time.perf_counter() `start`, stopping early when
+  # the next iteration would overrun; returns the iterations done.
+  run = resolver.Resolver.run
+
+  def probabilities(self, infoset):
+    """The average strategy at whole-tree infoset `infoset` (uniform if outside the
+    view or never reached), over its actions in the tree's order."""
+    view = self.view
+    count = int(view.whole.infoset_num_actions[infoset])
+    local = int(view.local_infoset[infoset])
+    if local < 0:
+      return np.full(count, 1.0 / count)
+    offset = int(view.tree.infoset_action_offset[local])
+    return view.average_slots()[offset:offset + count]
+
+  def profile(self):
+    """The bot's whole-tree profile so far ([S] §6): the trunk with this solve's
+    strategy combined in (at the whole game: this solve's average strategy)."""
+    if self.trunk is None:
+      return self.view.average_slots()
+    return self.view.combine(self.trunk)
+
+  def next_subgame(self, infoset, variant, max_nodes=None):
+    """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
+    `trace`); raises CannotResolve when its estimated reach is zero or its subgame
+    has more than `max_nodes` nodes (a view that would not be built in time)."""
+    trace = self.trace
+    group = trace.group_roots(infoset)
+    nodes = trace.next_roots[group]
+    size = int(self.view.state_keys.subtree_nodes[nodes].sum())
+    if max_nodes is not None and size > max_nodes:
+      raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
+                          f"{int(max_nodes):,} its build time allows")
+    profile = None
+    if self.use_cbr:
+      profile = self.profile()
+      w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
+          self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
+    else:
+      w, opponent_reach, cbv = self.estimates.inputs(group)
+    own = np.isin(group, trace.own_roots(infoset))
+    if not w[own].sum() > 0:
+      raise CannotResolve("the estimated reach of the bot's own information state is "
+                          "zero")
+    info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
+            "subgame_nodes": size}
+    if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
+      info["variant"] = variant = "resolve"
+    try:
+      view = gadget_views.GadgetView(self.view.whole, self.view.state_keys,
+                                     self.view.player, nodes, w, cbv, variant,
+                                     opponent_reach)
+    except ValueError as error:
+      raise CannotResolve(str(error)) from None
+    return CompiledResolver(view, self.use_cbr, profile), info

@@ -1,0 +1,322 @@
+"""Continual resolving's subgames on the compiled tree of the whole game ([S] ch. 2).
+
+The integer counterpart of continual_resolving's `_Trace` / `_SubgameMap` (the
+reference semantics, on live states): a history ha is a subgame root if P(h) and
+P(ha) are the two players; from the roots of the subgame being solved, every path is
+followed (tracking states FIRST, CURRENT, AFTER_ROOT, END of `recall.
+advance`) until it reaches the resolving player's next turn s in a different subgame;
+the pair (r, s), r the closest root above s, joins r, the player's information set at
+s and the opponent's information state at s in one union-find group. At its next turn
+the player looks its information set up: found, its group's roots are the next
+subgame's roots.
+
+Everything is node, infoset and integer key ids; no pyspiel state and no string is
+touched while tracing. The one thing the tree does not hold is the information state
+of the player who does not act at a decision node (the opponent's key at s and at the
+next roots): `StateKeys` interns those strings once per tree (a pyspiel walk over the
+whole game, cached on disk next to the tree) into integer keys.
+
+Key convention: `StateKeys.keys[p, node]` is player p's key at a decision node: its
+infoset index where p acts, and where the other player acts the index of p's infoset
+with the same information state string if there is one, else `num_infosets + i` (i an
+interned string); -1 at chance and terminal nodes. Equal keys mean equal strings.
+"""
+
+import os
+import warnings
+import zipfile
+
+import numba
+import numpy as np
+import pyspiel
+
+from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.tree import compiled_tree
+
+FIRST = recall.FIRST
+CURRENT = recall.CURRENT
+AFTER_ROOT = recall.AFTER_ROOT
+END = recall.END
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_advance = numba.njit(cache=True)(recall.advance)
+_KEYS_FORMAT = 1
+
+
+class StateKeys:
+  """Both players' integer information-state keys at every decision node (module
+  docstring); `strings[i - num_infosets]` is the string of a non-acting key i."""
+
+  def __init__(self, tree, keys, strings):
+    self.tree = tree
+    self.keys = keys
+    self.strings = strings
+    self._subtree_nodes = None
+
+  @property
+  def subtree_nodes(self):
+    """int64 number of nodes at and below each node (computed once; a view's size
+    before it is built)."""
+    if self._subtree_nodes is None:
+      tree = self.tree
+      sizes = np.ones(tree.num_nodes, dtype=np.int64)
+      depth = tree.node_depth
+      order = np.argsort(depth, kind="stable")
+      bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+      for d in range(int(depth.max()), 0, -1):
+        level = order[bounds[d]:bounds[d + 1]]
+        sizes += np.bincount(tree.node_parent[level], weights=sizes[level],
+                             minlength=tree.num_nodes).astype(np.int64)
+      self._subtree_nodes = sizes
+    return self._subtree_nodes
+
+  def key_string(self, key):
+    """The information state string of key `key` (either kind)."""
+    key = int(key)
+    if key < self.tree.num_infosets:
+      return self.tree.infoset_keys[key]
+    return self.strings[key - self.tree.num_infosets]
+
+  @classmethod
+  def build(cls, tree, cache_dir=None):
+    """Interns the non-acting player's strings of `tree` (read from / written to
+    `cache_dir` if given, keyed like the tree's own cache file)."""
+    path = None
+    if cache_dir is not None:
+      tree_path = compiled_tree._cache_path(cache_dir, tree.game)  # pylint: disable=protected-access
+      path = tree_path[:-len(".npz")] + "-state-keys.npz"
+      if os.path.exists(path):
+        try:
+          return cls._load(tree, path)
+        except ValueError as error:
+          warnings.warn(f"Refusing the cached state keys: {error} Rebuilding them.")
+    keys = np.full((2, tree.num_nodes), -1, dtype=np.int32)
+    for p in range(2):
+      acting = tree.node_player == p
+      keys[p, acting] = tree.node_infoset[acting]
+    strings = []
+    # A string that is also one of the player's infosets keeps the infoset's id.
+    lookup = {(int(p), k): i for i, (p, k) in enumerate(
+        zip(tree.infoset_player.tolist(), tree.infoset_keys))}
+    stack = [(0, tree.game.new_initial_state())]
+    first_child, num_children = tree.node_first_child, tree.node_num_children
+    node_player = tree.node_player
+    while stack:
+      node, state = stack.pop()
+      player = int(node_player[node])
+      if player >= 0:
+        other = 1 - player
+        text = state.information_state_string(other)
+        key = lookup.get((other, text))
+        if key is None:
+          key = lookup[(other, text)] = tree.num_infosets + len(strings)
+          strings.append(text)
+        keys[other, node] = key
+      count = int(num_children[node])
+      if not count:
+        continue
+      first = int(first_child[node])
+      actions = ([a for a, _ in state.chance_outcomes()] if player < 0
+                 else state.legal_actions())
+      for index in range(count - 1, -1, -1):
+        child = first + index
+        if node_player[child] == _TERMINAL:
+          continue
+        if index == 0:
+          state.apply_action(actions[0])
+          stack.append((child, state))
+        else:
+          stack.append((child, state.child(actions[index])))
+    result = cls(tree, keys, strings)
+    if path is not None:
+      blob = np.frombuffer("\x00".join(strings).encode("utf-8"), dtype=np.uint8)
+      np.savez(path, keys=keys, strings=blob, game_string=np.array(tree.game_string),
+               num_nodes=tree.num_nodes, keys_format=_KEYS_FORMAT)
+    return result
+
+  @classmethod
+  def _load(cls, tree, path):
+    try:
+      with np.load(path, allow_pickle=False) as data:
+        contents = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+      raise ValueError(f"{path} is unreadable ({error}).") from None
+    if (int(contents.get("keys_format", -1)) != _KEYS_FORMAT or
+        str(contents.get("game_string")) != tree.game_string or
+        int(contents.get("num_nodes", -1)) != tree.num_nodes):
+      raise ValueError(f"{path} is of another game, tree or format.")
+    text = contents["strings"].tobytes().decode("utf-8")
+    strings = text.split("\x00") if len(contents["strings"]) else []
+    keys = contents["keys"]
+    if keys.size and int(keys.max(initial=-1)) >= tree.num_infosets + len(strings):
+      raise ValueError(f"{path} has keys without strings.")
+    return cls(tree, keys, strings)
+
+
+@numba.njit(cache=True)
+def _walk_roots(node_player, node_first_child, node_num_children, node_chance_prob,
+                player, root_nodes):
+  """Depth-first from every root (children in order): (closest root, next turn s,
+  index of the walked root) of every path reaching END ([S] ch. 2), and the number
+  of nodes walked."""
+  capacity = 16
+  pair_root = np.empty(capacity, dtype=np.int64)
+  pair_turn = np.empty(capacity, dtype=np.int64)
+  pair_j = np.empty(capacity, dtype=np.int64)
+  num_pairs = 0
+  walked = 0
+  stack_node = np.empty(64, dtype=np.int64)
+  stack_track = np.empty(64, dtype=np.int8)
+  stack_root = np.empty(64, dtype=np.int64)
+  for j in range(len(root_nodes)):
+    start = root_nodes[j]
+    top = 0
+    stack_node[0] = start
+    stack_track[0] = CURRENT if node_player[start] == player else FIRST
+    stack_root[0] = -1
+    while top >= 0:
+      node = stack_node[top]
+      track = stack_track[top]
+      root = stack_root[top]
+      top -= 1
+      walked += 1
+      acting = node_player[node]
+      first = node_first_child[node]
+      for index in range(node_num_children[node] - 1, -1, -1):
+        child = first + index
+        child_player = node_player[child]
+        if child_player == _TERMINAL:
+          continue
+        if acting < 0 and node_chance_prob[child] <= 0:
+          continue
+        child_track, is_root = _advance(track, acting, child_player, player)
+        child_root = root
+        if is_root and (track == CURRENT or track == AFTER_ROOT):
+          child_root = child
+        if child_track == END:
+          if num_pairs == capacity:
+            capacity *= 2
+            pair_root = _grow(pair_root, capacity)
+            pair_turn = _grow(pair_turn, capacity)
+            pair_j = _grow(pair_j, capacity)
+          pair_root[num_pairs] = child_root
+          pair_turn[num_pairs] = child
+          pair_j[num_pairs] = j
+          num_pairs += 1
+          continue
+        top += 1
+        if top == len(stack_node):
+          stack_node = _grow(stack_node, 2 * top)
+          stack_track = _grow(stack_track, 2 * top)
+          stack_root = _grow(stack_root, 2 * top)
+        stack_node[top] = child
+        stack_track[top] = child_track
+        stack_root[top] = child_root
+  return pair_root[:num_pairs], pair_turn[:num_pairs], pair_j[:num_pairs], walked
+
+
+@numba.njit(cache=True)
+def _grow(array, size):
+  grown = np.empty(size, dtype=array.dtype)
+  grown[:len(array)] = array
+  return grown
+
+
+@numba.njit(cache=True)
+def _union_groups(pair_root, pair_own, pair_opponent, num_roots, num_own):
+  """Union-find over roots, own keys and opponent keys (compact ids, in that order)
+  joined by the pairs; returns each root's group as its smallest root id."""
+  size = num_roots + num_own + (pair_opponent.max() + 1 if len(pair_opponent) else 0)
+  parent = np.arange(size)
+  for i in range(len(pair_root)):
+    for other in (num_roots + pair_own[i], num_roots + num_own + pair_opponent[i]):
+      a = pair_root[i]
+      while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+      b = other
+      while parent[b] != b:
+        parent[b] = parent[parent[b]]
+        b = parent[b]
+      if a < b:
+        parent[b] = a
+      elif b < a:
+        parent[a] = b
+  group = np.empty(num_roots, dtype=np.int64)
+  for r in range(num_roots):
+    a = r
+    while parent[a] != a:
+      a = parent[a]
+    group[r] = a
+  return group
+
+
+class SubgameTrace:
+  """The next subgames below the roots `root_nodes` of a solved subgame ([S] ch. 2).
+
+  Attributes (next roots sorted by node id):
+    next_roots        int64 nodes of the next roots r
+    next_root_of      int64 index into `root_nodes` of the root each r lies below
+                      (the first in the walk, if roots are nested)
+    next_root_key     int64 the opponent's key at r (`StateKeys` convention)
+    group             int64 each next root's group (its smallest next-root index)
+    own_infosets      int64 sorted infosets of the player's next turns s
+    histories_walked  nodes walked
+  """
+
+  def __init__(self, tree, keys, player, root_nodes):
+    if player not in (0, 1):
+      raise ValueError(f"player must be 0 or 1, got {player!r}.")
+    self.tree = tree
+    self.player = int(player)
+    self.opponent = 1 - self.player
+    self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
+    pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
+        tree.node_player, tree.node_first_child, tree.node_num_children,
+        tree.node_chance_prob, self.player, self.root_nodes)
+    self.next_roots, first, pair_root_id = np.unique(
+        pair_root, return_index=True, return_inverse=True)
+    self.next_root_of = pair_j[first]
+    self.next_root_key = keys.keys[self.opponent, self.next_roots].astype(np.int64)
+    own = tree.node_infoset[pair_turn].astype(np.int64)
+    self.own_infosets, own_id = np.unique(own, return_inverse=True)
+    _, opponent_id = np.unique(keys.keys[self.opponent, pair_turn],
+                               return_inverse=True)
+    self.group = _union_groups(pair_root_id.astype(np.int64), own_id.astype(np.int64),
+                               opponent_id.astype(np.int64), len(self.next_roots),
+                               len(self.own_infosets))
+    self._pair_root_id = pair_root_id
+    self._pair_own_id = own_id
+
+  @property
+  def num_next_roots(self):
+    return len(self.next_roots)
+
+  def _own_index(self, infoset):
+    i = int(np.searchsorted(self.own_infosets, infoset))
+    if i == len(self.own_infosets) or self.own_infosets[i] != infoset:
+      return -1
+    return i
+
+  def __contains__(self, infoset):
+    """Whether the player's infoset `infoset` is a next turn in another subgame."""
+    return self._own_index(infoset) >= 0
+
+  def group_roots(self, infoset):
+    """Indices (into `next_roots`) of the merged root set of the player's infoset."""
+    i = self._own_index(infoset)
+    if i < 0:
+      raise KeyError(f"Infoset {infoset} is no next turn of player {self.player}.")
+    some_root = self._pair_root_id[np.flatnonzero(self._pair_own_id == i)[0]]
+    return np.flatnonzero(self.group == self.group[some_root])
+
+  def own_roots(self, infoset):
+    """Indices of the next roots of the pairs whose next turn is in `infoset`."""
+    i = self._own_index(infoset)
+    if i < 0:
+      raise KeyError(f"Infoset {infoset} is no next turn of player {self.player}.")
+    return np.unique(self._pair_root_id[self._pair_own_id == i])
+
+
+def trace_subgames(tree, keys, player, root_nodes):
+  """The SubgameTrace of `player` below `root_nodes` (the game's root: [0])."""
+  return SubgameTrace(tree, keys, player, root_nodes)

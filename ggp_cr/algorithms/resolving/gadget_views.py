@@ -1,0 +1,458 @@
+"""Resolving gadgets as views on the compiled tree of the whole game ([S] §1.4.2,
+ch. 2, §6; [H] §G-I).
+
+`GadgetView` is gadgets.GadgetGame without pyspiel: given the whole game's
+CompiledTree, the subgame's root nodes R, w(h) = π_{-o}(h) per root, the opponent's
+unnormalised counterfactual values CBV(I) per opponent root key (compiled_subgames'
+integer keys) and the variant, it lays the gadget out as a small CompiledTree of its
+own: the gadget's prefix nodes (resolve: chance over roots, o's Follow/Terminate gate
+per root information set; max_margin: o's choice of I, chance over h ∈ I; unsafe:
+chance over the joint reach), then the subtrees below the roots copied from the whole
+tree's index arrays in the gadget's breadth-first order. The layout is the pyspiel
+gadget's compiled tree node for node (same node, infoset and slot numbering), so
+every exhaustive kernel (cfr.CFRPlusSolver, best response, node reaches and values)
+runs on it unchanged, and gadgets.py's payoff conventions (module docstring there)
+hold: resolve and unsafe payoffs are o's original utilities times the gadget's scale,
+max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
+integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
+another root is copied twice, as the pyspiel gadget holds both histories.
+compiled_outcome_sampling's MC-CFR / VR-MCCFR runs on a view's tree as it is (without
+continual resolving's CFR-D-aware sampling at the gate or estimate collection).
+
+The next subgames' inputs collected while solving a view are in
+next_root_estimates.py.
+"""
+
+import collections.abc
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.tree import flat_tree
+
+VARIANTS = gadgets.VARIANTS
+_TERMINAL = -4
+_CHANCE = -1
+
+
+@numba.njit(cache=True)
+def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_children,
+                   node_chance_prob, node_utility, player, parent, first_child,
+                   num_children, action_index, chance_prob, utility, depth, infoset,
+                   source, root_of, copies, num_prefix, opponent, utility_sum, scale,
+                   shift, infoset_map, infoset_source, infoset_count):
+  """Breadth-first copy of the subtrees whose root copies sit at local positions
+  `copies` (source and root_of set), appending below position num_prefix; terminal
+  utilities become player 0's gadget payoffs (o's: scale·u_o − shift per root).
+  Local infosets get ids in order of first node. Returns the number of infosets."""
+  end = num_prefix
+  num_nodes = len(player)
+  for step in range(len(copies) + num_nodes - num_prefix):
+    local = copies[step] if step < len(copies) else num_prefix + step - len(copies)
+    node = source[local]
+    j = root_of[local]
+    p = node_player[node]
+    player[local] = p
+    count = node_num_children[node]
+    num_children[local] = count
+    if p >= 0:
+      g = node_infoset[node]
+      if infoset_map[g] < 0:
+        infoset_map[g] = infoset_count
+        infoset_source[infoset_count] = g
+        infoset_count += 1
+      infoset[local] = infoset_map[g]
+    if p == _TERMINAL:
+      u = node_utility[node]
+      u_o = u if opponent == 0 else utility_sum - u
+      value = scale[j] * u_o - shift[j]
+      utility[local] = value if opponent == 0 else -value
+      continue
+    first_child[local] = end
+    first = node_first_child[node]
+    for a in range(count):
+      child = end + a
+      source[child] = first + a
+      root_of[child] = j
+      parent[child] = local
+      action_index[child] = a
+      depth[child] = depth[local] + 1
+      if p == _CHANCE:
+        chance_prob[child] = node_chance_prob[first + a]
+    end += count
+  return infoset_count
+
+
+def _parent_slots(player, parent, infoset, action_index, infoset_action_offset,
+                  num_slots):
+  """Each infoset's first node (breadth-first) and parent slot: the player's previous
+  slot on that node's path, -1 if none (from gadgets' augmented keys, [H] Def. 3)."""
+  augmented_keys = subgames._augmented_keys  # pylint: disable=protected-access
+  keys = augmented_keys(player, infoset, parent, action_index, infoset_action_offset,
+                        num_slots)
+  decision = np.flatnonzero(player >= 0)
+  _, first = np.unique(infoset[decision], return_index=True)
+  first_node = decision[first]
+  q = np.maximum(parent[first_node], 0)
+  p = player[first_node]
+  own = (parent[first_node] >= 0) & (player[q] == p)
+  # Elsewhere the parent's augmented key is 1 + the player's last slot (0: none).
+  before = np.where(parent[first_node] >= 0, keys[p, q] - 1, -1)
+  parent_slot = np.where(
+      own, infoset_action_offset[infoset[q]] + action_index[first_node], before)
+  return parent_slot.astype(np.int32), first_node.astype(np.int32)
+
+
+class _ViewKeys(collections.abc.Sequence):
+  """The view's infoset keys, made only when asked for (as the pyspiel gadget's)."""
+
+  def __init__(self, view):
+    self._view = view
+
+  def __len__(self):
+    return len(self._view.infoset_source)
+
+  def __getitem__(self, index):
+    if isinstance(index, slice):
+      return [self[i] for i in range(*index.indices(len(self)))]
+    view = self._view
+    source = int(view.infoset_source[index])
+    if source >= 0:
+      return view.whole.infoset_keys[source]
+    prefix = gadgets.GADGET_PREFIX
+    if view.variant == "max_margin":
+      return f"{prefix}max_margin start"
+    key = view.state_keys.key_string(view.gate_key[index])
+    return f"{prefix}follow or terminate at {key}"
+
+
+class ViewTree(flat_tree.CompiledTree):
+  """A gadget view's CompiledTree; it has no pyspiel game (`game` is None)."""
+
+  @property
+  def game(self):
+    return None
+
+
+class GadgetView:
+  """A resolving gadget of `tree`'s subgame at `root_nodes` (module docstring).
+
+  Args:
+    tree: the whole game's CompiledTree.
+    state_keys: its compiled_subgames.StateKeys (the opponent's root keys).
+    player: the resolving player p.
+    root_nodes: the subgame's root nodes R (non-terminal, distinct).
+    w: π_{-o}(h) per root.
+    opponent_values: {o's key at a root: CBV(I)} (unnormalised), needed for every
+      root key with k_I > 0 (resolve, max_margin).
+    variant: "resolve", "max_margin", "unsafe", or None for the whole game (roots
+      [0]).
+    opponent_reach: π_o(h) per root (unsafe only; default 1).
+  Raises ValueError as gadgets.Subgame / GadgetGame do on bad inputs.
+  Attributes: `tree` (the view's CompiledTree), `root_copies` (local node of each
+  root with positive gadget probability), `active_roots` (their indices into
+  root_nodes), `source` (whole-tree node of each local node, -1 in the prefix),
+  `infoset_source` (whole-tree infoset of each local infoset, -1 for the gadget's),
+  `local_infoset` (the local infoset of each whole-tree infoset, -1 if outside).
+  """
+
+  def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
+               variant="resolve", opponent_reach=None):
+    if variant is not None and variant not in VARIANTS:
+      raise ValueError(f"variant must be one of {', '.join(VARIANTS)} or None; got "
+                       f"{variant!r}.")
+    if player not in (0, 1):
+      raise ValueError(f"player must be 0 or 1, got {player!r}.")
+    self.whole = tree
+    self.state_keys = state_keys
+    self.player = int(player)
+    self.opponent = 1 - self.player
+    self.variant = variant
+    self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
+    num_roots = len(self.root_nodes)
+    if num_roots == 0 or len(np.unique(self.root_nodes)) != num_roots:
+      raise ValueError("root_nodes must be a non-empty set of distinct nodes.")
+    if np.any(tree.node_player[self.root_nodes] == _TERMINAL):
+      raise ValueError("root_nodes must be non-terminal.")
+    weights = gadgets._weights  # pylint: disable=protected-access
+    self.w = weights(w, "w", num_roots)
+    self.opponent_reach = (np.ones(num_roots) if opponent_reach is None else
+                           weights(opponent_reach, "opponent_reach", num_roots))
+    self.root_key = (state_keys.keys[self.opponent, self.root_nodes].astype(np.int64)
+                     if variant is not None else np.full(num_roots, -1, np.int64))
+    self.infoset_keys, first, self.root_infoset = np.unique(
+        self.root_key, return_index=True, return_inverse=True)
+    self.root_infoset = self.root_infoset.reshape(-1)
+    self.k = np.bincount(self.root_infoset, weights=self.w,
+                         minlength=len(self.infoset_keys))
+    self.total_reach = float(self.w.sum())
+    if not self.total_reach > 0:
+      raise ValueError("The resolving player and chance never reach the subgame "
+                       "(w sums to 0); there is nothing to resolve.")
+    self.cbv = self._values(opponent_values)
+    if variant is None:
+      if num_roots != 1 or self.root_nodes[0] != 0:
+        raise ValueError("The whole game (variant None) has the single root 0.")
+      self.tree = tree
+      self.source = np.arange(tree.num_nodes)
+      self.local_root = np.zeros(tree.num_nodes, dtype=np.int64)
+      self.slot_source = np.arange(tree.num_infoset_actions)
+      self.root_copies = np.zeros(1, dtype=np.int64)
+      self.active_roots = np.zeros(1, dtype=np.int64)
+      self.infoset_source = np.arange(tree.num_infosets)
+      self.local_infoset = np.arange(tree.num_infosets, dtype=np.int32)
+      self.scale = np.ones(1)
+      self.shift = np.zeros(1)
+    else:
+      self._build(first)
+    self.solver = cfr.CFRPlusSolver(self.tree)
+
+  def _values(self, opponent_values):
+    cbv = np.zeros(len(self.infoset_keys))
+    given = dict(opponent_values or {})
+    index = {int(k): i for i, k in enumerate(self.infoset_keys.tolist())}
+    unknown = [k for k in given if int(k) not in index]
+    if unknown:
+      raise ValueError(f"opponent_values has keys that are not player "
+                       f"{self.opponent}'s keys at the roots: {unknown[:5]}.")
+    if self.variant in ("resolve", "max_margin"):
+      missing = [int(k) for i, k in enumerate(self.infoset_keys.tolist())
+                 if self.k[i] > 0 and k not in given]
+      if missing:
+        raise ValueError(f"opponent_values lacks values for reachable root keys of "
+                         f"player {self.opponent}: {missing[:5]}.")
+    for k, v in given.items():
+      if not np.isfinite(v):
+        raise ValueError(f"opponent_values must be finite, got {v!r} for key {k}.")
+      cbv[index[int(k)]] = float(v)
+    return cbv
+
+  def _build(self, first):
+    """The gadget's prefix in numpy, then the subtrees' breadth-first copy."""
+    tree = self.whole
+    variant = self.variant
+    if variant == "max_margin":
+      # Root infosets in order of first root (gadgets.Subgame.infosets).
+      order = np.argsort(first, kind="stable")
+      choices = order[self.k[order] > 0]
+      per_choice = [np.flatnonzero((self.root_infoset == c) & (self.w > 0))
+                    for c in choices.tolist()]
+      active = np.concatenate(per_choice)
+      counts = np.array([len(r) for r in per_choice])
+      scale = self.k[self.root_infoset[active]]
+      shift = self.cbv[self.root_infoset[active]]
+    else:
+      weights = self.w if variant == "resolve" else self.w * self.opponent_reach
+      active = np.flatnonzero(weights > 0)
+      total = float(weights.sum())
+      if not total > 0:
+        raise ValueError("The subgame has zero joint reach; the unsafe gadget needs a "
+                         "subgame both players reach.")
+      scale = np.full(len(active), total)
+      shift = np.zeros(len(active))
+    n = len(active)
+    roots = self.root_nodes[active]
+    if variant == "max_margin":
+      num_prefix = 1 + len(choices) + n
+    else:
+      num_prefix = 1 + (3 * n if variant == "resolve" else n)
+    size = num_prefix - n + int(self.state_keys.subtree_nodes[roots].sum())
+    player = np.empty(size, dtype=np.int8)
+    parent = np.full(size, -1, dtype=np.int32)
+    first_child = np.zeros(size, dtype=np.int32)
+    num_children = np.zeros(size, dtype=np.int16)
+    action_index = np.full(size, -1, dtype=np.int16)
+    chance_prob = np.ones(size)
+    utility = np.zeros(size)
+    depth = np.zeros(size, dtype=np.int16)
+    infoset = np.full(size, -1, dtype=np.int32)
+    source = np.full(size, -1, dtype=np.int64)
+    root_of = np.full(size, -1, dtype=np.int64)
+    extra_actions = []
+    self.gate_key = np.zeros(0, dtype=np.int64)
+    if variant == "resolve":
+      # 0: chance over roots; 1..n: o's gates; then (Follow copy, Terminate) per gate.
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      gates = 1 + np.arange(n)
+      player[gates] = self.opponent
+      parent[gates], action_index[gates], depth[gates] = 0, np.arange(n), 1
+      chance_prob[gates] = self.w[active] / self.total_reach
+      gate_of = self.root_infoset[active]
+      firsts = np.unique(gate_of, return_index=True)[1]
+      ordered = gate_of[np.sort(firsts)]
+      rank = np.empty(len(self.infoset_keys), dtype=np.int64)
+      rank[ordered] = np.arange(len(ordered))
+      infoset[gates] = rank[gate_of]
+      self.gate_key = self.infoset_keys[ordered]
+      num_children[gates] = 2
+      copies = 1 + n + 2 * np.arange(n)
+      first_child[gates] = copies
+      leaves = copies + 1
+      parent[copies] = gates
+      parent[leaves] = gates
+      action_index[copies], action_index[leaves] = 0, 1
+      depth[copies] = depth[leaves] = 2
+      player[leaves] = _TERMINAL
+      # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
+      o_value = self.total_reach * (self.cbv[gate_of] / self.k[gate_of])
+      utility[leaves] = o_value if self.opponent == 0 else -o_value
+      extra_actions = [np.arange(2)] * len(ordered)
+    elif variant == "unsafe":
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      copies = 1 + np.arange(n)
+      parent[copies], action_index[copies], depth[copies] = 0, np.arange(n), 1
+      chance_prob[copies] = weights[active] / total
+    else:
+      c = len(choices)
+      player[0], num_children[0], first_child[0], infoset[0] = self.opponent, c, 1, 0
+      deals = 1 + np.arange(c)
+      player[deals] = _CHANCE
+      parent[deals], action_index[deals], depth[deals] = 0, np.arange(c), 1
+      num_children[deals] = counts
+      first_child[deals] = 1 + c + np.concatenate(([0], np.cumsum(counts)[:-1]))
+      copies = 1 + c + np.arange(n)
+      parent[copies] = np.repeat(deals, counts)
+      action_index[copies] = np.concatenate([np.arange(m) for m in counts])
+      depth[copies] = 2
+      chance_prob[copies] = self.w[active] / self.k[self.root_infoset[active]]
+      extra_actions = [np.arange(c)]
+    source[copies] = roots
+    root_of[copies] = np.arange(n)
+    num_gadget = len(extra_actions)
+    infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
+    infoset_source = np.full(tree.num_infosets + num_gadget, -1, dtype=np.int64)
+    num_infosets = _copy_subtrees(
+        tree.node_player, tree.node_infoset, tree.node_first_child,
+        tree.node_num_children, tree.node_chance_prob, tree.node_utility, player,
+        parent, first_child, num_children, action_index, chance_prob, utility, depth,
+        infoset, source, root_of, copies, num_prefix, self.opponent, tree.utility_sum,
+        scale, shift,
+        infoset_map, infoset_source, num_gadget)
+    infoset_source = infoset_source[:num_infosets]
+    inner = infoset_source[num_gadget:]
+    num_actions = np.concatenate(
+        ([len(a) for a in extra_actions], tree.infoset_num_actions[inner])).astype(
+            np.int16)
+    offset = np.zeros(num_infosets, dtype=np.int32)
+    np.cumsum(num_actions[:-1], out=offset[1:])
+    slot_infoset = np.repeat(np.arange(num_infosets, dtype=np.int32), num_actions)
+    within = np.arange(len(slot_infoset)) - offset[slot_infoset]
+    inner_slot = slot_infoset >= num_gadget
+    actions = np.empty(len(slot_infoset), dtype=np.int32)
+    actions[~inner_slot] = tree.num_distinct_actions + within[~inner_slot]
+    self.slot_source = np.where(
+        inner_slot, tree.infoset_action_offset[infoset_source[slot_infoset]] + within,
+        -1)
+    actions[inner_slot] = tree.infoset_actions[self.slot_source[inner_slot]]
+    infoset_player = np.concatenate((np.full(num_gadget, self.opponent),
+                                     tree.infoset_player[inner])).astype(np.int8)
+    parent_slot, first_node = _parent_slots(player, parent, infoset, action_index,
+                                            offset, len(slot_infoset))
+    arrays = {
+        "node_player": player, "node_infoset": infoset, "node_parent": parent,
+        "node_first_child": first_child, "node_num_children": num_children,
+        "node_action_index": action_index, "node_chance_prob": chance_prob,
+        "node_utility": utility, "node_depth": depth,
+        "level_offsets": np.concatenate(([0], np.cumsum(np.bincount(depth)))).astype(
+            np.int64),
+        "infoset_player": infoset_player, "infoset_num_actions": num_actions,
+        "infoset_action_offset": offset, "infoset_actions": actions,
+        "infoset_parent_slot": parent_slot, "infoset_node": first_node,
+        "slot_infoset": slot_infoset}
+    self.infoset_source = infoset_source
+    self.local_infoset = infoset_map
+    self.source = source
+    self.local_root = root_of
+    self.root_copies = copies.astype(np.int64)
+    self.active_roots = active
+    self.scale = scale
+    self.shift = shift
+    self.tree = ViewTree(
+        f"{variant} gadget view of {tree.game_string}", 0.0,
+        tree.num_distinct_actions + (len(extra_actions[0]) if extra_actions else 0),
+        _ViewKeys(self), arrays)
+
+  def trace(self, state_keys=None):
+    """The compiled_subgames.SubgameTrace of p below the gadget's roots."""
+    return compiled_subgames.trace_subgames(
+        self.whole, state_keys or self.state_keys, self.player,
+        self.root_nodes[self.active_roots])
+
+  # --- Solving ----------------------------------------------------------------------
+
+  @property
+  def iterations(self):
+    return self.solver.iterations
+
+  def run(self, iterations):
+    """`iterations` CFR+ iterations on the view ([S] §1.3.1)."""
+    for _ in range(iterations):
+      self.solver.evaluate_and_update_policy()
+
+  def average_slots(self):
+    """The solver's average strategy in the view's slot form."""
+    return self.solver.average_strategy_slots()
+
+  def _own_slots(self):
+    own = self.tree.infoset_player[self.tree.slot_infoset] == self.player
+    return np.flatnonzero(own & (self.slot_source >= 0))
+
+  def resolved_strategy(self, slots=None):
+    """(slots of the whole tree, probabilities): p's strategy in the subgame as
+    whole-tree slots (the view's average strategy unless `slots` is given)."""
+    slots = self.average_slots() if slots is None else slots
+    own = self._own_slots()
+    return self.slot_source[own], slots[own]
+
+  def combine(self, profile, slots=None):
+    """[S] §6's combination: a copy of the whole-tree `profile` with p's subgame
+    infosets replaced by the resolved strategy (subgames.combine)."""
+    combined = np.array(profile, dtype=np.float64)
+    where, probabilities = self.resolved_strategy(slots)
+    combined[where] = probabilities
+    return combined
+
+  def gadget_value(self, slots=None):
+    """o's expected gadget payoff under `slots` (default: the average profile)."""
+    slots = self.average_slots() if slots is None else slots
+    value = float(self.tree.node_values(slots)[0])
+    return value if self.opponent == 0 else self.tree.utility_sum - value
+
+  def _original_opponent_values(self, node_values, local_nodes):
+    """o's node values at local nodes, converted to the original game's units."""
+    values = node_values[local_nodes]
+    if self.opponent == 1:
+      values = self.tree.utility_sum - values
+    j = self.local_root[local_nodes]
+    return (values + self.shift[j]) / self.scale[j]
+
+  def counterfactual_best_response_values(self, slots=None):
+    """{o's root key: CBV_after(I) = Σ_{h∈I} w(h) v_o^BR(h)} against p's strategy in
+    `slots` (default: average), o best-responding in the subgame ([H] §E.1)."""
+    slots = self.average_slots() if slots is None else slots
+    _, response = exact_br.best_response_slots(self.tree, slots, self.opponent)
+    values = self._original_opponent_values(self.tree.node_values(response),
+                                            self.root_copies)
+    root_infoset = self.root_infoset[self.active_roots]
+    after = np.bincount(root_infoset, weights=self.w[self.active_roots] * values,
+                        minlength=len(self.infoset_keys))
+    return dict(zip(self.infoset_keys.tolist(), after.tolist()))
+
+  def subgame_margin(self, slots=None, before=None):
+    """SM = min_{I: k_I>0} (CBV_before(I) − CBV_after(I)) ([H] Def. 5), unnormalised;
+    `before` defaults to the values the view was given. The unsafe gadget leaves out
+    roots o never reaches: there, CBV_after and the minimum cover the gadget's roots."""
+    after = self.counterfactual_best_response_values(slots)
+    before = (dict(zip(self.infoset_keys.tolist(), self.cbv.tolist()))
+              if before is None else before)
+    inside = np.zeros(len(self.infoset_keys), dtype=bool)
+    active = self.active_roots
+    inside[self.root_infoset[active[self.w[active] > 0]]] = True
+    return min(before[k] - after[k]
+               for k, i in zip(self.infoset_keys.tolist(), inside.tolist()) if i)
+

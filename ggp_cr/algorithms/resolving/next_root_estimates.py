@@ -1,0 +1,152 @@
+"""The next subgames' inputs from a solved gadget view ([S] ch. 2, §6).
+
+`NextRootEstimates` accumulates w, o's reach and CBV at the next roots by scatter-adds,
+each CFR+ iteration's exact self-play values (continual_resolving's full-width
+convention); `exact_next_root_inputs` gives exact counterfactual best-response values
+instead (the bot's use_cbr), from one whole-tree pass.
+"""
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.best_response import exact_br
+
+
+@numba.njit(cache=True)
+def _locate(node_parent, node_action_index, targets, target_roots, copies,
+            local_first_child):
+  """The local node of each whole-tree node `targets[i]` below the root copy
+  `copies[i]` of whole-tree node `target_roots[i]` (climb, then descend)."""
+  local = np.empty(len(targets), dtype=np.int64)
+  path = np.empty(64, dtype=np.int64)
+  for i in range(len(targets)):
+    length = 0
+    node = targets[i]
+    while node != target_roots[i]:
+      if length == len(path):
+        grown = np.empty(2 * length, dtype=np.int64)
+        grown[:length] = path
+        path = grown
+      path[length] = node_action_index[node]
+      length += 1
+      node = node_parent[node]
+    at = copies[i]
+    for k in range(length - 1, -1, -1):
+      at = local_first_child[at] + path[k]
+    local[i] = at
+  return local
+
+
+class NextRootEstimates:
+  """The next subgames' inputs collected while CFR+ solves `view` ([S] ch. 2, §6).
+
+  `trace` is the SubgameTrace of view.player below the view's roots
+  (`view.trace(state_keys)`). After each iteration, `add(strategy)` adds the exact
+  self-play quantities of that iteration's current strategy at every next root r:
+  w(r) = π_{-o}(r) (the view's w times chance and p's reach from r's root), o's reach
+  (the view's opponent_reach times o's reach from the root), and w(r)·v_o(r) with
+  v_o in the original game's units: continual_resolving's full-width convention.
+  `inputs(group)` turns the means into a next gadget's inputs by scatter-adds.
+  """
+
+  def __init__(self, view, trace):
+    self.view = view
+    self.trace = trace
+    self.iterations = 0
+    roots = view.root_nodes[view.active_roots]
+    copies = view.root_copies[trace.next_root_of]
+    self._j = view.local_root[copies]
+    self._local = _locate(view.whole.node_parent, view.whole.node_action_index,
+                          trace.next_roots, roots[trace.next_root_of], copies,
+                          view.tree.node_first_child)
+    self._copies = copies
+    self._position = None
+    self._w = view.w[view.active_roots][self._j]
+    self._prior = view.opponent_reach[view.active_roots][self._j]
+    num = trace.num_next_roots
+    self.reach_sum = np.zeros(num)
+    self.opponent_reach_sum = np.zeros(num)
+    self.value_sum = np.zeros(num)
+    self.weight_sum = np.zeros(num)
+
+  def add(self, strategy):
+    """Adds one iteration's quantities for the current strategy (view slot form)."""
+    tree = self.view.tree
+    self._add(tree.node_reaches(strategy), self._local, self._copies,
+              tree.node_values(strategy))
+
+  def observe(self, reach, values):
+    """Adds one iteration's quantities from a CFR solver's first pass on the view
+    (cfr.GeneralCFRSolver.evaluate_and_update_policy's `observe`)."""
+    if self._position is None:
+      internal = self.view.tree.node_num_children > 0
+      position = np.cumsum(internal) - 1
+      self._position = (position[self._local], position[self._copies])
+    local, copies = self._position
+    self._add(reach.T, local, copies, values, self._local)
+
+  def _add(self, reach, local, copies, node_values, value_nodes=None):
+    """reach: rows (player 0, player 1, chance), indexed by `local` / `copies`."""
+    view = self.view
+    self.iterations += 1
+    if not len(local):
+      return
+    w = self._w * reach[view.player, local] * reach[2, local] / (
+        reach[view.player, copies] * reach[2, copies])
+    at_root = reach[view.opponent, copies]
+    opponent = self._prior * np.divide(reach[view.opponent, local], at_root,
+                                       out=np.zeros(len(local)), where=at_root > 0)
+    values = view._original_opponent_values(  # pylint: disable=protected-access
+        node_values, local if value_nodes is None else value_nodes)
+    self.reach_sum += w
+    self.opponent_reach_sum += opponent
+    self.value_sum += w * values
+    self.weight_sum += w
+
+  def means(self):
+    """(mean w, mean o reach) per next root over the iterations added."""
+    count = max(self.iterations, 1)
+    return self.reach_sum / count, self.opponent_reach_sum / count
+
+  def inputs(self, group, unsampled_value=None):
+    """(w, o's reach, {o's key: CBV}) of the next roots `group` (indices into
+    trace.next_roots): k_I = Σ_{r∈I} mean w(r), CBV(I) = k_I · Σ w v_o / Σ w.
+    A key with k_I > 0 but no weight gets k_I · `unsampled_value` (default: the
+    game's minimum utility, as the live path)."""
+    group = np.asarray(group, dtype=np.int64)
+    reach, opponent_reach = self.means()
+    keys, inverse = np.unique(self.trace.next_root_key[group], return_inverse=True)
+    inverse = inverse.reshape(-1)
+    k = np.bincount(inverse, weights=reach[group], minlength=len(keys))
+    total = np.bincount(inverse, weights=self.value_sum[group], minlength=len(keys))
+    weight = np.bincount(inverse, weights=self.weight_sum[group], minlength=len(keys))
+    if unsampled_value is None:
+      unsampled_value = self.view.whole.game.min_utility()
+    cbv = {}
+    for key, k_i, t, wt in zip(keys.tolist(), k.tolist(), total.tolist(),
+                               weight.tolist()):
+      if k_i > 0:
+        cbv[key] = k_i * t / wt if wt > 0 else k_i * unsampled_value
+    return reach[group], opponent_reach[group], cbv
+
+
+def solve_with_estimates(view, estimates, iterations):
+  """`iterations` CFR+ iterations on `view`, adding each iteration's estimates."""
+  for _ in range(iterations):
+    view.solver.evaluate_and_update_policy(estimates.observe)
+
+
+def exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys):
+  """(w, o's reach, {o's key: CBV}) at whole-tree nodes `next_roots` from a whole
+  profile (e.g. view.combine(trunk)): w and o's reach from `profile`, CBV from o's
+  counterfactual best response to it ([H] §E.1; the bot's use_cbr)."""
+  opponent = 1 - player
+  reach = tree.node_reaches(profile)
+  _, response = exact_br.best_response_slots(tree, profile, opponent)
+  values = tree.node_values(response)[next_roots]
+  if opponent == 1:
+    values = tree.utility_sum - values
+  w = reach[player, next_roots] * reach[2, next_roots]
+  keys, inverse = np.unique(next_root_keys, return_inverse=True)
+  cbv = np.bincount(inverse.reshape(-1), weights=w * values, minlength=len(keys))
+  return w, reach[opponent, next_roots], dict(zip(keys.tolist(), cbv.tolist()))

@@ -1,0 +1,180 @@
+"""Continual resolving's subgames on the compiled tree play as the live CFR+ path."""
+# pylint: disable=protected-access
+
+import time
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
+
+
+def _random_match(game, player, rng):
+  """A random match (chance and both players at random): its states at `player`'s
+  turns, played on after the caller is done with each."""
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      actions, probabilities = zip(*state.chance_outcomes())
+      state.apply_action(actions[rng.choice(len(actions), p=probabilities)])
+      continue
+    if state.current_player() == player:
+      yield state
+    state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+         "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
+
+
+@pytest.mark.parametrize("use_cbr", [False, True])
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
+  """Along random histories, the compiled resolver enters the same subgames as the
+  live resolver.Resolver with CFR+ and its average strategy at each of the bot's turns is
+  the same to 1e-9."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="cfr+", variant=variant, use_cbr=use_cbr)
+  rng = np.random.default_rng(1)
+  resolved = 0
+  for match in range(8):
+    player = match % 2
+    live = cr.Resolver(tracing.Problem(game, player), config, seed=0)
+    ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player, use_cbr)
+    for _ in range(4):
+      live.solver.iteration()
+      ours.iteration()
+    for state in _random_match(game, player, rng):
+      key = state.information_state_string(player)
+      infoset = tree.infoset_index(player, key)
+      assert (key in live.trace.subgame_map) == (infoset in ours.trace)
+      if key in live.trace.subgame_map:
+        try:
+          gadget, profile, info = live.next_subgame(key, variant)
+        except cr.CannotResolve:
+          with pytest.raises(cr.CannotResolve):
+            ours.next_subgame(infoset, variant)
+        else:
+          ours, our_info = ours.next_subgame(infoset, variant)
+          assert our_info["variant"] == info["variant"]
+          live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
+                              trunk=profile)
+          for _ in range(3):
+            live.solver.iteration()
+            ours.iteration()
+          resolved += 1
+      legal = state.legal_actions()
+      np.testing.assert_allclose(ours.probabilities(infoset),
+                                 live.probabilities(key, legal), rtol=0, atol=1e-9)
+  assert resolved > 0
+
+
+def test_run_keeps_iteration_and_time_budgets():
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  keys = compiled_subgames.StateKeys.build(tree)
+  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  assert resolver.run(limits.Limit(iterations=3), time.perf_counter()) == 3
+  assert resolver.iterations == 3 and resolver.estimates.iterations == 3
+  start = time.perf_counter()
+  done = resolver.run(limits.Limit(seconds=0.05), start)
+  assert done > 0 and resolver.iterations == 3 + done
+  assert resolver.run(limits.Limit(seconds=0.0), start) == 0
+
+
+@pytest.mark.parametrize("variant", ["resolve", "unsafe"])
+@pytest.mark.parametrize("game_string", GAMES[:2])
+def test_bot_plays_the_same_on_both_paths(game_string, variant):
+  """ContinualResolvingBot with CFR+ on the compiled path and on the live path: equal
+  strategies to 1e-9 at every decision of random matches; each record names its path."""
+  game = pyspiel.load_game(game_string)
+  rng = np.random.default_rng(3)
+  resolved = 0
+  for match in range(6):
+    player = match % 2
+    bots = [continual_resolving.ContinualResolvingBot(
+        game, player, preplay="5it", move="3it", solver="cfr+", variant=variant,
+        path=path, seed=match) for path in ("compiled", "live")]
+    for state in _random_match(game, player, rng):
+      ours, live = (dict(bot.step_with_policy(state)[0]) for bot in bots)
+      assert sorted(ours) == sorted(live)
+      np.testing.assert_allclose([ours[a] for a in live], list(live.values()),
+                                 rtol=0, atol=1e-9)
+      records = [bot.decisions[-1] for bot in bots]
+      assert [r["path"] for r in records] == ["compiled", "live"]
+      assert records[0]["new_subgame"] == records[1]["new_subgame"]
+      assert records[0]["iterations"] == records[1]["iterations"]
+      resolved += records[0]["new_subgame"] and len(bots[0].decisions) > 1
+  assert resolved > 0
+
+
+def test_bot_path_choice_and_reasons(tmp_path):
+  kuhn = pyspiel.load_game("kuhn_poker")
+  bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="cfr+")
+  assert bot.path == "compiled"
+  sampling = continual_resolving.ContinualResolvingBot(kuhn, 0)
+  assert sampling.path == "live" and "vr_mccfr" in sampling.path_reason
+  # Not in this process nor on disk, and above the size limit: live, with the reason.
+  game = pyspiel.load_game("python_leduc(max_raises=2,cards_per_suit=3)")
+  with pytest.raises(ValueError, match="not available"):
+    continual_resolving.ContinualResolvingBot(game, 1, solver="cfr+", path="compiled",
+                                              compiled_nodes_limit=100)
+  big = continual_resolving.ContinualResolvingBot(
+      game, 1, solver="cfr+", compiled_nodes_limit=100, cache_dir=str(tmp_path))
+  assert big.path == "live" and "too large" in big.path_reason
+  with pytest.raises(ValueError, match="path must be one of"):
+    continual_resolving.ContinualResolvingBot(kuhn, 0, path="fast")
+  with pytest.raises(ValueError, match="compiled_nodes_limit must be"):
+    continual_resolving.ContinualResolvingBot(kuhn, 0, compiled_nodes_limit=-1)
+  # Within the limit it is extracted into the cache and later bots read it from there.
+  game = pyspiel.load_game("python_leduc(max_raises=1,cards_per_suit=4)")
+  first = continual_resolving.ContinualResolvingBot(game, 0, solver="cfr+",
+                                                    cache_dir=str(tmp_path))
+  assert first.path == "compiled" and "extracted" in first.path_reason
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  first.step(state)
+  assert first.decisions[0]["path"] == "compiled"
+
+
+def test_a_subgame_too_large_for_the_budget_is_not_built():
+  """Fallback: the bot keeps its current solve, and the record says so."""
+  game = pyspiel.load_game(GAMES[1])
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  resolver.iterate(5)
+  infoset = int(resolver.trace.own_infosets[0])
+  with pytest.raises(cr.CannotResolve, match="nodes, more than"):
+    resolver.next_subgame(infoset, "resolve", max_nodes=1)
+  _, info = resolver.next_subgame(infoset, "resolve", max_nodes=tree.num_nodes)
+  assert 0 < info["subgame_nodes"] <= tree.num_nodes
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
+                                                  solver="cfr+")
+  bot._seconds_per_node = 1.0  # every subgame is too large for the move
+  state = game.new_initial_state()
+  while len(bot.decisions) < 2:  # chance's first outcomes, both players check/call
+    if state.is_chance_node():
+      state.apply_action(state.chance_outcomes()[0][0])
+      continue
+    if state.current_player() == 0:
+      bot.step(state)
+    state.apply_action(1)
+  record = bot.decisions[-1]
+  assert record["enters_new_subgame"] and not record["new_subgame"]
+  assert "more than" in record["fallback"]
+  assert record["strategy"].startswith("the current subgame's solve")

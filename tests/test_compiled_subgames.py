@@ -1,0 +1,102 @@
+"""The compiled subgame trace equals continual resolving's live trace ([S] ch. 2)."""
+# pylint: disable=protected-access
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
+
+GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+         "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
+
+
+def _live_view(live, tree):
+  """{own key: sorted next-root nodes of its group}, {root node: opponent key}."""
+  nodes = []
+  for root_id in range(live.num_roots):
+    history = (tuple(live.problem.root_histories[live.root_of[root_id]]) +
+               tuple(live.actions[root_id]))
+    nodes.append(subgames.history_node(tree, history))
+  groups = {key: sorted(nodes[r] for r in live.subgame_map.roots(key))
+            for key in live.subgame_map.own_keys()}
+  own = {key: sorted(nodes[r] for r in live.subgame_map.own_roots(key))
+         for key in live.subgame_map.own_keys()}
+  return groups, own, dict(zip(nodes, live.opponent_keys))
+
+
+def _compiled_view(trace, keys, tree):
+  groups, own = {}, {}
+  for infoset in trace.own_infosets.tolist():
+    key = tree.infoset_keys[infoset]
+    groups[key] = sorted(trace.next_roots[trace.group_roots(infoset)].tolist())
+    own[key] = sorted(trace.next_roots[trace.own_roots(infoset)].tolist())
+  opponent = {int(n): keys.key_string(k)
+              for n, k in zip(trace.next_roots, trace.next_root_key)}
+  return groups, own, opponent
+
+
+def _assert_equal_traces(live, trace, keys, tree):
+  assert trace.num_next_roots == live.num_roots
+  assert _compiled_view(trace, keys, tree) == _live_view(live, tree)
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_whole_game_and_next_subgame_traces_equal_the_live_ones(game_string):
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  checked = 0
+  for player in (0, 1):
+    live = tracing.Trace(tracing.Problem(game, player))
+    trace = compiled_subgames.trace_subgames(tree, keys, player, [0])
+    _assert_equal_traces(live, trace, keys, tree)
+    # One level down: the live trace of a resolve gadget over a group's roots.
+    for own_key in live.subgame_map.own_keys()[:3]:
+      group = live.subgame_map.roots(own_key)
+      states = [live.root_state(r) for r in group]
+      values = {s.information_state_string(1 - player): 0.0 for s in states}
+      subgame = gadgets.Subgame(game, player, states, np.ones(len(states)), values)
+      gadget = gadgets.make_gadget(subgame, "resolve")
+      deeper = tracing.Trace(tracing.Problem(game, player, gadget))
+      roots = [subgames.history_node(tree, s.history()) for s in states]
+      _assert_equal_traces(deeper, compiled_subgames.trace_subgames(
+          tree, keys, player, roots), keys, tree)
+      checked += 1
+  assert checked > 0
+
+
+def test_state_keys_are_cached_and_a_foreign_cache_is_refused(tmp_path):
+  kuhn = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  built = compiled_subgames.StateKeys.build(kuhn, cache_dir=str(tmp_path))
+  loaded = compiled_subgames.StateKeys.build(kuhn, cache_dir=str(tmp_path))
+  assert np.array_equal(built.keys, loaded.keys) and built.strings == loaded.strings
+  path, = tmp_path.iterdir()
+  leduc = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  foreign = compiled_tree._cache_path(str(tmp_path), leduc.game)[:-4] + \
+      "-state-keys.npz"
+  path.rename(foreign)
+  with pytest.warns(UserWarning, match="another game"):
+    rebuilt = compiled_subgames.StateKeys.build(leduc, cache_dir=str(tmp_path))
+  assert rebuilt.keys.shape == (2, leduc.num_nodes)
+
+
+def test_subtree_nodes_count_every_node_below():
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  sizes = compiled_subgames.StateKeys.build(tree).subtree_nodes
+  assert sizes[0] == tree.num_nodes
+  for node in (1, 5, 40, tree.num_nodes - 1):
+    below, frontier = 0, [node]
+    while frontier:
+      n = frontier.pop()
+      below += 1
+      first = int(tree.node_first_child[n])
+      frontier += range(first, first + int(tree.node_num_children[n]))
+    assert sizes[node] == below
