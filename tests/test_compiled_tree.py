@@ -9,6 +9,7 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree.game_size import game_size
@@ -280,6 +281,16 @@ def test_imperfect_recall_is_refused():
   compiled_tree.compile_game(_two_moves())
   with pytest.raises(ValueError, match="does not have perfect recall.*'second'"):
     compiled_tree.compile_game(_two_moves(forget=True))
+
+
+@pytest.mark.parametrize("solver", ["os_mccfr", "vr_mccfr", "es_mccfr",
+                                    "mixed(schedule=linear)", "locus"])
+def test_sampling_solvers_refuse_imperfect_recall(solver):
+  """Issue 12: the live sampling solvers ran on imperfect-recall games without a word;
+  they run the same bounded perfect-recall check as continual resolving."""
+  registry.make_solver(solver, _two_moves(), seed=0)  # perfect recall: accepted
+  with pytest.raises(ValueError, match="Sampling MCCFR cannot run .*perfect recall"):
+    registry.make_solver(solver, _two_moves(forget=True), seed=0)
 
 
 def test_constant_sum_game():

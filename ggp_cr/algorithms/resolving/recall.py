@@ -8,6 +8,8 @@ import numba
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms.tree import perfect_recall
+
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 # Tracking states along a history of the solved game ([S] ch. 2; CFRPlayground's
@@ -17,8 +19,8 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 FIRST, CURRENT, AFTER_ROOT, END = 0, 1, 2, 3
 
 # Histories walked exhaustively by the perfect-recall check before it samples.
-RECALL_CHECK_HISTORIES = 5_000
-RECALL_CHECK_PLAYOUTS = 100
+RECALL_CHECK_HISTORIES = perfect_recall.CHECK_HISTORIES
+RECALL_CHECK_PLAYOUTS = perfect_recall.CHECK_PLAYOUTS
 # Game strings that passed check_game with the default effort in this process.
 _CHECKED_GAMES = set()
 
@@ -103,71 +105,8 @@ def check_game(game, histories=RECALL_CHECK_HISTORIES, playouts=RECALL_CHECK_PLA
   elif not game_type.provides_information_state_string:
     why = "it provides no information state strings"
   else:
-    why = _recall_violation(game, histories, playouts, seed)
+    why = perfect_recall.recall_violation(game, histories, playouts, seed)
   if why is not None:
     raise ValueError(f"Continual resolving cannot play {game}: {why}.")
   if default:
     _CHECKED_GAMES.add(str(game))
-
-
-def _recall_violation(game, histories, playouts, seed):
-  """A sentence describing a perfect-recall violation found, or None."""
-  seen = {}
-
-  def visit(state, last):
-    """Checks `state`; returns the (player, key, action) record for its children."""
-    player = state.current_player()
-    key = state.information_state_string(player)
-    record = (last[player], tuple(state.legal_actions()))
-    known = seen.setdefault((player, key), record)
-    if known != record:
-      what = ("legal actions differ" if known[1] != record[1] else
-              "the player's previous information state or action differs")
-      return (f"it does not have perfect recall: two histories of player {player}'s "
-              f"information state {key!r} disagree ({what})")
-    return None
-
-  budget = [histories]
-  stack = [(game.new_initial_state(), (None, None))]
-  frontier = []
-  while stack:
-    state, last = stack.pop()
-    if state.is_terminal():
-      continue
-    if budget[0] <= 0:
-      frontier.append((state, last))
-      continue
-    budget[0] -= 1
-    if state.is_chance_node():
-      for action, probability in state.chance_outcomes():
-        if probability > 0:
-          stack.append((state.child(action), last))
-      continue
-    why = visit(state, last)
-    if why is not None:
-      return why
-    player = state.current_player()
-    key = state.information_state_string(player)
-    for action in state.legal_actions():
-      child_last = list(last)
-      child_last[player] = (key, action)
-      stack.append((state.child(action), tuple(child_last)))
-  rng = np.random.default_rng(seed)
-  for index in range(playouts if frontier else 0):
-    state, last = frontier[index % len(frontier)]
-    state = state.clone()
-    while not state.is_terminal():
-      if state.is_chance_node():
-        outcomes, probabilities = zip(*state.chance_outcomes())
-        state.apply_action(outcomes[rng.choice(len(outcomes), p=probabilities)])
-        continue
-      why = visit(state, last)
-      if why is not None:
-        return why
-      player = state.current_player()
-      action = int(rng.choice(state.legal_actions()))
-      child_last = list(last)
-      child_last[player] = (state.information_state_string(player), action)
-      last = tuple(child_last)
-      state.apply_action(action)
-  return None

@@ -46,6 +46,7 @@ from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import perfect_recall
 
 
 
@@ -116,8 +117,11 @@ def warm_up(regret_matcher):
 
 
 def check_sampling_game(game):
-  """Raises ValueError unless the sampling solvers can run on `game`."""
+  """Raises ValueError unless the sampling solvers can run on `game`: two players,
+  zero-sum, sequential, explicit chance, information state strings and perfect recall
+  (checked on a bounded part of the tree, perfect_recall.recall_violation)."""
   compiled_tree.check_game(game)
+  perfect_recall.check_perfect_recall(game, "Sampling MCCFR")
 
 
 _MASK64 = (1 << 64) - 1
