@@ -437,18 +437,22 @@ def _cache_path(cache_dir, game):
   return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
-def compile_game(game, cache_dir=None, progress=False):
+def compile_game(game, cache_dir=None, progress=False, route="auto"):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
-  rebuilt. `progress` prints a line every million histories. Raises ValueError if the
+  rebuilt. `progress` prints a line every million histories. `route` is "auto" (the
+  game's native extractor if it has one, see native_extraction.py, else the generic
+  walk), "generic" or "native" (ValueError if the game has none); both routes give the
+  same tree. Raises ValueError if the
   game has more than two players, is general-sum, simultaneous, has sampled chance,
   lacks information state strings, or has imperfect recall.
   """
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   check_game(game)
+  extract = _route_extractor(game, route)
   game_string = str(game)
   path = None
   if cache_dir is not None:
@@ -461,12 +465,26 @@ def compile_game(game, cache_dir=None, progress=False):
       except ValueError as error:
         warnings.warn(f"Refusing the cached tree: {error} Rebuilding it.")
   start = time.time()
-  tree = _extract(game, game_string, progress)
+  tree = extract(game, game_string, progress)
   if progress:
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
     tree.save(path)
   return tree
+
+
+def _route_extractor(game, route):
+  """The function (game, game_string, progress) -> tree that `route` picks."""
+  from ggp_cr.algorithms import native_extraction  # pylint: disable=import-outside-toplevel
+  native = native_extraction.extractor(game)
+  if route == "generic" or (route == "auto" and native is None):
+    return _extract
+  if route not in ("auto", "native"):
+    raise ValueError(f"route must be auto, generic or native; got {route!r}.")
+  if native is None:
+    raise ValueError(f"{game} has no native extractor; games with one: "
+                     f"{', '.join(native_extraction.native_games())}.")
+  return lambda game, game_string, progress: native(game)
 
 
 def _extract(game, game_string, progress):

@@ -1,0 +1,78 @@
+"""Native extraction: per-game fast paths building a game's CompiledTree from its rules.
+
+Spec README.md, architecture principle 2. The generic extraction
+(`compiled_tree._extract`) walks the Python game history by history; for the package's
+own games the rules are simple enough to expand the tree breadth-first in numba, writing
+the compiled arrays directly in their final order: a node's children are appended when
+the node is reached, so the append order is the breadth-first numbering, and an
+information set is numbered when its first history is reached. The `infoset_keys` are
+written as bytes once per information set and decoded in one call. Each native
+extractor must equal the generic extraction array for array
+(tests/test_native_extraction.py); the generic path stays the reference.
+
+`extractor(game)` returns the native extractor of a game (a function game -> tree) or
+None; an extractor covers every parameterization its game accepts.
+"""
+
+import numpy as np
+
+from ggp_cr.algorithms import compiled_tree
+
+_EXTRACTORS = {}
+
+
+def register(short_name):
+  """Decorator: registers a native extractor for the game `short_name`."""
+  def decorate(function):
+    _EXTRACTORS[short_name] = function
+    return function
+  return decorate
+
+
+def extractor(game):
+  """The native extractor of `game` (a function game -> CompiledTree) or None."""
+  return _EXTRACTORS.get(game.get_type().short_name)
+
+
+def has_native(game):
+  """Whether `game` has a native extractor."""
+  return extractor(game) is not None
+
+
+def native_games():
+  """Short names of the games with a native extractor."""
+  return sorted(_EXTRACTORS)
+
+
+def decode_keys(buffer, length):
+  """Infoset keys written by numba as `\\x00`-separated ASCII bytes -> list of str."""
+  if length == 0:
+    return []
+  return buffer[:length].tobytes().decode("ascii").split("\x00")
+
+
+def level_offsets(node_depth):
+  """Breadth-first level boundaries, as the generic extraction computes them."""
+  return np.concatenate(([0], np.cumsum(np.bincount(node_depth)))).astype(np.int64)
+
+
+def build_tree(game, nodes, infosets, keys):
+  """CompiledTree from the node arrays (dict), infoset arrays (dict) and key list.
+
+  `nodes` holds the nine node fields, `infosets` the six infoset_* fields;
+  `level_offsets` and `slot_infoset` are derived here. Our games are zero-sum.
+  """
+  arrays = dict(nodes)
+  arrays.update(infosets)
+  arrays["level_offsets"] = level_offsets(nodes["node_depth"])
+  arrays["slot_infoset"] = np.repeat(
+      np.arange(len(infosets["infoset_player"]), dtype=np.int32),
+      infosets["infoset_num_actions"])
+  tree = compiled_tree.CompiledTree(str(game), 0.0, game.num_distinct_actions(), keys,
+                                    arrays)
+  tree._game = game  # pylint: disable=protected-access
+  return tree
+
+
+# The games register their extractors on import.
+from ggp_cr.algorithms import native_latent_ttt  # pylint: disable=wrong-import-position,unused-import

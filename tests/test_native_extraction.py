@@ -1,0 +1,52 @@
+"""Native extraction equals the generic extraction array for array (native_extraction.py)."""
+
+import numpy as np
+import pyspiel
+import pytest
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms import compiled_tree
+from ggp_cr.algorithms import native_extraction
+
+_FIELDS = compiled_tree._ARRAY_FIELDS  # pylint: disable=protected-access
+
+
+def _assert_same_tree(game_string):
+  game = pyspiel.load_game(game_string)
+  native = compiled_tree.compile_game(game, route="native")
+  generic = compiled_tree.compile_game(game, route="generic")
+  for name in _FIELDS:
+    ours, reference = getattr(native, name), getattr(generic, name)
+    assert ours.dtype == reference.dtype, name
+    assert np.array_equal(ours, reference), name
+  assert native.infoset_keys == generic.infoset_keys
+  assert native.game_string == generic.game_string
+  assert native.utility_sum == generic.utility_sum
+  assert native.num_distinct_actions == generic.num_distinct_actions
+
+
+@pytest.mark.slow
+def test_latent_ttt_full_tree():
+  _assert_same_tree("python_latent_ttt")
+
+
+def test_route_auto_picks_native_and_native_refuses_other_games():
+  game = pyspiel.load_game("python_latent_ttt")
+  assert native_extraction.has_native(game)
+  assert not native_extraction.has_native(pyspiel.load_game("kuhn_poker"))
+  with pytest.raises(ValueError, match="no native extractor"):
+    compiled_tree.compile_game("kuhn_poker", route="native")
+  with pytest.raises(ValueError, match="route must be"):
+    compiled_tree.compile_game("kuhn_poker", route="fast")
+
+
+@pytest.mark.parametrize("game_string", ["python_rps"])
+def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
+  game = pyspiel.load_game(game_string)
+  contents = []
+  for route in ("native", "generic"):
+    directory = tmp_path / route
+    compiled_tree.compile_game(game, cache_dir=str(directory), route=route)
+    path, = directory.iterdir()
+    contents.append(path.read_bytes())
+  assert contents[0] == contents[1]
