@@ -25,6 +25,27 @@ def _assert_same_tree(game_string):
   assert native.num_distinct_actions == generic.num_distinct_actions
 
 
+@pytest.mark.parametrize("game_string", [
+    "python_rps", "python_rps(n=1)", "python_rps(n=5)", "python_rps(n=9)",
+    "python_princess_monster(max_turns=1)", "python_princess_monster(max_turns=2)",
+    "python_princess_monster(max_turns=3)", "python_princess_monster(max_turns=5)",
+    "python_princess_monster(max_turns=3,rows=1,cols=2)",
+    "python_princess_monster(max_turns=3,rows=2,cols=3)",
+    "python_princess_monster(max_turns=4,rows=2,cols=3)",
+    "python_princess_monster(max_turns=4,rows=1,cols=5)",
+    "python_princess_monster(max_turns=2,rows=4,cols=4)",
+    "python_princess_monster(max_turns=2,rows=11,cols=12)"])
+def test_native_equals_generic(game_string):
+  _assert_same_tree(game_string)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game_string", [
+    "python_princess_monster(max_turns=6)", "python_princess_monster(max_turns=8)"])
+def test_native_equals_generic_thesis_sizes(game_string):
+  _assert_same_tree(game_string)
+
+
 @pytest.mark.slow
 def test_latent_ttt_full_tree():
   _assert_same_tree("python_latent_ttt")
@@ -40,7 +61,8 @@ def test_route_auto_picks_native_and_native_refuses_other_games():
     compiled_tree.compile_game("kuhn_poker", route="fast")
 
 
-@pytest.mark.parametrize("game_string", ["python_rps"])
+@pytest.mark.parametrize("game_string", [
+    "python_rps", "python_princess_monster(max_turns=3)"])
 def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
   game = pyspiel.load_game(game_string)
   contents = []

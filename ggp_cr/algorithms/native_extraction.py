@@ -14,6 +14,7 @@ extractor must equal the generic extraction array for array
 None; an extractor covers every parameterization its game accepts.
 """
 
+import numba
 import numpy as np
 
 from ggp_cr.algorithms import compiled_tree
@@ -56,6 +57,18 @@ def level_offsets(node_depth):
   return np.concatenate(([0], np.cumsum(np.bincount(node_depth)))).astype(np.int64)
 
 
+@numba.njit(cache=True)
+def history_of(node, parent, depth, infoset, action_index, infoset_action_offset,
+               infoset_actions, out):
+  """Writes the actions leading to `node` into out[:depth[node]] (decision parents
+  only: the action of a node is its parent's infoset action at its slot)."""
+  while node > 0:
+    up = parent[node]
+    out[depth[node] - 1] = infoset_actions[infoset_action_offset[infoset[up]] +
+                                           action_index[node]]
+    node = up
+
+
 def build_tree(game, nodes, infosets, keys):
   """CompiledTree from the node arrays (dict), infoset arrays (dict) and key list.
 
@@ -74,5 +87,25 @@ def build_tree(game, nodes, infosets, keys):
   return tree
 
 
+def tree_from_filled(game, filled):
+  """CompiledTree from the tuple of a game's numba `_fill`: the eight node arrays
+  but node_chance_prob (all 1: no chance), the six infoset arrays, the key bytes and
+  their length."""
+  (player, infoset, parent, first_child, num_children, action_index, utility, depth,
+   inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot, inf_node,
+   keys, length) = filled
+  nodes = {"node_player": player, "node_infoset": infoset, "node_parent": parent,
+           "node_first_child": first_child, "node_num_children": num_children,
+           "node_action_index": action_index,
+           "node_chance_prob": np.ones(len(player)), "node_utility": utility,
+           "node_depth": depth}
+  infosets = {"infoset_player": inf_player, "infoset_num_actions": inf_num_actions,
+              "infoset_action_offset": inf_offset, "infoset_actions": inf_actions,
+              "infoset_parent_slot": inf_parent_slot, "infoset_node": inf_node}
+  return build_tree(game, nodes, infosets, decode_keys(keys, length))
+
+
 # The games register their extractors on import.
 from ggp_cr.algorithms import native_latent_ttt  # pylint: disable=wrong-import-position,unused-import
+from ggp_cr.algorithms import native_princess_monster  # pylint: disable=wrong-import-position,unused-import
+from ggp_cr.algorithms import native_rps  # pylint: disable=wrong-import-position,unused-import

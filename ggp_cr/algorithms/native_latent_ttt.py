@@ -169,11 +169,8 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
   for k in range(num_infosets):
     node = inf_node[k]
     d = depth[node]
-    m = node
-    while m > 0:
-      up = parent[m]
-      history[depth[m] - 1] = inf_actions[inf_offset[infoset[up]] + action_index[m]]
-      m = up
+    native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
+                                 inf_actions, history)
     if k:
       keys[length] = 0
       length += 1
@@ -197,16 +194,5 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
 def extract(game):
   """The CompiledTree of python_latent_ttt (no parameters)."""
   num_nodes, num_infosets, num_slots = _count(_HAS_LINE, _POPCOUNT)
-  (player, infoset, parent, first_child, num_children, action_index, utility, depth,
-   inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot, inf_node,
-   keys, length) = _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT)
-  nodes = {"node_player": player, "node_infoset": infoset, "node_parent": parent,
-           "node_first_child": first_child, "node_num_children": num_children,
-           "node_action_index": action_index,
-           "node_chance_prob": np.ones(num_nodes), "node_utility": utility,
-           "node_depth": depth}
-  infosets = {"infoset_player": inf_player, "infoset_num_actions": inf_num_actions,
-              "infoset_action_offset": inf_offset, "infoset_actions": inf_actions,
-              "infoset_parent_slot": inf_parent_slot, "infoset_node": inf_node}
-  return native_extraction.build_tree(game, nodes, infosets,
-                                      native_extraction.decode_keys(keys, length))
+  return native_extraction.tree_from_filled(
+      game, _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT))
