@@ -34,14 +34,25 @@ def _assert_same_tree(game_string):
     "python_princess_monster(max_turns=4,rows=2,cols=3)",
     "python_princess_monster(max_turns=4,rows=1,cols=5)",
     "python_princess_monster(max_turns=2,rows=4,cols=4)",
-    "python_princess_monster(max_turns=2,rows=11,cols=12)"])
+    "python_princess_monster(max_turns=2,rows=11,cols=12)",
+    "python_ii_goofspiel(num_cards=1)", "python_ii_goofspiel(num_cards=2)",
+    "python_ii_goofspiel(num_cards=3)", "python_ii_goofspiel(num_cards=4)",
+    "python_ii_goofspiel(num_cards=3,points_order=random)",
+    "python_ii_goofspiel(num_cards=3,points_order=random,returns_type=point_difference)",
+    "python_ii_goofspiel(num_cards=3,points_order=descending)",
+    "python_ii_goofspiel(num_cards=4,points_order=descending,"
+    "returns_type=point_difference)",
+    "python_ii_goofspiel(num_cards=4,points_order=random)",
+    "python_ii_goofspiel(num_cards=5,returns_type=point_difference)"])
 def test_native_equals_generic(game_string):
   _assert_same_tree(game_string)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("game_string", [
-    "python_princess_monster(max_turns=6)", "python_princess_monster(max_turns=8)"])
+    "python_princess_monster(max_turns=6)", "python_princess_monster(max_turns=8)",
+    "python_ii_goofspiel(num_cards=5,points_order=random)",
+    "python_ii_goofspiel(num_cards=6)"])
 def test_native_equals_generic_thesis_sizes(game_string):
   _assert_same_tree(game_string)
 
@@ -62,7 +73,8 @@ def test_route_auto_picks_native_and_native_refuses_other_games():
 
 
 @pytest.mark.parametrize("game_string", [
-    "python_rps", "python_princess_monster(max_turns=3)"])
+    "python_rps", "python_princess_monster(max_turns=3)",
+    "python_ii_goofspiel(num_cards=3,points_order=random)"])
 def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
   game = pyspiel.load_game(game_string)
   contents = []

@@ -22,17 +22,22 @@ from ggp_cr.algorithms import compiled_tree
 _EXTRACTORS = {}
 
 
-def register(short_name):
-  """Decorator: registers a native extractor for the game `short_name`."""
+def register(short_name, supports=None):
+  """Decorator: registers a native extractor for the game `short_name`; `supports`
+  (game -> bool, default: always) says which parameterizations it covers."""
   def decorate(function):
-    _EXTRACTORS[short_name] = function
+    _EXTRACTORS[short_name] = (function, supports)
     return function
   return decorate
 
 
 def extractor(game):
-  """The native extractor of `game` (a function game -> CompiledTree) or None."""
-  return _EXTRACTORS.get(game.get_type().short_name)
+  """The native extractor of `game` (a function game -> CompiledTree) or None if the
+  game, or this parameterization of it, has none."""
+  function, supports = _EXTRACTORS.get(game.get_type().short_name, (None, None))
+  if function is None or (supports is not None and not supports(game)):
+    return None
+  return function
 
 
 def has_native(game):
@@ -69,6 +74,48 @@ def history_of(node, parent, depth, infoset, action_index, infoset_action_offset
     node = up
 
 
+@numba.njit(cache=True)
+def previous_slot(node, parent, player, infoset, action_index, infoset_action_offset):
+  """The slot of the mover's own previous decision on the path to `node`, or -1."""
+  mover = player[node]
+  child = node
+  up = parent[node]
+  while up >= 0 and player[up] != mover:
+    child = up
+    up = parent[up]
+  if up < 0:
+    return -1
+  return infoset_action_offset[infoset[up]] + action_index[child]
+
+
+@numba.njit(cache=True)
+def grow(array, size):
+  """`array` copied into a new array of at least `size` entries (doubling)."""
+  bigger = np.empty(max(size, 2 * len(array)), array.dtype)
+  bigger[:len(array)] = array
+  return bigger
+
+
+@numba.njit(cache=True)
+def write_int(buffer, position, value):
+  """Writes non-negative `value` in decimal at `position`; returns the end."""
+  digits = 1
+  while value >= 10 ** digits:
+    digits += 1
+  for i in range(digits - 1, -1, -1):
+    buffer[position + i] = 48 + value % 10
+    value //= 10
+  return position + digits
+
+
+@numba.njit(cache=True)
+def write_bytes(buffer, position, text):
+  """Writes the uint8 array `text` at `position`; returns the end."""
+  for i in range(len(text)):
+    buffer[position + i] = text[i]
+  return position + len(text)
+
+
 def build_tree(game, nodes, infosets, keys):
   """CompiledTree from the node arrays (dict), infoset arrays (dict) and key list.
 
@@ -87,17 +134,19 @@ def build_tree(game, nodes, infosets, keys):
   return tree
 
 
-def tree_from_filled(game, filled):
+def tree_from_filled(game, filled, chance_prob=None):
   """CompiledTree from the tuple of a game's numba `_fill`: the eight node arrays
-  but node_chance_prob (all 1: no chance), the six infoset arrays, the key bytes and
-  their length."""
+  but node_chance_prob (all 1 if None: no chance), the six infoset arrays, the key
+  bytes and their length."""
   (player, infoset, parent, first_child, num_children, action_index, utility, depth,
    inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot, inf_node,
    keys, length) = filled
   nodes = {"node_player": player, "node_infoset": infoset, "node_parent": parent,
            "node_first_child": first_child, "node_num_children": num_children,
            "node_action_index": action_index,
-           "node_chance_prob": np.ones(len(player)), "node_utility": utility,
+           "node_chance_prob": (np.ones(len(player)) if chance_prob is None
+                                else chance_prob),
+           "node_utility": utility,
            "node_depth": depth}
   infosets = {"infoset_player": inf_player, "infoset_num_actions": inf_num_actions,
               "infoset_action_offset": inf_offset, "infoset_actions": inf_actions,
@@ -106,6 +155,7 @@ def tree_from_filled(game, filled):
 
 
 # The games register their extractors on import.
+from ggp_cr.algorithms import native_ii_goofspiel  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_latent_ttt  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_princess_monster  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_rps  # pylint: disable=wrong-import-position,unused-import
