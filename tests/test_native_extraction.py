@@ -43,7 +43,23 @@ def _assert_same_tree(game_string):
     "python_ii_goofspiel(num_cards=4,points_order=descending,"
     "returns_type=point_difference)",
     "python_ii_goofspiel(num_cards=4,points_order=random)",
-    "python_ii_goofspiel(num_cards=5,returns_type=point_difference)"])
+    "python_ii_goofspiel(num_cards=5,returns_type=point_difference)",
+    "python_leduc", "python_leduc(cards_per_suit=2)", "python_leduc(max_raises=0)",
+    "python_leduc(max_raises=1,cards_per_suit=2)",
+    "python_leduc(max_raises=2,cards_per_suit=2)",
+    "python_leduc(max_raises=1,cards_per_suit=3)",
+    "python_leduc(stack1=1)", "python_leduc(stack2=2)", "python_leduc(stack2=4)",
+    "python_leduc(stack1=5,max_raises=2,cards_per_suit=2)",
+    "python_leduc(stack1=3,stack2=7,max_raises=3,cards_per_suit=2)",
+    "python_leduc(deal_from_deck=true)",
+    "python_leduc(cards_per_suit=2,deal_from_deck=true)",
+    "python_leduc(fold_only_facing_bet=true)",
+    "python_leduc(fold_only_facing_bet=true,deal_from_deck=true)",
+    "python_leduc(max_raises=1,cards_per_suit=2,deal_from_deck=true,stack2=3)",
+    "python_leduc(max_raises=1,cards_per_suit=2,fold_only_facing_bet=true,"
+    "deal_from_deck=true)",
+    "python_leduc(max_raises=1,cards_per_suit=12,deal_from_deck=true)",
+    "python_leduc(stack1=100,stack2=100,max_raises=4,cards_per_suit=3)"])
 def test_native_equals_generic(game_string):
   _assert_same_tree(game_string)
 
@@ -52,7 +68,9 @@ def test_native_equals_generic(game_string):
 @pytest.mark.parametrize("game_string", [
     "python_princess_monster(max_turns=6)", "python_princess_monster(max_turns=8)",
     "python_ii_goofspiel(num_cards=5,points_order=random)",
-    "python_ii_goofspiel(num_cards=6)"])
+    "python_ii_goofspiel(num_cards=6)",
+    "python_leduc(stack1=100,stack2=100,max_raises=1,cards_per_suit=7)",
+    "python_leduc(stack1=100,stack2=100,max_raises=3,cards_per_suit=30)"])
 def test_native_equals_generic_thesis_sizes(game_string):
   _assert_same_tree(game_string)
 
@@ -66,6 +84,11 @@ def test_route_auto_picks_native_and_native_refuses_other_games():
   game = pyspiel.load_game("python_latent_ttt")
   assert native_extraction.has_native(game)
   assert not native_extraction.has_native(pyspiel.load_game("kuhn_poker"))
+  # Beyond what a native extractor covers, "auto" falls back to the generic walk.
+  assert not native_extraction.has_native(
+      pyspiel.load_game("python_ii_goofspiel(num_cards=16)"))
+  with pytest.raises(ValueError, match="no native extractor"):
+    compiled_tree.compile_game("python_ii_goofspiel(num_cards=16)", route="native")
   with pytest.raises(ValueError, match="no native extractor"):
     compiled_tree.compile_game("kuhn_poker", route="native")
   with pytest.raises(ValueError, match="route must be"):
@@ -74,7 +97,8 @@ def test_route_auto_picks_native_and_native_refuses_other_games():
 
 @pytest.mark.parametrize("game_string", [
     "python_rps", "python_princess_monster(max_turns=3)",
-    "python_ii_goofspiel(num_cards=3,points_order=random)"])
+    "python_ii_goofspiel(num_cards=3,points_order=random)",
+    "python_leduc(max_raises=1,cards_per_suit=2)"])
 def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
   game = pyspiel.load_game(game_string)
   contents = []

@@ -19,6 +19,7 @@ import numpy as np
 
 from ggp_cr.algorithms import compiled_tree
 
+TERMINAL, CHANCE = -4, -1
 _EXTRACTORS = {}
 
 
@@ -116,6 +117,26 @@ def write_bytes(buffer, position, text):
   return position + len(text)
 
 
+@numba.njit(cache=True)
+def slot_owners(infoset_action_offset, num_slots):
+  """The infoset owning each slot."""
+  owner = np.empty(num_slots, np.int32)
+  for k in range(len(infoset_action_offset)):
+    end = (infoset_action_offset[k + 1] if k + 1 < len(infoset_action_offset)
+           else num_slots)
+    owner[infoset_action_offset[k]:end] = k
+  return owner
+
+
+def name_table(names):
+  """ASCII names -> (uint8 table padded with zeros, lengths) for numba key writers."""
+  encoded = [name.encode("ascii") for name in names]
+  table = np.zeros((len(encoded), max(map(len, encoded))), np.uint8)
+  for row, name in enumerate(encoded):
+    table[row, :len(name)] = np.frombuffer(name, np.uint8)
+  return table, np.array([len(name) for name in encoded], np.int64)
+
+
 def build_tree(game, nodes, infosets, keys):
   """CompiledTree from the node arrays (dict), infoset arrays (dict) and key list.
 
@@ -156,6 +177,7 @@ def tree_from_filled(game, filled, chance_prob=None):
 
 # The games register their extractors on import.
 from ggp_cr.algorithms import native_ii_goofspiel  # pylint: disable=wrong-import-position,unused-import
+from ggp_cr.algorithms import native_leduc  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_latent_ttt  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_princess_monster  # pylint: disable=wrong-import-position,unused-import
 from ggp_cr.algorithms import native_rps  # pylint: disable=wrong-import-position,unused-import

@@ -1,0 +1,312 @@
+"""Native extraction of python_leduc ([S] §3.2), rules of ggp_cr/games/leduc.py.
+
+A node's state packs the three cards, both players' chips and the raises of the
+current round into one int64. A player's information set is fixed by its own previous
+slot and what it saw since (the opponent's actions, its own or the public card); a key
+is the key of the player's previous information set with its action and those events
+appended ("P0 card:2 R1:cr public:1 R2:").
+"""
+
+import numba
+from numba import types
+import numpy as np
+
+from ggp_cr.algorithms import native_extraction
+
+_TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
+_FOLD, _CALL, _RAISE = 0, 1, 2
+_CARD1, _PUBLIC, _CHIPS0, _CHIPS1, _RAISES = 8, 16, 24, 38, 52
+_CHIPS_LIMIT = 1 << 14
+_RAISES_LIMIT = 1 << 11
+_MAX_CARDS = 254
+_EVENT_BASE = 4 + _MAX_CARDS  # seen: events 1..3 an action + 1, 4 + card a card
+_IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
+_LETTERS = np.array([102, 99, 114], np.uint8)  # f c r
+
+
+@numba.njit(cache=True)
+def _children(state, player, params, out_state, out_player, out_utility, out_prob,
+              out_action):
+  """The children of a node in the order of its actions; returns their number."""
+  stack0, stack1, max_raises, num_cards, fold_only_facing_bet, deck = params
+  card0 = (state & 255) - 1
+  card1 = (state >> _CARD1 & 255) - 1
+  public = (state >> _PUBLIC & 255) - 1
+  chips0 = state >> _CHIPS0 & (_CHIPS_LIMIT - 1)
+  chips1 = state >> _CHIPS1 & (_CHIPS_LIMIT - 1)
+  raises = state >> _RAISES
+  count = 0
+  if player == _CHANCE:
+    for card in range(num_cards):
+      if deck and (card == card0 or card == card1):
+        continue
+      if not deck and card1 >= 0 and card0 == card1 and card == card0:
+        continue
+      if card0 < 0:
+        out_state[count], out_player[count] = state | (card + 1), _CHANCE
+      elif card1 < 0:
+        out_state[count], out_player[count] = state | (card + 1) << _CARD1, 0
+      else:
+        out_state[count] = (state & ~(np.int64(_RAISES_LIMIT - 1) << _RAISES)
+                            | (card + 1) << _PUBLIC)
+        out_player[count] = 0
+      out_utility[count], out_action[count] = 0.0, card
+      count += 1
+    for i in range(count):
+      out_prob[i] = 1.0 / count
+    return count
+  size = 4 if public >= 0 else 2
+  own_chips, other_chips = (chips1, chips0) if player else (chips0, chips1)
+  own_stack, other_stack = (stack1, stack0) if player else (stack0, stack1)
+  cost = size * (2 if raises else 1)
+  for action in range(3):
+    if action == _FOLD and fold_only_facing_bet and not raises:
+      continue
+    if action == _RAISE and (raises >= max_raises or own_stack - own_chips < cost):
+      continue
+    new_own, next_player, value, new_raises = own_chips, 1 - player, 0.0, raises
+    if action == _RAISE:
+      new_own = own_chips + cost - max(0, size - (other_stack - other_chips))
+      new_raises = raises + 1
+    elif action == _CALL:
+      new_own = other_chips
+      if player == 1 or raises:
+        next_player = _CHANCE if public < 0 else _TERMINAL
+    else:
+      next_player = _TERMINAL
+      value = -float(chips0) if player == 0 else float(chips1)
+    c0, c1 = (other_chips, new_own) if player else (new_own, other_chips)
+    if action == _CALL and next_player == _TERMINAL:
+      rank0, rank1, rank = card0, card1, public
+      if deck:
+        rank0, rank1, rank = card0 // 2, card1 // 2, public // 2
+      if rank0 != rank1:
+        value = float(c1) if rank0 == rank or (rank1 != rank and rank0 > rank1) else (
+            -float(c0))
+    out_state[count] = (state & ((1 << _CHIPS0) - 1) | c0 << _CHIPS0 | c1 << _CHIPS1
+                        | new_raises << _RAISES)
+    out_player[count], out_utility[count] = next_player, value
+    out_prob[count], out_action[count] = 1.0, action
+    count += 1
+  return count
+
+
+@numba.njit(cache=True)
+def _seen(node, state, player, parent, infoset, action_index, inf_offset, inf_actions,
+          params):
+  """The opponent's actions and the cards the mover saw since its previous decision."""
+  mover = player[node]
+  seen = 0
+  child = node
+  up = parent[node]
+  while up >= 0 and player[up] != mover:
+    if player[up] == _CHANCE:
+      dealt = state[child]
+      if state[up] & 255 == 0:
+        code = 4 + (dealt & 255) - 1 if mover == 0 else 0
+      elif state[up] >> _CARD1 & 255 == 0:
+        code = 4 + (dealt >> _CARD1 & 255) - 1 if mover == 1 else 0
+      else:
+        code = 4 + (dealt >> _PUBLIC & 255) - 1
+    else:
+      code = 1 + inf_actions[inf_offset[infoset[up]] + action_index[child]]
+    if code:
+      seen = seen * _EVENT_BASE + code
+    child = up
+    up = parent[up]
+  return seen
+
+
+@numba.njit(cache=True)
+def _count(root_state, root_player, params, max_children, max_depth):
+  """Histories below a root, by a depth-first walk."""
+  state = np.zeros((max_depth + 1, max_children), np.int64)
+  player = np.zeros((max_depth + 1, max_children), np.int64)
+  utility = np.zeros(max_children)
+  prob = np.zeros(max_children)
+  action = np.zeros(max_children, np.int64)
+  num = np.zeros(max_depth + 1, np.int64)
+  position = np.zeros(max_depth + 1, np.int64)
+  num[0] = _children(root_state, root_player, params, state[0], player[0], utility, prob,
+                    action)
+  num_nodes, top = 1 + num[0], 0
+  while top >= 0:
+    i = position[top]
+    if i == num[top]:
+      top -= 1
+      continue
+    position[top] = i + 1
+    if player[top, i] == _TERMINAL:
+      continue
+    num[top + 1] = _children(state[top, i], player[top, i], params, state[top + 1],
+                            player[top + 1], utility, prob, action)
+    num_nodes += num[top + 1]
+    top += 1
+    position[top] = 0
+  return num_nodes
+
+
+@numba.njit(cache=True)
+def _fill(num_nodes, root_state, root_player, params, max_children):
+  """The breadth-first node arrays and the infoset arrays (but the keys).
+
+  A node's information set is identified by the mover, its own previous slot and
+  `_seen`, what it observed since (an int64); a numba dict numbers
+  the identities in breadth-first order. Returns the node arrays, node_chance_prob,
+  the infoset arrays and each infoset's `seen`.
+  """
+  player = np.empty(num_nodes, np.int8)
+  infoset = np.empty(num_nodes, np.int32)
+  parent = np.empty(num_nodes, np.int32)
+  first_child = np.empty(num_nodes, np.int32)
+  num_children = np.empty(num_nodes, np.int16)
+  action_index = np.empty(num_nodes, np.int16)
+  chance_prob = np.empty(num_nodes, np.float64)
+  utility = np.empty(num_nodes, np.float64)
+  depth = np.empty(num_nodes, np.int16)
+  state = np.empty(num_nodes, np.int64)
+  capacity = 1024
+  inf_player = np.empty(capacity, np.int8)
+  inf_num_actions = np.empty(capacity, np.int16)
+  inf_offset = np.empty(capacity, np.int32)
+  inf_parent_slot = np.empty(capacity, np.int32)
+  inf_node = np.empty(capacity, np.int32)
+  inf_seen = np.empty(capacity, np.int64)
+  inf_actions = np.empty(capacity, np.int32)
+  lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
+  out_state = np.empty(max_children, np.int64)
+  out_player = np.empty(max_children, np.int64)
+  out_utility = np.empty(max_children)
+  out_prob = np.empty(max_children)
+  out_action = np.empty(max_children, np.int64)
+  player[0], parent[0], action_index[0], depth[0] = root_player, -1, -1, 0
+  chance_prob[0], utility[0], state[0] = 1.0, 0.0, root_state
+  free, num_inf, slot = 1, 0, 0
+  for node in range(num_nodes):
+    p = player[node]
+    if p == _TERMINAL:
+      infoset[node], first_child[node], num_children[node] = -1, 0, 0
+      continue
+    count = _children(state[node], p, params, out_state, out_player, out_utility,
+                     out_prob, out_action)
+    if p == _CHANCE:
+      infoset[node] = -1
+    else:
+      observed = _seen(node, state, player, parent, infoset, action_index, inf_offset,
+                      inf_actions, params)
+      previous = native_extraction.previous_slot(node, parent, player, infoset, action_index, inf_offset)
+      identity = (np.int64(p), np.int64(previous), observed)
+      k = lookup.get(identity, -1)
+      if k < 0:
+        k = num_inf
+        num_inf += 1
+        lookup[identity] = k
+        if k == len(inf_player):
+          inf_player = native_extraction.grow(inf_player, k + 1)
+          inf_num_actions = native_extraction.grow(inf_num_actions, k + 1)
+          inf_offset = native_extraction.grow(inf_offset, k + 1)
+          inf_parent_slot = native_extraction.grow(inf_parent_slot, k + 1)
+          inf_node = native_extraction.grow(inf_node, k + 1)
+          inf_seen = native_extraction.grow(inf_seen, k + 1)
+        if slot + count > len(inf_actions):
+          inf_actions = native_extraction.grow(inf_actions, slot + count)
+        inf_player[k], inf_node[k], inf_offset[k], inf_parent_slot[k] = (
+            p, node, slot, previous)
+        inf_num_actions[k], inf_seen[k] = count, observed
+        inf_actions[slot:slot + count] = out_action[:count]
+        slot += count
+      infoset[node] = k
+    first_child[node] = free
+    num_children[node] = count
+    for i in range(count):
+      child = free + i
+      state[child], player[child] = out_state[i], out_player[i]
+      utility[child], chance_prob[child] = out_utility[i], out_prob[i]
+      parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
+    free += count
+  return ((player, infoset, parent, first_child, num_children, action_index, utility,
+           depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
+           inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
+           inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy()),
+          chance_prob, inf_seen[:num_inf].copy())
+
+
+@numba.njit(cache=True)
+def _keys(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, names,
+          name_lengths):
+  """"P<player> card:<card> R1:<bets>[ public:<card> R2:<bets>]" per infoset."""
+  num_inf = len(inf_player)
+  owner = native_extraction.slot_owners(inf_offset, len(inf_actions))
+  start = np.empty(num_inf, np.int64)
+  end = np.empty(num_inf, np.int64)
+  bound = np.empty(num_inf, np.int64)
+  total = 0
+  for k in range(num_inf):
+    previous = inf_parent_slot[k]
+    bound[k] = (bound[owner[previous]] if previous >= 0 else 0) + 24 + 2 * names.shape[1]
+    total += bound[k] + 1
+  keys = np.empty(total, np.uint8)
+  card_text = np.array([80, 48, 32, 99, 97, 114, 100, 58], np.uint8)  # "P0 card:"
+  round1_text = np.array([32, 82, 49, 58], np.uint8)  # " R1:"
+  public_text = np.array([32, 112, 117, 98, 108, 105, 99, 58], np.uint8)  # " public:"
+  round2_text = np.array([32, 82, 50, 58], np.uint8)  # " R2:"
+  length = 0
+  for k in range(num_inf):
+    if k:
+      keys[length] = 0
+      length += 1
+    start[k] = length
+    previous = inf_parent_slot[k]
+    if previous >= 0:
+      before = owner[previous]
+      for i in range(start[before], end[before]):
+        keys[length] = keys[i]
+        length += 1
+      keys[length] = _LETTERS[inf_actions[previous]]
+      length += 1
+    seen = inf_seen[k]
+    while seen:  # the earliest event is the lowest digit
+      code = seen % _EVENT_BASE
+      seen //= _EVENT_BASE
+      if code < 4:
+        keys[length] = _LETTERS[code - 1]
+        length += 1
+        continue
+      card = code - 4
+      if previous < 0:
+        length = native_extraction.write_bytes(keys, length, card_text)
+        keys[length - 7] += inf_player[k]
+      else:
+        length = native_extraction.write_bytes(keys, length, public_text)
+      length = native_extraction.write_bytes(keys, length,
+                                             names[card, :name_lengths[card]])
+      length = native_extraction.write_bytes(
+          keys, length, round1_text if previous < 0 else round2_text)
+    end[k] = length
+  return keys, length
+
+
+def supports(game):
+  """Native extraction covers chips below 2^14, max_raises below 2^11, <= 254 cards."""
+  most_chips = min(max(game.stacks), 1 + 6 * game.max_raises)
+  return (most_chips < _CHIPS_LIMIT and game.max_raises < _RAISES_LIMIT
+          and game.num_cards <= _MAX_CARDS)
+
+
+@native_extraction.register("python_leduc", supports)
+def extract(game):
+  """The CompiledTree of python_leduc, all six parameters (within `supports`)."""
+  params = (np.int64(game.stacks[0]), np.int64(game.stacks[1]),
+            np.int64(game.max_raises), np.int64(game.num_cards),
+            np.int64(game.fold_only_facing_bet), np.int64(game.deal_from_deck))
+  root_state = np.int64(1 << _CHIPS0 | 1 << _CHIPS1)  # the antes
+  max_children = max(game.num_cards, 3)
+  max_depth = 3 + 2 * game.max_round_length
+  num_nodes = _count(root_state, _CHANCE, params, max_children, max_depth)
+  arrays, chance_prob, inf_seen = _fill(num_nodes, root_state, _CHANCE, params,
+                                        max_children)
+  names, name_lengths = native_extraction.name_table(
+      [game.card_name(card) for card in range(game.num_cards)])
+  keys, length = _keys(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], names,
+                       name_lengths)
+  return native_extraction.tree_from_filled(game, arrays + (keys, length), chance_prob)
