@@ -55,12 +55,22 @@ def decode_keys(buffer, length):
   """Infoset keys written by numba as `\\x00`-separated ASCII bytes -> list of str."""
   if length == 0:
     return []
-  return buffer[:length].tobytes().decode("ascii").split("\x00")
+  return str(buffer[:length].data, "ascii").split("\x00")
 
 
 def level_offsets(node_depth):
   """Breadth-first level boundaries, as the generic extraction computes them."""
   return np.concatenate(([0], np.cumsum(np.bincount(node_depth)))).astype(np.int64)
+
+
+@numba.njit(cache=True)
+def node_arrays(num_nodes):
+  """Uninitialised node_player, node_infoset, node_parent, node_first_child,
+  node_num_children, node_action_index, node_utility, node_depth (in that order)."""
+  return (np.empty(num_nodes, np.int8), np.empty(num_nodes, np.int32),
+          np.empty(num_nodes, np.int32), np.empty(num_nodes, np.int32),
+          np.empty(num_nodes, np.int16), np.empty(num_nodes, np.int16),
+          np.empty(num_nodes, np.float64), np.empty(num_nodes, np.int16))
 
 
 @numba.njit(cache=True)

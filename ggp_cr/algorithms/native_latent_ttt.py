@@ -99,14 +99,8 @@ def _count(has_line, popcount):
 @numba.njit(cache=True)
 def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
   """The node and infoset arrays, breadth-first, and the keys as bytes."""
-  player = np.empty(num_nodes, np.int8)
-  infoset = np.empty(num_nodes, np.int32)
-  parent = np.empty(num_nodes, np.int32)
-  first_child = np.empty(num_nodes, np.int32)
-  num_children = np.empty(num_nodes, np.int16)
-  action_index = np.empty(num_nodes, np.int16)
-  utility = np.empty(num_nodes, np.float64)
-  depth = np.empty(num_nodes, np.int16)
+  (player, infoset, parent, first_child, num_children, action_index, utility,
+   depth) = native_extraction.node_arrays(num_nodes)
   views = np.empty((num_nodes, 2), np.int32)
   inf_player = np.empty(num_infosets, np.int8)
   inf_num_actions = np.empty(num_infosets, np.int16)

@@ -8,7 +8,6 @@ appended ("P0 card:2 R1:cr public:1 R2:").
 """
 
 import numba
-from numba import types
 import numpy as np
 
 from ggp_cr.algorithms import native_extraction
@@ -20,15 +19,15 @@ _CHIPS_LIMIT = 1 << 14
 _RAISES_LIMIT = 1 << 11
 _MAX_CARDS = 254
 _EVENT_BASE = 4 + _MAX_CARDS  # seen: events 1..3 an action + 1, 4 + card a card
-_IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
 _LETTERS = np.array([102, 99, 114], np.uint8)  # f c r
 
 
 @numba.njit(cache=True)
-def _children(state, player, params, out_state, out_player, out_utility, out_prob,
-              out_action):
+def children(state, player, params, out_state, out_player, out_utility, out_prob,
+             out_action):
   """The children of a node in the order of its actions; returns their number."""
-  stack0, stack1, max_raises, num_cards, fold_only_facing_bet, deck = params
+  stack0, stack1, max_raises, num_cards = params[0], params[1], params[2], params[3]
+  fold_only_facing_bet, deck = params[4], params[5]
   card0 = (state & 255) - 1
   card1 = (state >> _CARD1 & 255) - 1
   public = (state >> _PUBLIC & 255) - 1
@@ -92,11 +91,11 @@ def _children(state, player, params, out_state, out_player, out_utility, out_pro
 
 
 @numba.njit(cache=True)
-def _seen(node, state, player, parent, infoset, action_index, inf_offset, inf_actions,
-          params):
+def seen(node, state, player, parent, infoset, action_index, inf_offset, inf_actions,
+         params):
   """The opponent's actions and the cards the mover saw since its previous decision."""
   mover = player[node]
-  seen = 0
+  observed = 0
   child = node
   up = parent[node]
   while up >= 0 and player[up] != mover:
@@ -111,124 +110,10 @@ def _seen(node, state, player, parent, infoset, action_index, inf_offset, inf_ac
     else:
       code = 1 + inf_actions[inf_offset[infoset[up]] + action_index[child]]
     if code:
-      seen = seen * _EVENT_BASE + code
+      observed = observed * _EVENT_BASE + code
     child = up
     up = parent[up]
-  return seen
-
-
-@numba.njit(cache=True)
-def _count(root_state, root_player, params, max_children, max_depth):
-  """Histories below a root, by a depth-first walk."""
-  state = np.zeros((max_depth + 1, max_children), np.int64)
-  player = np.zeros((max_depth + 1, max_children), np.int64)
-  utility = np.zeros(max_children)
-  prob = np.zeros(max_children)
-  action = np.zeros(max_children, np.int64)
-  num = np.zeros(max_depth + 1, np.int64)
-  position = np.zeros(max_depth + 1, np.int64)
-  num[0] = _children(root_state, root_player, params, state[0], player[0], utility, prob,
-                    action)
-  num_nodes, top = 1 + num[0], 0
-  while top >= 0:
-    i = position[top]
-    if i == num[top]:
-      top -= 1
-      continue
-    position[top] = i + 1
-    if player[top, i] == _TERMINAL:
-      continue
-    num[top + 1] = _children(state[top, i], player[top, i], params, state[top + 1],
-                            player[top + 1], utility, prob, action)
-    num_nodes += num[top + 1]
-    top += 1
-    position[top] = 0
-  return num_nodes
-
-
-@numba.njit(cache=True)
-def _fill(num_nodes, root_state, root_player, params, max_children):
-  """The breadth-first node arrays and the infoset arrays (but the keys).
-
-  A node's information set is identified by the mover, its own previous slot and
-  `_seen`, what it observed since (an int64); a numba dict numbers
-  the identities in breadth-first order. Returns the node arrays, node_chance_prob,
-  the infoset arrays and each infoset's `seen`.
-  """
-  player = np.empty(num_nodes, np.int8)
-  infoset = np.empty(num_nodes, np.int32)
-  parent = np.empty(num_nodes, np.int32)
-  first_child = np.empty(num_nodes, np.int32)
-  num_children = np.empty(num_nodes, np.int16)
-  action_index = np.empty(num_nodes, np.int16)
-  chance_prob = np.empty(num_nodes, np.float64)
-  utility = np.empty(num_nodes, np.float64)
-  depth = np.empty(num_nodes, np.int16)
-  state = np.empty(num_nodes, np.int64)
-  capacity = 1024
-  inf_player = np.empty(capacity, np.int8)
-  inf_num_actions = np.empty(capacity, np.int16)
-  inf_offset = np.empty(capacity, np.int32)
-  inf_parent_slot = np.empty(capacity, np.int32)
-  inf_node = np.empty(capacity, np.int32)
-  inf_seen = np.empty(capacity, np.int64)
-  inf_actions = np.empty(capacity, np.int32)
-  lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
-  out_state = np.empty(max_children, np.int64)
-  out_player = np.empty(max_children, np.int64)
-  out_utility = np.empty(max_children)
-  out_prob = np.empty(max_children)
-  out_action = np.empty(max_children, np.int64)
-  player[0], parent[0], action_index[0], depth[0] = root_player, -1, -1, 0
-  chance_prob[0], utility[0], state[0] = 1.0, 0.0, root_state
-  free, num_inf, slot = 1, 0, 0
-  for node in range(num_nodes):
-    p = player[node]
-    if p == _TERMINAL:
-      infoset[node], first_child[node], num_children[node] = -1, 0, 0
-      continue
-    count = _children(state[node], p, params, out_state, out_player, out_utility,
-                     out_prob, out_action)
-    if p == _CHANCE:
-      infoset[node] = -1
-    else:
-      observed = _seen(node, state, player, parent, infoset, action_index, inf_offset,
-                      inf_actions, params)
-      previous = native_extraction.previous_slot(node, parent, player, infoset, action_index, inf_offset)
-      identity = (np.int64(p), np.int64(previous), observed)
-      k = lookup.get(identity, -1)
-      if k < 0:
-        k = num_inf
-        num_inf += 1
-        lookup[identity] = k
-        if k == len(inf_player):
-          inf_player = native_extraction.grow(inf_player, k + 1)
-          inf_num_actions = native_extraction.grow(inf_num_actions, k + 1)
-          inf_offset = native_extraction.grow(inf_offset, k + 1)
-          inf_parent_slot = native_extraction.grow(inf_parent_slot, k + 1)
-          inf_node = native_extraction.grow(inf_node, k + 1)
-          inf_seen = native_extraction.grow(inf_seen, k + 1)
-        if slot + count > len(inf_actions):
-          inf_actions = native_extraction.grow(inf_actions, slot + count)
-        inf_player[k], inf_node[k], inf_offset[k], inf_parent_slot[k] = (
-            p, node, slot, previous)
-        inf_num_actions[k], inf_seen[k] = count, observed
-        inf_actions[slot:slot + count] = out_action[:count]
-        slot += count
-      infoset[node] = k
-    first_child[node] = free
-    num_children[node] = count
-    for i in range(count):
-      child = free + i
-      state[child], player[child] = out_state[i], out_player[i]
-      utility[child], chance_prob[child] = out_utility[i], out_prob[i]
-      parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
-    free += count
-  return ((player, infoset, parent, first_child, num_children, action_index, utility,
-           depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
-           inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
-           inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy()),
-          chance_prob, inf_seen[:num_inf].copy())
+  return observed
 
 
 @numba.njit(cache=True)
@@ -296,15 +181,16 @@ def supports(game):
 @native_extraction.register("python_leduc", supports)
 def extract(game):
   """The CompiledTree of python_leduc, all six parameters (within `supports`)."""
-  params = (np.int64(game.stacks[0]), np.int64(game.stacks[1]),
-            np.int64(game.max_raises), np.int64(game.num_cards),
-            np.int64(game.fold_only_facing_bet), np.int64(game.deal_from_deck))
+  from ggp_cr.algorithms import native_driver  # pylint: disable=import-outside-toplevel
+  params = np.array([game.stacks[0], game.stacks[1], game.max_raises, game.num_cards,
+                     game.fold_only_facing_bet, game.deal_from_deck], np.int64)
   root_state = np.int64(1 << _CHIPS0 | 1 << _CHIPS1)  # the antes
   max_children = max(game.num_cards, 3)
   max_depth = 3 + 2 * game.max_round_length
-  num_nodes = _count(root_state, _CHANCE, params, max_children, max_depth)
-  arrays, chance_prob, inf_seen = _fill(num_nodes, root_state, _CHANCE, params,
-                                        max_children)
+  num_nodes = native_driver.count(native_driver.LEDUC, root_state, _CHANCE, params,
+                                  max_children, max_depth)
+  arrays, chance_prob, inf_seen = native_driver.fill(
+      native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children)
   names, name_lengths = native_extraction.name_table(
       [game.card_name(card) for card in range(game.num_cards)])
   keys, length = _keys(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], names,

@@ -44,14 +44,9 @@ def _count(neighbours, num_neighbours, start_monster, max_moves):
 def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names,
           name_lengths):
   """The node and infoset arrays, breadth-first, and the keys as bytes."""
-  player = np.empty(num_nodes, np.int8)
-  infoset = np.empty(num_nodes, np.int32)
-  parent = np.empty(num_nodes, np.int32)
-  first_child = np.empty(num_nodes, np.int32)
-  num_children = np.empty(num_nodes, np.int16)
-  action_index = np.empty(num_nodes, np.int16)
-  utility = np.zeros(num_nodes, np.float64)
-  depth = np.empty(num_nodes, np.int16)
+  (player, infoset, parent, first_child, num_children, action_index, utility,
+   depth) = native_extraction.node_arrays(num_nodes)
+  utility[:] = 0.0
   cells = np.empty((num_nodes, 2), np.int32)
   # Infoset arrays sized for the worst case, trimmed by the caller.
   inf_player = np.empty(num_nodes, np.int8)
