@@ -84,13 +84,9 @@ def fill(game, num_nodes, root_state, root_player, params, max_children):
   chance_prob = np.empty(num_nodes, np.float64)
   state = np.empty(num_nodes, np.int64)
   capacity = 1024
-  inf_player = np.empty(capacity, np.int8)
-  inf_num_actions = np.empty(capacity, np.int16)
-  inf_offset = np.empty(capacity, np.int32)
-  inf_parent_slot = np.empty(capacity, np.int32)
-  inf_node = np.empty(capacity, np.int32)
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = native_extraction.infoset_arrays(capacity, capacity)
   inf_seen = np.empty(capacity, np.int64)
-  inf_actions = np.empty(capacity, np.int32)
   lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
   out_state = np.empty(max_children, np.int64)
   out_player = np.empty(max_children, np.int64)

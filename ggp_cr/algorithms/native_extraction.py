@@ -74,6 +74,24 @@ def node_arrays(num_nodes):
 
 
 @numba.njit(cache=True)
+def infoset_arrays(num_infosets, num_slots):
+  """Uninitialised infoset_player, infoset_num_actions, infoset_action_offset,
+  infoset_actions (num_slots), infoset_parent_slot, infoset_node (in that order)."""
+  return (np.empty(num_infosets, np.int8), np.empty(num_infosets, np.int16),
+          np.empty(num_infosets, np.int32), np.empty(num_slots, np.int32),
+          np.empty(num_infosets, np.int32), np.empty(num_infosets, np.int32))
+
+
+@numba.njit(cache=True)
+def start_key(keys, length, infoset):
+  """Writes the separator before every key but the first; returns the key's start."""
+  if infoset:
+    keys[length] = 0
+    return length + 1
+  return length
+
+
+@numba.njit(cache=True)
 def history_of(node, parent, depth, infoset, action_index, infoset_action_offset,
                infoset_actions, out):
   """Writes the actions leading to `node` into out[:depth[node]] (decision parents

@@ -120,9 +120,7 @@ def _keys(num_inf, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_action
   bet_text = np.array([32, 66, 101, 116, 40], np.uint8)  # " Bet("
   length = 0
   for k in range(num_inf):
-    if k:
-      keys[length] = 0
-      length += 1
+    length = native_extraction.start_key(keys, length, k)
     start[k] = length
     previous = inf_parent_slot[k]
     if previous < 0:

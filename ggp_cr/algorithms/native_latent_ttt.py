@@ -102,12 +102,8 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = native_extraction.node_arrays(num_nodes)
   views = np.empty((num_nodes, 2), np.int32)
-  inf_player = np.empty(num_infosets, np.int8)
-  inf_num_actions = np.empty(num_infosets, np.int16)
-  inf_offset = np.empty(num_infosets, np.int32)
-  inf_actions = np.empty(num_slots, np.int32)
-  inf_parent_slot = np.empty(num_infosets, np.int32)
-  inf_node = np.empty(num_infosets, np.int32)
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = native_extraction.infoset_arrays(num_infosets, num_slots)
   player[0], parent[0], action_index[0], utility[0], depth[0] = 0, -1, -1, 0.0, 0
   views[0, 0], views[0, 1] = 0, 0
   free, num_inf, slot, last_group = 1, 0, 0, -2
@@ -165,9 +161,7 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
     d = depth[node]
     native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
                                  inf_actions, history)
-    if k:
-      keys[length] = 0
-      length += 1
+    length = native_extraction.start_key(keys, length, k)
     p = inf_player[k]
     keys[length], keys[length + 1], keys[length + 2] = 112, 48 + p, 58  # "p0:"
     length += 3

@@ -137,9 +137,7 @@ def _keys(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, names,
   round2_text = np.array([32, 82, 50, 58], np.uint8)  # " R2:"
   length = 0
   for k in range(num_inf):
-    if k:
-      keys[length] = 0
-      length += 1
+    length = native_extraction.start_key(keys, length, k)
     start[k] = length
     previous = inf_parent_slot[k]
     if previous >= 0:

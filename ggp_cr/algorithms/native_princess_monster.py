@@ -49,12 +49,8 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
   utility[:] = 0.0
   cells = np.empty((num_nodes, 2), np.int32)
   # Infoset arrays sized for the worst case, trimmed by the caller.
-  inf_player = np.empty(num_nodes, np.int8)
-  inf_num_actions = np.empty(num_nodes, np.int16)
-  inf_offset = np.empty(num_nodes, np.int32)
-  inf_actions = np.empty(num_nodes, np.int32)
-  inf_parent_slot = np.empty(num_nodes, np.int32)
-  inf_node = np.empty(num_nodes, np.int32)
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = native_extraction.infoset_arrays(num_nodes, num_nodes)
   next_infoset = np.full(num_nodes, -1, np.int32)  # own slot -> next own infoset
   first_infoset = np.full(2, -1, np.int32)
   player[0], parent[0], action_index[0], depth[0] = 0, -1, -1, 0
@@ -115,9 +111,7 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
     node = inf_node[k]
     native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
                                  inf_actions, history)
-    if k:
-      keys[length] = 0
-      length += 1
+    length = native_extraction.start_key(keys, length, k)
     p = inf_player[k]
     for i in range(len(prefix)):
       keys[length + i] = prefix[i]
