@@ -126,11 +126,18 @@ def grow(array, size):
 
 
 @numba.njit(cache=True)
-def write_int(buffer, position, value):
-  """Writes non-negative `value` in decimal at `position`; returns the end."""
+def num_digits(value):
+  """The number of decimal digits of non-negative `value`."""
   digits = 1
   while value >= 10 ** digits:
     digits += 1
+  return digits
+
+
+@numba.njit(cache=True)
+def write_int(buffer, position, value):
+  """Writes non-negative `value` in decimal at `position`; returns the end."""
+  digits = num_digits(value)
   for i in range(digits - 1, -1, -1):
     buffer[position + i] = 48 + value % 10
     value //= 10

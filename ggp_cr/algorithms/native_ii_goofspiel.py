@@ -108,13 +108,16 @@ def _keys(num_inf, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_action
   start = np.empty(num_inf, np.int64)
   end = np.empty(num_inf, np.int64)
   bound = 0
-  for k in range(num_inf):  # bound: 26 bytes a turn, turns = own decisions so far
-    turns = 1
+  for k in range(num_inf):  # the exact key lengths, one separator each
     previous = inf_parent_slot[k]
-    while previous >= 0:
-      turns += 1
-      previous = inf_parent_slot[slot_infoset[previous]]
-    bound += 6 + 26 * turns
+    size = native_extraction.num_digits(inf_seen[k] % 16)
+    if previous < 0:  # "p0: Prize(p)"
+      size += 11
+    else:  # the previous key + " Bet(b) result, Prize(p)"
+      size += (end[slot_infoset[previous]] + 16 + _RESULT_LENGTHS[inf_seen[k] // 16]
+               + native_extraction.num_digits(inf_actions[previous] + 1))
+    end[k] = size
+    bound += size + 1
   keys = np.empty(bound, np.uint8)
   prize_text = np.array([44, 32, 80, 114, 105, 122, 101, 40], np.uint8)  # ", Prize("
   bet_text = np.array([32, 66, 101, 116, 40], np.uint8)  # " Bet("
