@@ -5,9 +5,9 @@ Spec README.md, architecture principle 2: trees are extracted once; python_laten
 (generic serial walk, native extractor; see native_extraction.py) prints the cold
 extraction time (no tree cache; median of --repeats runs), histories per second, the
 bytes held by the tree's arrays and the peak resident memory growth during extraction
-(Linux: the peak is reset through /proc/self/clear_refs before each run). A route's
-first run in the process also loads its numba code from numba's on-disk cache; that
-first run is reported apart. Last line: `seconds: <float>`, the python_latent_ttt
+(Linux: the peak is reset through /proc/self/clear_refs before each run). The native
+route's first run in the process also loads its numba code from numba's on-disk cache:
+that run is reported apart and not in the median. Last line: `seconds: <float>`, the python_latent_ttt
 extraction by the default route (compile_game's "auto") on its first run in this
 process, numba load included (there is no OpenSpiel peer to compare with).
 
@@ -17,6 +17,7 @@ process, numba load included (there is no OpenSpiel peer to compare with).
 
 import gc
 import statistics
+import sys
 import time
 
 from absl import app
@@ -52,7 +53,7 @@ def _memory_kib(field):
 
 
 def _run(game, keywords):
-  """(seconds, tree, peak memory growth in bytes) of one cold extraction."""
+  """(seconds, peak memory growth in bytes, tree) of one cold extraction."""
   gc.collect()
   with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
     refs.write("5")  # resets VmHWM, the peak resident set, to the current one
@@ -60,7 +61,7 @@ def _run(game, keywords):
   start = time.perf_counter()
   tree = compiled_tree.compile_game(game, **keywords)
   seconds = time.perf_counter() - start
-  return seconds, tree, (_memory_kib("VmHWM") - baseline) * 1024
+  return seconds, (_memory_kib("VmHWM") - baseline) * 1024, tree
 
 
 def main(argv):
@@ -70,29 +71,34 @@ def main(argv):
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     print(f"game: {game}", flush=True)
+    tree = None
     for name, keywords, flag in _ROUTES:
       if not enabled[flag]:
         continue
       if keywords.get("route") == "native" and not native_extraction.has_native(game):
         print(f"  {name:>10}: no native extractor")
         continue
-      first, tree, growth = _run(game, keywords)
-      del tree
-      runs = [_run(game, keywords) for _ in range(_REPEATS.value)]
+      first, growth, tree = _run(game, keywords)
+      runs = [] if keywords.get("route") == "native" else [(first, growth)]
+      while len(runs) < _REPEATS.value:  # the native first run loads numba's cache
+        del tree
+        seconds, growth, tree = _run(game, keywords)
+        runs.append((seconds, growth))
       seconds = statistics.median(run[0] for run in runs)
-      growth = statistics.median(run[2] for run in runs)
-      tree = runs[-1][1]
-      del runs
+      growth = statistics.median(run[1] for run in runs)
       arrays = tree.nbytes()
+      keys = sum(map(sys.getsizeof, tree.infoset_keys))
       print(f"  {name:>10}: {seconds:8.2f} s  {tree.num_nodes / seconds:>12,.0f} "
             f"histories/s  first run {first:.2f} s  peak growth "
             f"{growth / 2**20:7.1f} MiB = {growth / arrays:.2f} x the arrays "
-            f"({arrays / 2**20:.1f} MiB)", flush=True)
+            f"({arrays / 2**20:.1f} MiB), {growth / (arrays + keys):.2f} x arrays + "
+            f"key strings ({keys / 2**20:.1f} MiB)", flush=True)
       if game_string == _TIMING_GAME and (
           keywords.get("route") == ("native" if native_extraction.has_native(game)
                                     else "generic")):
         timing = first
-    print(f"  tree: {tree}", flush=True)
+    if tree is not None:
+      print(f"  tree: {tree}", flush=True)
     del tree
   if timing is not None:
     print(f"seconds: {timing:.2f}")
