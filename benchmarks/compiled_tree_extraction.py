@@ -5,17 +5,20 @@ Spec README.md, architecture principle 2: trees are extracted once; python_laten
 (generic serial walk, native extractor; see native_extraction.py) prints the cold
 extraction time (no tree cache; median of --repeats runs), histories per second, the
 bytes held by the tree's arrays and the peak resident memory growth during extraction
-(Linux: the peak is reset through /proc/self/clear_refs before each run). The native
-route's first run in the process also loads its numba code from numba's on-disk cache:
-that run is reported apart and not in the median. Last line: `seconds: <float>`, the python_latent_ttt
-extraction by the default route (compile_game's "auto") on its first run in this
-process, numba load included (there is no OpenSpiel peer to compare with).
+(Linux: the peak is reset through /proc/self/clear_refs before each run). Every run is
+made in a fresh process; the native route's first call there also loads its numba
+code from numba's on-disk cache, so it is reported apart ("first call") and the
+native figures are those of a second extraction in the same process. Last line:
+`seconds: <float>`, the python_latent_ttt extraction by the default route
+(compile_game's "auto") as a first call in a fresh process, numba load included
+(there is no OpenSpiel peer to compare with).
 
   python benchmarks/compiled_tree_extraction.py [--generic=false] [--repeats=3]
       [--games=python_latent_ttt,python_ii_goofspiel(num_cards=6)]
 """
 
 import gc
+import multiprocessing
 import statistics
 import sys
 import time
@@ -52,8 +55,9 @@ def _memory_kib(field):
   raise RuntimeError(f"/proc/self/status has no {field}.")
 
 
-def _run(game, keywords):
+def _run(game_string, keywords):
   """(seconds, peak memory growth in bytes, tree) of one cold extraction."""
+  game = pyspiel.load_game(game_string)
   gc.collect()
   with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
     refs.write("5")  # resets VmHWM, the peak resident set, to the current one
@@ -64,10 +68,24 @@ def _run(game, keywords):
   return seconds, (_memory_kib("VmHWM") - baseline) * 1024, tree
 
 
+def _measure(game_string, keywords):
+  """One run in a fresh process: (first-call seconds, seconds, memory growth, tree
+  summary). For the native route the measured run is the second: the first loads
+  numba's cache (its time is the first-call seconds)."""
+  first, growth, tree = _run(game_string, keywords)
+  seconds = first
+  if keywords.get("route") == "native":
+    del tree
+    seconds, growth, tree = _run(game_string, keywords)
+  return (first, seconds, growth, tree.num_nodes, tree.nbytes(),
+          sum(map(sys.getsizeof, tree.infoset_keys)), repr(tree))
+
+
 def main(argv):
   del argv
   enabled = {"generic": _GENERIC.value, "native": _NATIVE.value}
   timing = None
+  context = multiprocessing.get_context("spawn")
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     print(f"game: {game}", flush=True)
@@ -78,18 +96,15 @@ def main(argv):
       if keywords.get("route") == "native" and not native_extraction.has_native(game):
         print(f"  {name:>10}: no native extractor")
         continue
-      first, growth, tree = _run(game, keywords)
-      runs = [] if keywords.get("route") == "native" else [(first, growth)]
-      while len(runs) < _REPEATS.value:  # the native first run loads numba's cache
-        del tree
-        seconds, growth, tree = _run(game, keywords)
-        runs.append((seconds, growth))
-      seconds = statistics.median(run[0] for run in runs)
-      growth = statistics.median(run[1] for run in runs)
-      arrays = tree.nbytes()
-      keys = sum(map(sys.getsizeof, tree.infoset_keys))
-      print(f"  {name:>10}: {seconds:8.2f} s  {tree.num_nodes / seconds:>12,.0f} "
-            f"histories/s  first run {first:.2f} s  peak growth "
+      runs = []
+      for _ in range(_REPEATS.value):
+        with context.Pool(1) as pool:
+          runs.append(pool.apply(_measure, (game_string, keywords)))
+      first, seconds, growth = (statistics.median(run[i] for run in runs)
+                                for i in range(3))
+      num_nodes, arrays, keys, tree = runs[0][3:]
+      print(f"  {name:>10}: {seconds:8.2f} s  {num_nodes / seconds:>12,.0f} "
+            f"histories/s  first call {first:.2f} s  peak growth "
             f"{growth / 2**20:7.1f} MiB = {growth / arrays:.2f} x the arrays "
             f"({arrays / 2**20:.1f} MiB), {growth / (arrays + keys):.2f} x arrays + "
             f"key strings ({keys / 2**20:.1f} MiB)", flush=True)
@@ -99,7 +114,6 @@ def main(argv):
         timing = first
     if tree is not None:
       print(f"  tree: {tree}", flush=True)
-    del tree
   if timing is not None:
     print(f"seconds: {timing:.2f}")
 
