@@ -20,6 +20,7 @@ import numpy as np
 from ggp_cr.algorithms import compiled_tree
 
 TERMINAL, CHANCE = -4, -1
+_DECODE_CHUNK = 1 << 14  # keys decoded per call
 _EXTRACTORS = {}
 
 
@@ -55,7 +56,15 @@ def decode_keys(buffer, length):
   """Infoset keys written by numba as `\\x00`-separated ASCII bytes -> list of str."""
   if length == 0:
     return []
-  return str(buffer[:length].data, "ascii").split("\x00")
+  # Decoded a chunk at a time, so that no text of all the keys exists at once.
+  ends = np.append(np.flatnonzero(buffer[:length] == 0)[_DECODE_CHUNK - 1::_DECODE_CHUNK],
+                   length)
+  keys = []
+  start = 0
+  for end in ends.tolist():
+    keys.extend(str(buffer[start:end].data, "ascii").split("\x00"))
+    start = end + 1
+  return keys
 
 
 def level_offsets(node_depth):
