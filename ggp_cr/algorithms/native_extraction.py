@@ -67,6 +67,16 @@ def decode_keys(buffer, length):
   return keys
 
 
+def keys_by_chunks(write, num_infosets):
+  """The infoset keys when `write(first, last)` returns the bytes and length of keys
+  first..last-1 (see decode_keys): written and decoded a chunk at a time, so that
+  the bytes of all keys never exist next to their strings."""
+  keys = []
+  for first in range(0, num_infosets, _DECODE_CHUNK):
+    keys.extend(decode_keys(*write(first, min(first + _DECODE_CHUNK, num_infosets))))
+  return keys
+
+
 def level_offsets(node_depth):
   """Breadth-first level boundaries, as the generic extraction computes them."""
   return np.concatenate(([0], np.cumsum(np.bincount(node_depth)))).astype(np.int64)
@@ -203,9 +213,15 @@ def tree_from_filled(game, filled, chance_prob=None):
   """CompiledTree from the tuple of a game's numba `_fill`: the eight node arrays
   but node_chance_prob (all 1 if None: no chance), the six infoset arrays, the key
   bytes and their length."""
+  return tree_from_arrays(game, filled[:14], decode_keys(*filled[14:]), chance_prob)
+
+
+def tree_from_arrays(game, arrays, keys, chance_prob=None):
+  """CompiledTree from the eight node arrays but node_chance_prob (all 1 if None: no
+  chance), the six infoset arrays (as in tree_from_filled) and the key list."""
   (player, infoset, parent, first_child, num_children, action_index, utility, depth,
-   inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot, inf_node,
-   keys, length) = filled
+   inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = arrays
   nodes = {"node_player": player, "node_infoset": infoset, "node_parent": parent,
            "node_first_child": first_child, "node_num_children": num_children,
            "node_action_index": action_index,
@@ -216,7 +232,7 @@ def tree_from_filled(game, filled, chance_prob=None):
   infosets = {"infoset_player": inf_player, "infoset_num_actions": inf_num_actions,
               "infoset_action_offset": inf_offset, "infoset_actions": inf_actions,
               "infoset_parent_slot": inf_parent_slot, "infoset_node": inf_node}
-  return build_tree(game, nodes, infosets, decode_keys(keys, length))
+  return build_tree(game, nodes, infosets, keys)
 
 
 # The games register their extractors on import.

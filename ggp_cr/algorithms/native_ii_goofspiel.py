@@ -102,49 +102,59 @@ def seen(node, state, player, parent, infoset, action_index, inf_offset, inf_act
 
 
 @numba.njit(cache=True)
-def _keys(num_inf, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions):
-  """"p<player>: Prize(p) Bet(b) won, ..., Prize(p)" per infoset, as bytes."""
-  slot_infoset = native_extraction.slot_owners(inf_offset, len(inf_actions))
-  start = np.empty(num_inf, np.int64)
-  end = np.empty(num_inf, np.int64)
-  bound = 0
-  for k in range(num_inf):  # the exact key lengths, one separator each
-    previous = inf_parent_slot[k]
-    size = native_extraction.num_digits(inf_seen[k] % 16)
-    if previous < 0:  # "p0: Prize(p)"
-      size += 11
-    else:  # the previous key + " Bet(b) result, Prize(p)"
-      size += (end[slot_infoset[previous]] + 16 + _RESULT_LENGTHS[inf_seen[k] // 16]
-               + native_extraction.num_digits(inf_actions[previous] + 1))
-    end[k] = size
-    bound += size + 1
-  keys = np.empty(bound, np.uint8)
+def _chain(k, inf_parent_slot, slot_infoset, chain):
+  """Writes infoset k and its player's earlier infosets (newest first) into chain;
+  returns their number."""
+  n = 0
+  while True:
+    chain[n] = k
+    n += 1
+    if inf_parent_slot[k] < 0:
+      return n
+    k = slot_infoset[inf_parent_slot[k]]
+
+
+@numba.njit(cache=True)
+def _keys(first, last, inf_player, inf_parent_slot, inf_seen, inf_actions, slot_infoset):
+  """"p<player>: Prize(p) Bet(b) won, ..., Prize(p)" per infoset first..last-1, as
+  bytes. Each key is written whole from its chain of earlier infosets, so that a
+  chunk of keys needs no other chunk."""
+  chain = np.empty(_MAX_CARDS + 1, np.int64)
+  size = 0
+  for k in range(first, last):  # the exact key lengths, one separator each
+    for i in range(_chain(k, inf_parent_slot, slot_infoset, chain)):
+      j = chain[i]
+      previous = inf_parent_slot[j]
+      size += native_extraction.num_digits(inf_seen[j] % 16)
+      if previous < 0:  # "p0: Prize(p)"
+        size += 11
+      else:  # " Bet(b) result, Prize(p)"
+        size += (16 + _RESULT_LENGTHS[inf_seen[j] // 16]
+                 + native_extraction.num_digits(inf_actions[previous] + 1))
+    size += 1
+  keys = np.empty(size, np.uint8)
   prize_text = np.array([44, 32, 80, 114, 105, 122, 101, 40], np.uint8)  # ", Prize("
   bet_text = np.array([32, 66, 101, 116, 40], np.uint8)  # " Bet("
   length = 0
-  for k in range(num_inf):
-    length = native_extraction.start_key(keys, length, k)
-    start[k] = length
-    previous = inf_parent_slot[k]
-    if previous < 0:
-      keys[length:length + 4] = np.array([112, 48 + inf_player[k], 58, 32], np.uint8)
-      length = native_extraction.write_bytes(keys, length + 4, prize_text[2:])
-    else:
-      before = slot_infoset[previous]
-      for i in range(start[before], end[before]):
-        keys[length] = keys[i]
-        length += 1
-      length = native_extraction.write_bytes(keys, length, bet_text)
-      length = native_extraction.write_int(keys, length, inf_actions[previous] + 1)
-      keys[length], keys[length + 1] = 41, 32  # ") "
-      result = inf_seen[k] // 16
-      length = native_extraction.write_bytes(
-          keys, length + 2, _RESULT_WORDS[result, :_RESULT_LENGTHS[result]])
-      length = native_extraction.write_bytes(keys, length, prize_text)
-    length = native_extraction.write_int(keys, length, inf_seen[k] % 16)
-    keys[length] = 41  # ")"
-    length += 1
-    end[k] = length
+  for k in range(first, last):
+    length = native_extraction.start_key(keys, length, k - first)
+    for i in range(_chain(k, inf_parent_slot, slot_infoset, chain) - 1, -1, -1):
+      j = chain[i]
+      previous = inf_parent_slot[j]
+      if previous < 0:
+        keys[length:length + 4] = np.array([112, 48 + inf_player[j], 58, 32], np.uint8)
+        length = native_extraction.write_bytes(keys, length + 4, prize_text[2:])
+      else:
+        length = native_extraction.write_bytes(keys, length, bet_text)
+        length = native_extraction.write_int(keys, length, inf_actions[previous] + 1)
+        keys[length], keys[length + 1] = 41, 32  # ") "
+        result = inf_seen[j] // 16
+        length = native_extraction.write_bytes(
+            keys, length + 2, _RESULT_WORDS[result, :_RESULT_LENGTHS[result]])
+        length = native_extraction.write_bytes(keys, length, prize_text)
+      length = native_extraction.write_int(keys, length, inf_seen[j] % 16)
+      keys[length] = 41  # ")"
+      length += 1
   return keys, length
 
 
@@ -175,6 +185,8 @@ def extract(game):
   arrays, chance_prob, inf_seen = native_driver.fill(
       native_driver.II_GOOFSPIEL, num_nodes, np.int64(root_state), root_player, params,
       n)
-  keys, length = _keys(len(arrays[8]), arrays[8], arrays[12], inf_seen, arrays[10],
-                       arrays[11])
-  return native_extraction.tree_from_filled(game, arrays + (keys, length), chance_prob)
+  slot_infoset = native_extraction.slot_owners(arrays[10], len(arrays[11]))
+  keys = native_extraction.keys_by_chunks(
+      lambda first, last: _keys(first, last, arrays[8], arrays[12], inf_seen, arrays[11],
+                                slot_infoset), len(arrays[8]))
+  return native_extraction.tree_from_arrays(game, arrays, keys, chance_prob)
