@@ -71,8 +71,12 @@ def count(game, root_state, root_player, params, max_children, max_depth):
 
 
 @numba.njit(cache=True)
-def fill(game, num_nodes, root_state, root_player, params, max_children):
+def fill(game, num_nodes, root_state, root_player, params, max_children, keep_states):
   """The breadth-first node arrays and the infoset arrays (but the keys).
+
+  A node's state is needed until the node is expanded; unless `keep_states` (the
+  game's `seen` reads the states of ancestors), it is held in the node's
+  node_utility entry (0 at non-terminals) meanwhile, so no array of states is made.
 
   A node's information set is identified by the mover, its own previous slot and
   `_seen`, what it observed since (an int64); a numba dict numbers
@@ -82,7 +86,7 @@ def fill(game, num_nodes, root_state, root_player, params, max_children):
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = native_extraction.node_arrays(num_nodes)
   chance_prob = np.empty(num_nodes, np.float64)
-  state = np.empty(num_nodes, np.int64)
+  state = np.empty(num_nodes, np.int64) if keep_states else utility.view(np.int64)
   capacity = 1024
   (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
    inf_node) = native_extraction.infoset_arrays(capacity, capacity)
@@ -94,7 +98,8 @@ def fill(game, num_nodes, root_state, root_player, params, max_children):
   out_prob = np.empty(max_children)
   out_action = np.empty(max_children, np.int64)
   player[0], parent[0], action_index[0], depth[0] = root_player, -1, -1, 0
-  chance_prob[0], utility[0], state[0] = 1.0, 0.0, root_state
+  chance_prob[0], utility[0] = 1.0, 0.0
+  state[0] = root_state
   free, num_inf, slot = 1, 0, 0
   for node in range(num_nodes):
     p = player[node]
@@ -130,12 +135,16 @@ def fill(game, num_nodes, root_state, root_player, params, max_children):
         inf_actions[slot:slot + count] = out_action[:count]
         slot += count
       infoset[node] = k
+    if not keep_states:
+      utility[node] = 0.0
     first_child[node] = free
     num_children[node] = count
     for i in range(count):
       child = free + i
-      state[child], player[child] = out_state[i], out_player[i]
-      utility[child], chance_prob[child] = out_utility[i], out_prob[i]
+      player[child], utility[child], chance_prob[child] = (out_player[i], out_utility[i],
+                                                           out_prob[i])
+      if keep_states or out_player[i] != _TERMINAL:
+        state[child] = out_state[i]
       parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
     free += count
   return ((player, infoset, parent, first_child, num_children, action_index, utility,

@@ -184,7 +184,7 @@ def extract(game):
                                   root_player, params, n, 3 * n + 1)
   arrays, chance_prob, inf_seen = native_driver.fill(
       native_driver.II_GOOFSPIEL, num_nodes, np.int64(root_state), root_player, params,
-      n)
+      n, False)
   slot_infoset = native_extraction.slot_owners(arrays[10], len(arrays[11]))
   keys = native_extraction.keys_by_chunks(
       lambda first, last: _keys(first, last, arrays[8], arrays[12], inf_seen, arrays[11],

@@ -188,7 +188,7 @@ def extract(game):
   num_nodes = native_driver.count(native_driver.LEDUC, root_state, _CHANCE, params,
                                   max_children, max_depth)
   arrays, chance_prob, inf_seen = native_driver.fill(
-      native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children)
+      native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children, True)
   names, name_lengths = native_extraction.name_table(
       [game.card_name(card) for card in range(game.num_cards)])
   keys, length = _keys(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], names,
