@@ -64,6 +64,18 @@ def test_native_equals_generic(game_string):
   _assert_same_tree(game_string)
 
 
+@pytest.mark.parametrize("game_string", [
+    "python_ii_goofspiel(num_cards=4,points_order=random)",
+    "python_ii_goofspiel(num_cards=5,returns_type=point_difference)",
+    "python_leduc(max_raises=2,cards_per_suit=2)"])
+def test_keys_equal_across_chunk_boundaries(game_string, monkeypatch):
+  # Keys are written and decoded a chunk of infosets at a time; small chunks put
+  # many boundaries (and a last, partial chunk) into trees the default suite can
+  # compare with the generic extraction.
+  monkeypatch.setattr(native_extraction, "_DECODE_CHUNK", 7)
+  _assert_same_tree(game_string)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("game_string", [
     "python_princess_monster(max_turns=6)", "python_princess_monster(max_turns=8)",

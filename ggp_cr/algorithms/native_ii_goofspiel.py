@@ -115,24 +115,29 @@ def _chain(k, inf_parent_slot, slot_infoset, chain):
 
 
 @numba.njit(cache=True)
-def _keys(first, last, inf_player, inf_parent_slot, inf_seen, inf_actions, slot_infoset):
+def _key_lengths(inf_parent_slot, inf_seen, inf_actions, slot_infoset):
+  """The length of every infoset's key (a previous key's length plus its turn's)."""
+  lengths = np.empty(len(inf_parent_slot), np.int32)
+  for k in range(len(inf_parent_slot)):
+    previous = inf_parent_slot[k]
+    size = native_extraction.num_digits(inf_seen[k] % 16)
+    if previous < 0:  # "p0: Prize(p)"
+      size += 11
+    else:  # the previous key + " Bet(b) result, Prize(p)"
+      size += (lengths[slot_infoset[previous]] + 16 + _RESULT_LENGTHS[inf_seen[k] // 16]
+               + native_extraction.num_digits(inf_actions[previous] + 1))
+    lengths[k] = size
+  return lengths
+
+
+@numba.njit(cache=True)
+def _keys(first, last, inf_player, inf_parent_slot, inf_seen, inf_actions, slot_infoset,
+          lengths):
   """"p<player>: Prize(p) Bet(b) won, ..., Prize(p)" per infoset first..last-1, as
   bytes. Each key is written whole from its chain of earlier infosets, so that a
   chunk of keys needs no other chunk."""
   chain = np.empty(_MAX_CARDS + 1, np.int64)
-  size = 0
-  for k in range(first, last):  # the exact key lengths, one separator each
-    for i in range(_chain(k, inf_parent_slot, slot_infoset, chain)):
-      j = chain[i]
-      previous = inf_parent_slot[j]
-      size += native_extraction.num_digits(inf_seen[j] % 16)
-      if previous < 0:  # "p0: Prize(p)"
-        size += 11
-      else:  # " Bet(b) result, Prize(p)"
-        size += (16 + _RESULT_LENGTHS[inf_seen[j] // 16]
-                 + native_extraction.num_digits(inf_actions[previous] + 1))
-    size += 1
-  keys = np.empty(size, np.uint8)
+  keys = np.empty(lengths[first:last].sum() + last - first, np.uint8)
   prize_text = np.array([44, 32, 80, 114, 105, 122, 101, 40], np.uint8)  # ", Prize("
   bet_text = np.array([32, 66, 101, 116, 40], np.uint8)  # " Bet("
   length = 0
@@ -141,8 +146,9 @@ def _keys(first, last, inf_player, inf_parent_slot, inf_seen, inf_actions, slot_
     for i in range(_chain(k, inf_parent_slot, slot_infoset, chain) - 1, -1, -1):
       j = chain[i]
       previous = inf_parent_slot[j]
-      if previous < 0:
-        keys[length:length + 4] = np.array([112, 48 + inf_player[j], 58, 32], np.uint8)
+      if previous < 0:  # "p0: Prize("
+        keys[length], keys[length + 1] = 112, 48 + inf_player[j]
+        keys[length + 2], keys[length + 3] = 58, 32
         length = native_extraction.write_bytes(keys, length + 4, prize_text[2:])
       else:
         length = native_extraction.write_bytes(keys, length, bet_text)
@@ -186,7 +192,8 @@ def extract(game):
       native_driver.II_GOOFSPIEL, num_nodes, np.int64(root_state), root_player, params,
       n, False)
   slot_infoset = native_extraction.slot_owners(arrays[10], len(arrays[11]))
+  lengths = _key_lengths(arrays[12], inf_seen, arrays[11], slot_infoset)
   keys = native_extraction.keys_by_chunks(
       lambda first, last: _keys(first, last, arrays[8], arrays[12], inf_seen, arrays[11],
-                                slot_infoset), len(arrays[8]))
+                                slot_infoset, lengths), len(arrays[8]))
   return native_extraction.tree_from_arrays(game, arrays, keys, chance_prob)
