@@ -37,7 +37,8 @@ _OPENSPIEL_RUNS = flags.DEFINE_integer("openspiel_runs", 3,
 _OUR_RUNS = flags.DEFINE_integer("our_runs", 21, "Timed runs of each of ours.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the random policy.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 
 def _both_players(function):

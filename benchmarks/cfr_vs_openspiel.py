@@ -30,7 +30,8 @@ _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Iterations of both solvers.")
 _CHUNK = flags.DEFINE_integer("chunk", 50, "Iterations per timed chunk.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 
 def _timed_chunk(solver, iterations):

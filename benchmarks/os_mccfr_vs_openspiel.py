@@ -34,7 +34,8 @@ _RUNS = flags.DEFINE_integer("runs", 5, "Timed runs per solver (the median is re
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None,
                                  "Directory caching the compiled tree between runs.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 _EXPLORATION = 0.6
 

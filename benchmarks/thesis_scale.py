@@ -42,7 +42,8 @@ _CACHE_DIR = flags.DEFINE_string(
                               "results", "trees"),
     "Directory of cached compiled trees.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 
 def _registered(game_string):

@@ -25,7 +25,7 @@ def _stop_pools():
 def test_parallel_equals_serial(game_string, workers):
   """Cut depths from the first level down to a frontier of thousands of histories."""
   game = pyspiel.load_game(game_string)
-  serial = compiled_tree.compile_game(game)
+  serial = compiled_tree.compile_game(game, route="generic")
   depths = set()
   for frontier_size in (2, 7, 40, 1000):
     depth = parallel_extraction._cut_depth(game, frontier_size)  # pylint: disable=protected-access

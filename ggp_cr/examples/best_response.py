@@ -96,7 +96,8 @@ _PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 
 def _parse_numbers(text, name):

@@ -85,7 +85,8 @@ _OUTPUT = flags.DEFINE_string("output", "cfrd_eval.csv", "CSV path.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output.")
 _PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png).")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 COLUMNS = ("variant", "values", "sigma", "repeat", "iteration", "trunk_exploitability",
            "combined_exploitability", "gadget_exploitability", "margin")

@@ -46,7 +46,8 @@ _OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", os.path.join("results", "mixed_sampling"),
     "Directory of the CSV and plot.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 COLUMNS = ("method", "lambda", "seed", "solver", "iterations", "nodes_touched",
            "seconds", "exploitability")

@@ -82,7 +82,8 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", NAME),
                                   "Directory of the CSV and the plot.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing CSV.")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 
 def _check_flags():

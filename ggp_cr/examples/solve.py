@@ -95,7 +95,8 @@ _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
 _WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes extracting the compiled game tree (1: serial).", lower_bound=1)
+    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
+    "games with a native extractor ignore it).", lower_bound=1)
 
 def load_game(game_string):
   try:

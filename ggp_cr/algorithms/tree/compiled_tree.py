@@ -82,13 +82,17 @@ class TreeTooLarge(ValueError):
   """The game has more histories than the extraction's `max_nodes`."""
 
 
-def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None):
+def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None,
+                 route="auto"):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
 
-  `workers` > 1 walks subtrees in that many processes (parallel_extraction), with
-  the same result. `max_nodes`: raise TreeTooLarge once the serial walk passes that
-  many histories (the parallel path checks the merged tree; a cached tree is
-  returned whatever its size).
+  `route` is "auto" (the game's native extractor if it has one, see
+  native_extraction.py, else the generic walk), "generic" or "native" (ValueError if
+  the game has none); every route gives the same tree, bit for bit. On the generic
+  route, `workers` > 1 walks subtrees in that many processes (parallel_extraction).
+  `max_nodes`: raise TreeTooLarge once the serial generic walk passes that many
+  histories (the native and parallel routes check the finished tree; a cached tree
+  is returned whatever its size).
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
@@ -101,6 +105,7 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   check_game(game)
+  native = _native_extractor(game, route)
   game_string = str(game)
   path = None
   if cache_dir is not None:
@@ -115,17 +120,31 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
       except ValueError as error:
         warnings.warn(f"Refusing the cached tree: {error} Rebuilding it.")
   start = time.time()
-  if workers > 1:
+  if native is not None:
+    tree = native(game)
+  elif workers > 1:
     tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
-    if max_nodes is not None and tree.num_nodes > max_nodes:
-      raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
   else:
     tree = _extract(game, game_string, progress, max_nodes)
+  if max_nodes is not None and tree.num_nodes > max_nodes:
+    raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
   if progress:
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
     tree.save(path)
   return tree
+
+
+def _native_extractor(game, route):
+  """The game's native extractor (game -> tree) if `route` picks it, else None."""
+  from ggp_cr.algorithms.tree import native_extraction  # pylint: disable=import-outside-toplevel
+  if route not in ("auto", "generic", "native"):
+    raise ValueError(f"route must be auto, generic or native; got {route!r}.")
+  native = None if route == "generic" else native_extraction.extractor(game)
+  if route == "native" and native is None:
+    raise ValueError(f"{game} has no native extractor; games with one: "
+                     f"{', '.join(native_extraction.native_games())}.")
+  return native
 
 
 def _utility_sum(game):

@@ -1,0 +1,154 @@
+"""The breadth-first driver shared by the native extractors of games with chance.
+
+Spec README.md, architecture principle 2; see native_extraction.py. A game supplies
+`children(state, player, params, out_state, out_player, out_utility, out_prob,
+out_action)`, expanding a node whose state is one int64, and `seen(node, state, player,
+parent, infoset, action_index, infoset_action_offset, infoset_actions, params)`, what the
+mover observed since its own previous decision; `params` is an int64 array. Numba cannot
+cache functions taking functions, so the games are dispatched here by number.
+"""
+
+import numba
+from numba import types
+import numpy as np
+
+from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import native_ii_goofspiel
+from ggp_cr.algorithms.tree import native_leduc
+
+_TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
+LEDUC, II_GOOFSPIEL = 0, 1
+_IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
+
+
+@numba.njit(cache=True)
+def _children(game, state, player, params, out_state, out_player, out_utility, out_prob,
+              out_action):
+  if game == LEDUC:
+    return native_leduc.children(state, player, params, out_state, out_player,
+                                 out_utility, out_prob, out_action)
+  return native_ii_goofspiel.children(state, player, params, out_state, out_player,
+                                      out_utility, out_prob, out_action)
+
+
+@numba.njit(cache=True)
+def _seen(game, node, state, player, parent, infoset, action_index, inf_offset,
+          inf_actions, params):
+  if game == LEDUC:
+    return native_leduc.seen(node, state, player, parent, infoset, action_index,
+                             inf_offset, inf_actions, params)
+  return native_ii_goofspiel.seen(node, state, player, parent, infoset, action_index,
+                                  inf_offset, inf_actions, params)
+
+
+@numba.njit(cache=True)
+def count(game, root_state, root_player, params, max_children, max_depth):
+  """Histories below a root, by a depth-first walk."""
+  state = np.zeros((max_depth + 1, max_children), np.int64)
+  player = np.zeros((max_depth + 1, max_children), np.int64)
+  utility = np.zeros(max_children)
+  prob = np.zeros(max_children)
+  action = np.zeros(max_children, np.int64)
+  num = np.zeros(max_depth + 1, np.int64)
+  position = np.zeros(max_depth + 1, np.int64)
+  num[0] = _children(game, root_state, root_player, params, state[0], player[0], utility, prob,
+                    action)
+  num_nodes, top = 1 + num[0], 0
+  while top >= 0:
+    i = position[top]
+    if i == num[top]:
+      top -= 1
+      continue
+    position[top] = i + 1
+    if player[top, i] == _TERMINAL:
+      continue
+    num[top + 1] = _children(game, state[top, i], player[top, i], params, state[top + 1],
+                            player[top + 1], utility, prob, action)
+    num_nodes += num[top + 1]
+    top += 1
+    position[top] = 0
+  return num_nodes
+
+
+@numba.njit(cache=True)
+def fill(game, num_nodes, root_state, root_player, params, max_children, keep_states):
+  """The breadth-first node arrays and the infoset arrays (but the keys).
+
+  A node's state is needed until the node is expanded; unless `keep_states` (the
+  game's `seen` reads the states of ancestors), it is held in the node's
+  node_utility entry (0 at non-terminals) meanwhile, so no array of states is made.
+
+  A node's information set is identified by the mover, its own previous slot and
+  `_seen`, what it observed since (an int64); a numba dict numbers
+  the identities in breadth-first order. Returns the node arrays, node_chance_prob,
+  the infoset arrays and each infoset's `seen`.
+  """
+  (player, infoset, parent, first_child, num_children, action_index, utility,
+   depth) = native_extraction.node_arrays(num_nodes)
+  chance_prob = np.empty(num_nodes, np.float64)
+  state = np.empty(num_nodes, np.int64) if keep_states else utility.view(np.int64)
+  capacity = 1024
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = native_extraction.infoset_arrays(capacity, capacity)
+  inf_seen = np.empty(capacity, np.int64)
+  lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
+  out_state = np.empty(max_children, np.int64)
+  out_player = np.empty(max_children, np.int64)
+  out_utility = np.empty(max_children)
+  out_prob = np.empty(max_children)
+  out_action = np.empty(max_children, np.int64)
+  player[0], parent[0], action_index[0], depth[0] = root_player, -1, -1, 0
+  chance_prob[0], utility[0] = 1.0, 0.0
+  state[0] = root_state
+  free, num_inf, slot = 1, 0, 0
+  for node in range(num_nodes):
+    p = player[node]
+    if p == _TERMINAL:
+      infoset[node], first_child[node], num_children[node] = -1, 0, 0
+      continue
+    count = _children(game, state[node], p, params, out_state, out_player, out_utility,
+                     out_prob, out_action)
+    if p == _CHANCE:
+      infoset[node] = -1
+    else:
+      observed = _seen(game, node, state, player, parent, infoset, action_index, inf_offset,
+                      inf_actions, params)
+      previous = native_extraction.previous_slot(node, parent, player, infoset, action_index, inf_offset)
+      identity = (np.int64(p), np.int64(previous), observed)
+      k = lookup.get(identity, -1)
+      if k < 0:
+        k = num_inf
+        num_inf += 1
+        lookup[identity] = k
+        if k == len(inf_player):
+          inf_player = native_extraction.grow(inf_player, k + 1)
+          inf_num_actions = native_extraction.grow(inf_num_actions, k + 1)
+          inf_offset = native_extraction.grow(inf_offset, k + 1)
+          inf_parent_slot = native_extraction.grow(inf_parent_slot, k + 1)
+          inf_node = native_extraction.grow(inf_node, k + 1)
+          inf_seen = native_extraction.grow(inf_seen, k + 1)
+        if slot + count > len(inf_actions):
+          inf_actions = native_extraction.grow(inf_actions, slot + count)
+        inf_player[k], inf_node[k], inf_offset[k], inf_parent_slot[k] = (
+            p, node, slot, previous)
+        inf_num_actions[k], inf_seen[k] = count, observed
+        inf_actions[slot:slot + count] = out_action[:count]
+        slot += count
+      infoset[node] = k
+    if not keep_states:
+      utility[node] = 0.0
+    first_child[node] = free
+    num_children[node] = count
+    for i in range(count):
+      child = free + i
+      player[child], utility[child], chance_prob[child] = (out_player[i], out_utility[i],
+                                                           out_prob[i])
+      if keep_states or out_player[i] != _TERMINAL:
+        state[child] = out_state[i]
+      parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
+    free += count
+  return ((player, infoset, parent, first_child, num_children, action_index, utility,
+           depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
+           inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
+           inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy()),
+          chance_prob, inf_seen[:num_inf].copy())

@@ -1,0 +1,186 @@
+"""Native extraction of python_latent_ttt ([S] §3.2.4), rules of ggp_cr/games/latent_ttt.py.
+
+A node's state is the two packed views of the game's state class. A player's
+information state is its own moves with the move revealed at each, i.e. the whole
+history but the opponent's last move: the decision children of one node form one
+information set, and distinct nodes give distinct information sets.
+"""
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.games import latent_ttt
+
+_CELLS = 9
+_ALL = (1 << _CELLS) - 1
+_TERMINAL = -4
+_HAS_LINE = np.array(latent_ttt._HAS_LINE, dtype=np.bool_)  # pylint: disable=protected-access
+_POPCOUNT = np.array([bin(m).count("1") for m in range(1 << _CELLS)], dtype=np.int64)
+_KEY_BYTES = 3 + 4 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protected-access
+
+
+@numba.njit(cache=True)
+def _play(own, other, action):
+  """The mover's view after marking `action` (the game's `_apply_action`)."""
+  mine = own & _ALL
+  enemy = own >> 9 & _ALL
+  enemy_count = own >> 18 & 15
+  known = mine | enemy
+  revealed = (other >> 22) - 1
+  if revealed != -1 and not known >> revealed & 1:
+    enemy |= 1 << revealed
+    enemy_count += 1
+  mine |= 1 << action
+  enemy &= ~(1 << action)
+  return mine | enemy << 9 | enemy_count << 18 | (action + 1) << 22
+
+
+@numba.njit(cache=True)
+def _no_legal_move(view, popcount):
+  return (popcount[view & _ALL] + (view >> 18 & 15) + (1 if view >> 22 > 0 else 0)
+          >= _CELLS)
+
+
+@numba.njit(cache=True)
+def _outcome(view0, view1, next_player, has_line, popcount):
+  """(terminal?, player 0's utility) with `next_player` to move (the game's test)."""
+  x_line = has_line[view0 & _ALL]
+  o_line = has_line[view1 & _ALL]
+  over = (_no_legal_move(view0, popcount) or _no_legal_move(view1, popcount) or o_line
+          or (next_player == 0 and x_line))
+  if not over or x_line == o_line:
+    return over, 0.0
+  return True, 1.0 if x_line else -1.0
+
+
+@numba.njit(cache=True)
+def _count(has_line, popcount):
+  """(histories, information sets, slots) by a depth-first walk."""
+  view0 = np.zeros(12, np.int64)
+  view1 = np.zeros(12, np.int64)
+  player = np.zeros(12, np.int64)
+  next_action = np.zeros(12, np.int64)
+  any_decision = np.zeros(12, np.bool_)
+  num_nodes, num_infosets, num_slots = 1, 1, _CELLS
+  top = 0
+  while top >= 0:
+    p = player[top]
+    own = view1[top] if p else view0[top]
+    known = (own | own >> 9) & _ALL
+    a = next_action[top]
+    while a < _CELLS and known >> a & 1:
+      a += 1
+    if a == _CELLS:
+      top -= 1
+      continue
+    next_action[top] = a + 1
+    num_nodes += 1
+    v0, v1 = view0[top], view1[top]
+    if p:
+      v1 = _play(v1, v0, a)
+    else:
+      v0 = _play(v0, v1, a)
+    over, _ = _outcome(v0, v1, 1 - p, has_line, popcount)
+    if over:
+      continue
+    if not any_decision[top]:
+      any_decision[top] = True
+      num_infosets += 1
+      child_own = v0 if p else v1
+      num_slots += _CELLS - popcount[(child_own | child_own >> 9) & _ALL]
+    top += 1
+    view0[top], view1[top], player[top] = v0, v1, 1 - p
+    next_action[top] = 0
+    any_decision[top] = False
+  return num_nodes, num_infosets, num_slots
+
+
+@numba.njit(cache=True)
+def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
+  """The node and infoset arrays, breadth-first, and the keys as bytes."""
+  (player, infoset, parent, first_child, num_children, action_index, utility,
+   depth) = native_extraction.node_arrays(num_nodes)
+  views = np.empty((num_nodes, 2), np.int32)
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = native_extraction.infoset_arrays(num_infosets, num_slots)
+  player[0], parent[0], action_index[0], utility[0], depth[0] = 0, -1, -1, 0.0, 0
+  views[0, 0], views[0, 1] = 0, 0
+  free, num_inf, slot, last_group = 1, 0, 0, -2
+  for node in range(num_nodes):
+    p = player[node]
+    if p < 0:
+      infoset[node], first_child[node], num_children[node] = -1, 0, 0
+      continue
+    own = views[node, p]
+    known = (own | own >> 9) & _ALL
+    group = parent[node]
+    if group != last_group:
+      last_group = group
+      inf_player[num_inf] = p
+      inf_node[num_inf] = node
+      inf_offset[num_inf] = slot
+      if depth[node] >= 2:
+        inf_parent_slot[num_inf] = (inf_offset[infoset[parent[group]]] +
+                                    action_index[group])
+      else:
+        inf_parent_slot[num_inf] = -1
+      count = 0
+      for a in range(_CELLS):
+        if not known >> a & 1:
+          inf_actions[slot + count] = a
+          count += 1
+      inf_num_actions[num_inf] = count
+      slot += count
+      num_inf += 1
+    infoset[node] = num_inf - 1
+    first_child[node] = free
+    index = 0
+    for a in range(_CELLS):
+      if known >> a & 1:
+        continue
+      child = free
+      free += 1
+      views[child, 0], views[child, 1] = views[node, 0], views[node, 1]
+      views[child, p] = _play(own, views[node, 1 - p], a)
+      over, value = _outcome(views[child, 0], views[child, 1], 1 - p, has_line,
+                             popcount)
+      player[child] = _TERMINAL if over else 1 - p
+      utility[child] = value
+      parent[child] = node
+      action_index[child] = index
+      depth[child] = depth[node] + 1
+      index += 1
+    num_children[node] = index
+  # Keys "p<player>:<move>/<revealed or ->" ..., once per infoset.
+  keys = np.empty(num_infosets * (_KEY_BYTES + 1), np.uint8)
+  history = np.empty(16, np.int64)
+  length = 0
+  for k in range(num_infosets):
+    node = inf_node[k]
+    d = depth[node]
+    native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
+                                 inf_actions, history)
+    length = native_extraction.start_key(keys, length, k)
+    p = inf_player[k]
+    keys[length], keys[length + 1], keys[length + 2] = 112, 48 + p, 58  # "p0:"
+    length += 3
+    for i in range(p, d, 2):
+      if i != p:
+        keys[length] = 32
+        length += 1
+      keys[length] = 48 + history[i]
+      keys[length + 1] = 47  # "/"
+      keys[length + 2] = 45 if i == 0 else 48 + history[i - 1]  # "-" or the reveal
+      length += 3
+  return (player, infoset, parent, first_child, num_children, action_index, utility,
+          depth, inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+          inf_node, keys, length)
+
+
+@native_extraction.register("python_latent_ttt")
+def extract(game):
+  """The CompiledTree of python_latent_ttt (no parameters)."""
+  num_nodes, num_infosets, num_slots = _count(_HAS_LINE, _POPCOUNT)
+  return native_extraction.tree_from_filled(
+      game, _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT))
