@@ -12,8 +12,6 @@ import csv
 import math
 import os
 import tempfile
-import zipfile
-import zlib
 
 import numpy as np
 
@@ -23,6 +21,7 @@ from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import npz_archives
 from ggp_cr.algorithms.tree import strategy_files
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
@@ -148,7 +147,7 @@ def checkpoint_path(csv_path):
 
 def save_checkpoint(path, game_string, solver_string, iterations, seconds, state):
   """Writes the solver's state_dict, iterations and solver time atomically."""
-  strategy_files.write_npz_atomically(
+  npz_archives.write_atomically(
       path, format=np.array(CHECKPOINT_FORMAT), game_string=np.array(game_string),
       solver=np.array(solver_string), iterations=np.int64(iterations),
       seconds=np.float64(seconds),
@@ -162,11 +161,7 @@ def load_checkpoint(path, game_string, solver_string):
   counters are out of range or disagree with the solver state's (the state's arrays
   are checked by the solver's load_state_dict).
   """
-  try:
-    with np.load(path, allow_pickle=False) as data:
-      contents = {name: data[name] for name in data.files}
-  except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-    raise ValueError(f"Cannot read checkpoint {path}: {error}.") from None
+  contents = npz_archives.read(path, "checkpoint")
   if str(contents.get("format")) != CHECKPOINT_FORMAT or not {
       "game_string", "solver", "iterations", "seconds"} <= set(contents):
     raise ValueError(f"{path} is not a solve checkpoint.")

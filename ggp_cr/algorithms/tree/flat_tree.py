@@ -46,9 +46,6 @@ A behavioural strategy "in slot form" is a float64 vector of length
 """
 
 import collections
-import os
-import tempfile
-import zipfile
 
 import numba
 import numpy as np
@@ -56,6 +53,7 @@ from open_spiel.python import policy as policy_lib
 import pyspiel
 
 from ggp_cr.algorithms.tree import cache_validation
+from ggp_cr.algorithms.tree import npz_archives
 
 # Bumped whenever the cached arrays change meaning; older cache files are rebuilt.
 _CACHE_FORMAT = 2
@@ -366,42 +364,26 @@ class CompiledTree:
     """Writes the tree to `path` (npz), atomically: a temporary file is renamed."""
     keys = "\x00".join(self.infoset_keys).encode("utf-8")
     keys_array = np.frombuffer(keys, dtype=np.uint8)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-      with os.fdopen(handle, "wb") as file:
-        arrays = {name: getattr(self, name) for name in ARRAY_FIELDS}
-        checksum = cache_validation.arrays_checksum(
-            self.game_string, self.utility_sum, self.num_distinct_actions, keys_array,
-            arrays)
-        np.savez(file, cache_format=np.int64(_CACHE_FORMAT),
-                 checksum=np.array(checksum),
-                 game_string=np.array(self.game_string),
-                 utility_sum=np.float64(self.utility_sum),
-                 num_distinct_actions=np.int64(self.num_distinct_actions),
-                 infoset_keys=keys_array, **arrays)
-      os.replace(temporary, path)
-    except BaseException:
-      os.unlink(temporary)
-      raise
+    arrays = {name: getattr(self, name) for name in ARRAY_FIELDS}
+    checksum = cache_validation.arrays_checksum(
+        self.game_string, self.utility_sum, self.num_distinct_actions, keys_array,
+        arrays)
+    npz_archives.write_atomically(
+        path, cache_format=np.int64(_CACHE_FORMAT), checksum=np.array(checksum),
+        game_string=np.array(self.game_string),
+        utility_sum=np.float64(self.utility_sum),
+        num_distinct_actions=np.int64(self.num_distinct_actions),
+        infoset_keys=keys_array, **arrays)
 
   @classmethod
   def load(cls, path, game_string=None):
     """Reads a tree written by `save`; raises ValueError if it is unreadable, of
     another format version, (given `game_string`) of another game, fails its checksum
     or breaks an invariant the kernels rely on (cache_validation.check_tree_arrays)."""
-    try:
-      with np.load(path, allow_pickle=False) as data:
-        contents = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-      raise ValueError(
-          f"Cache file {path} is not a readable tree cache ({error}).") from None
-    expected = ARRAY_FIELDS + ("cache_format", "checksum", "game_string", "utility_sum",
-                               "num_distinct_actions", "infoset_keys")
-    missing = set(expected) - set(contents)
-    if missing:
-      raise ValueError(f"Cache file {path} lacks {sorted(missing)}.")
+    contents = npz_archives.read(
+        path, "tree cache", required=ARRAY_FIELDS + (
+            "cache_format", "checksum", "game_string", "utility_sum",
+            "num_distinct_actions", "infoset_keys"))
     if int(contents["cache_format"]) != _CACHE_FORMAT:
       raise ValueError(f"Cache file {path} has format {int(contents['cache_format'])}, "
                        f"expected {_CACHE_FORMAT}.")

@@ -8,37 +8,20 @@ written atomically (a temporary file renamed over the target), so an interrupted
 never leaves a half-written strategy behind.
 """
 
-import os
-import tempfile
-import zipfile
-import zlib
-
 import numpy as np
+
+from ggp_cr.algorithms.tree import npz_archives
 
 FORMAT = "ggp_cr-strategy-1"
 _FIELDS = ("format", "game_string", "infoset_player", "infoset_num_actions",
            "infoset_actions", "infoset_keys", "probabilities")
 
 
-def write_npz_atomically(path, compressed=False, **arrays):
-  """np.savez(_compressed) to a temporary file in the target directory, then renamed."""
-  directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-  try:
-    with os.fdopen(handle, "wb") as file:
-      (np.savez_compressed if compressed else np.savez)(file, **arrays)
-    os.replace(temporary, path)
-  except BaseException:
-    os.unlink(temporary)
-    raise
-
-
 def save_strategy(path, tree, slots):
   """Writes the strategy `slots` (slot form on `tree`) to `path` atomically."""
   slots = tree.check_slots(slots)
   keys = "\x00".join(tree.infoset_keys).encode("utf-8")
-  write_npz_atomically(
+  npz_archives.write_atomically(
       path, compressed=True, format=np.array(FORMAT),
       game_string=np.array(tree.game_string), infoset_player=tree.infoset_player,
       infoset_num_actions=tree.infoset_num_actions,
@@ -104,17 +87,7 @@ def load_strategy(path, tree):
 
 
 def _read(path):
-  try:
-    data = np.load(path, allow_pickle=False)
-    if not isinstance(data, np.lib.npyio.NpzFile):
-      raise ValueError("it holds a single array, not a strategy archive")
-    with data:
-      contents = {name: data[name] for name in data.files if name in _FIELDS}
-  except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-    raise ValueError(f"Cannot read strategy file {path}: {error}.") from None
-  missing = set(_FIELDS) - set(contents)
-  if missing:
-    raise ValueError(f"{path} is not a strategy file: it lacks {sorted(missing)}.")
+  contents = npz_archives.read(path, "strategy file", required=_FIELDS, names=_FIELDS)
   if str(contents["format"]) != FORMAT:
     raise ValueError(f"Strategy file {path} has format {str(contents['format'])!r}, "
                      f"expected {FORMAT!r}.")
