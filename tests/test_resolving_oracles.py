@@ -26,6 +26,7 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import continual_resolving as cr
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import resolver as resolver_lib
@@ -148,27 +149,33 @@ def _cfrd_bound(game):
     resolver = bot.resolver
     if resolver is None:
       continue
-    gadget = resolver.problem.gadget
-    slots = resolver.solver.average_slots()
-    solve_tree = tree if gadget is None else gadget.tree()
+    if isinstance(resolver, compiled_resolving.CompiledResolver):
+      # The view's tree is the gadget's (or, for the trunk, the game's) compiled tree.
+      gadget, solve_tree = resolver.view, resolver.view.tree
+      slots = resolver.view.average_slots()
+    else:
+      gadget = resolver.problem.gadget
+      slots = resolver.solver.average_slots()
+      solve_tree = tree if gadget is None else gadget.tree()
     key = (id(gadget), bot.player_id(), slots.tobytes())
     if key not in seen:
       seen[key] = exact_br.nash_conv_slots(solve_tree, slots).nash_conv
   return sum(seen.values()), len(seen)
 
 
+@pytest.mark.parametrize("path", ["live", "compiled"])
 @pytest.mark.parametrize("use_cbr", [False, True])
 @pytest.mark.parametrize("variant", ["resolve", "max_margin"])
 @pytest.mark.parametrize("game_string,iterations", [(KUHN, "300it"),
                                                     (SMALL_LEDUC, "200it")])
 def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant,
-                                              use_cbr):
+                                              use_cbr, path):
   game = pyspiel.load_game(game_string)
   _Recorded.made = []
   evaluation = evaluators.traversing_evaluation(
       game, lambda g, p, seed, budget: _Recorded(
           g, p, solver="cfr+", variant=variant, use_cbr=use_cbr, preplay=iterations,
-          move=iterations, seed=p))
+          move=iterations, seed=p, path=path))
   bound, solves = _cfrd_bound(game)
   assert solves > 2  # Two trunks and at least one gadget.
   threshold = bound / 2 if use_cbr else bound
