@@ -45,7 +45,6 @@ ggp_cr.algorithms.best_response.pruned_br), and writes
 <output_dir>/<game>__player<P>__pruning.csv.
 """
 
-import csv
 import multiprocessing
 import os
 import time
@@ -64,6 +63,7 @@ from ggp_cr.algorithms.bots import fixed_policies
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import result_names
 from ggp_cr.algorithms.evaluation import timing
 from ggp_cr.algorithms.tree import compiled_tree
@@ -229,13 +229,11 @@ def header():
 
 
 def write_csv(path, rows, extra):
-  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-  with open(path, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=list(extra) + list(_COLUMNS))
-    writer.writeheader()
+  with results_csv.AppendOnlyCsv(path, list(extra) + list(_COLUMNS),
+                                 replace=True) as output:
     for row in rows:
-      writer.writerow({**extra, **{k: ("" if row[k] is None else row[k])
-                                   for k in _COLUMNS}})
+      output.append({**extra, **{k: ("" if row[k] is None else row[k])
+                                 for k in _COLUMNS}})
 
 
 def plot_ismcts(path, game_string, player, errors):
@@ -352,10 +350,10 @@ def main(argv):
     print(f"wrote {base}__ismcts.png")
   if _PRUNING_TRIALS.value:
     rows = pruning_figures(tree, player, _PRUNING_TRIALS.value)
-    with open(base + "__pruning.csv", "w", newline="") as file:
-      writer = csv.DictWriter(file, fieldnames=list(rows[0]))
-      writer.writeheader()
-      writer.writerows(rows)
+    with results_csv.AppendOnlyCsv(base + "__pruning.csv", list(rows[0]),
+                                   replace=True) as output:
+      for row in rows:
+        output.append(row)
     print(f"wrote {base}__pruning.csv")
 
 

@@ -30,7 +30,6 @@ measured against the exact trunk values whatever --values and --sigmas say. A pl
 the mean combined exploitability and margin per variant and sigma goes to --plot.
 """
 
-import csv
 import os
 import sys
 
@@ -46,6 +45,7 @@ from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree
@@ -231,13 +231,10 @@ def main(argv):
   print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
 
   rng = np.random.default_rng(_SEED.value)
-  with open(_OUTPUT.value, "w", newline="", encoding="utf-8") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
+  with results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS, replace=True) as output:
 
     def append(row):
-      writer.writerow(row)
-      file.flush()
+      output.append(row)
       print(f"{row['variant']:>10} σ={row['sigma']:<5g} #{row['repeat']:<3} "
             f"it {row['iteration']:>6}: combined {row['combined_exploitability']:.6g}  "
             f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}")

@@ -18,7 +18,6 @@ the mean (and standard error) per method and lambda is printed next to the thesi
 figures and plotted to <output_dir>/<game>.png.
 """
 
-import csv
 import os
 import re
 import time
@@ -34,6 +33,7 @@ from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
 
@@ -75,12 +75,8 @@ def _lambdas():
   return values
 
 
-def _done_runs(path):
-  if not os.path.exists(path):
-    return set()
-  frame = pd.read_csv(path)
-  return set(zip(frame["solver"], frame["seed"].astype(int),
-                 frame["iterations"].astype(int)))
+def _done_runs(rows):
+  return {(row["solver"], int(row["seed"]), int(row["iterations"])) for row in rows}
 
 
 def _run(game, tree, solver_string, seed, iterations):
@@ -142,14 +138,16 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   name = re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", str(game)).strip("_")
   csv_path = os.path.join(_OUTPUT_DIR.value, f"{name}.csv")
-  done = _done_runs(csv_path)
   iterations = _ITERATIONS.value
-  new_file = not os.path.exists(csv_path)
   solver_strings = set()
-  with open(csv_path, "a", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    if new_file:
-      writer.writeheader()
+  try:
+    output = results_csv.AppendOnlyCsv(
+        csv_path, COLUMNS, numeric=COLUMNS[1:3] + COLUMNS[4:],
+        key=("solver", "seed", "iterations"))
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  done = _done_runs(output.rows)
+  with output:
     for method, template in METHODS.items():
       for lam in lambdas:
         solver_string = template.format(iterations=iterations, lam=lam)
@@ -158,11 +156,10 @@ def main(argv):
           if (solver_string, seed, iterations) in done:
             continue
           nodes, seconds, value = _run(game, tree, solver_string, seed, iterations)
-          writer.writerow({"method": method, "lambda": lam, "seed": seed,
-                           "solver": solver_string, "iterations": iterations,
-                           "nodes_touched": nodes, "seconds": round(seconds, 3),
-                           "exploitability": value})
-          file.flush()
+          output.append({"method": method, "lambda": lam, "seed": seed,
+                         "solver": solver_string, "iterations": iterations,
+                         "nodes_touched": nodes, "seconds": round(seconds, 3),
+                         "exploitability": value})
           print(f"{method:12s} lambda={lam:<5g} seed={seed:<3d} exploitability "
                 f"{value:.4f}  nodes {nodes:,}  {seconds:.1f} s", flush=True)
   frame = pd.read_csv(csv_path)

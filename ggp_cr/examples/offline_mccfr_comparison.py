@@ -36,7 +36,6 @@ NashConv against visited states, one line per solver (median over seeds at each
 evaluation; the band spans the seeds' quartiles).
 """
 
-import csv
 import os
 import time
 
@@ -49,6 +48,7 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
@@ -118,7 +118,7 @@ def _make_solver(spec, game, seed):
   return solver
 
 
-def _run(writer, file, game, spec, seed, budgets):
+def _run(output, game, spec, seed, budgets):
   """One run of `spec` on `game`: a CSV row per budget, a summary line printed."""
   solver = _make_solver(spec, game, seed)
   evaluator = solver_runs.AverageStrategyEvaluator(game, solver)
@@ -128,11 +128,10 @@ def _run(writer, file, game, spec, seed, budgets):
     iterations += solver_runs.run_until_visited(solver, budget)
     seconds += time.perf_counter() - tick
     nash_conv = evaluator.nash_conv(evaluator.average_slots())
-    writer.writerow({"game": str(game), "solver": str(spec), "seed": seed,
-                     "visited_states": solver.visited_states, "iterations": iterations,
-                     "time": f"{seconds:.6f}", "nash_conv": repr(nash_conv),
-                     "exploitability": repr(nash_conv / 2)})
-    file.flush()
+    output.append({"game": str(game), "solver": str(spec), "seed": seed,
+                   "visited_states": solver.visited_states, "iterations": iterations,
+                   "time": f"{seconds:.6f}", "nash_conv": repr(nash_conv),
+                   "exploitability": repr(nash_conv / 2)})
   print(f"{str(game):70s} {str(spec):38s} seed {seed:2d}: {solver.visited_states:>12,} "
         f"states, {iterations:>10,} it, {seconds:6.2f} s, NashConv {nash_conv:.4g}",
         flush=True)
@@ -189,13 +188,11 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   print(f"Budgets of visited states: {', '.join(f'{b:,}' for b in budgets)}; writing "
         f"{csv_path}", flush=True)
-  with open(csv_path, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
+  with results_csv.AppendOnlyCsv(csv_path, COLUMNS, replace=True) as output:
     for game in games:
       for spec in specs:
         for seed in range(_SEEDS.value):
-          _run(writer, file, game, spec, seed, budgets)
+          _run(output, game, spec, seed, budgets)
   plot_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.png")
   plot(csv_path, plot_path)
   print(f"Plot: {plot_path}")

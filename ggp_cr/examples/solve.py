@@ -42,7 +42,6 @@ larger budget) continues from the last checkpoint and appends to the CSV, as an
 uninterrupted run would have (only the time column reflects the actual run).
 """
 
-import csv
 import glob
 import os
 import time
@@ -250,11 +249,11 @@ def main(argv):
       strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
 
   interrupted, unsaved = False, None
-  with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS, lineterminator="\n")
-    if not _RESUME.value:
-      writer.writeheader()
-      file.flush()
+  try:
+    output = solver_runs.open_rows(csv_path, resume=_RESUME.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  with output:
     try:
       while not budget_spent():
         tick = time.perf_counter()
@@ -266,12 +265,8 @@ def main(argv):
         slots = evaluator.average_slots()
         nash_conv = evaluator.nash_conv(slots)
         visited = contracts.visited_states(solver)
-        writer.writerow({"game": str(game), "solver": str(spec),
-                         "time": f"{solver_seconds:.6f}", "iterations": iterations,
-                         "visited_states": "" if visited is None else visited,
-                         "nash_conv": repr(nash_conv),
-                         "exploitability": repr(nash_conv / 2)})
-        file.flush()
+        output.append(solver_runs.csv_row(game, spec, solver_seconds, iterations,
+                                          visited, nash_conv))
         unsaved = slots
         rate = (iterations - last_iterations) / max(solver_seconds - last_seconds, 1e-9)
         visited_text = "" if visited is None else f"  {visited:>15,} states"

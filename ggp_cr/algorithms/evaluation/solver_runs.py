@@ -8,10 +8,8 @@ the NashConv of a solver's average strategy; `log_spaced_budgets` and
 measure, used by `python -m ggp_cr.examples.offline_mccfr_comparison`).
 """
 
-import csv
 import math
 import os
-import tempfile
 import zipfile
 import zlib
 
@@ -186,17 +184,23 @@ def load_checkpoint(path, game_string, solver_string):
   return iterations, seconds, state
 
 
+def open_rows(csv_path, resume):
+  """The results writer of a run: appending to a resumed run's rows (checked, bad
+  ones set aside), or a fresh file."""
+  return results_csv.AppendOnlyCsv(csv_path, COLUMNS, numeric=COLUMNS[2:],
+                                   nullable=("visited_states",), key=("iterations",),
+                                   replace=not resume)
+
+
 def truncate_rows(csv_path, iterations):
   """Drops the rows after `iterations` (evaluated after the checkpoint), atomically,
   after setting malformed or half-written rows aside (results_csv)."""
-  rows = results_csv.set_aside_bad_rows(
-      csv_path, COLUMNS, numeric=COLUMNS[2:], nullable=("visited_states",),
-      key=("iterations",))
-  kept = [row for row in rows if float(row["iterations"]) <= iterations]
-  handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
-                                       suffix=".tmp")
-  with os.fdopen(handle, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(kept)
-  os.replace(temporary, csv_path)
+  with open_rows(csv_path, resume=True) as output:
+    output.keep(lambda row: float(row["iterations"]) <= iterations)
+
+
+def csv_row(game, spec, seconds, iterations, visited, nash_conv):
+  """One row of `COLUMNS` (exploitability = NashConv / 2, OpenSpiel's convention)."""
+  return {"game": str(game), "solver": str(spec), "time": f"{seconds:.6f}",
+          "iterations": iterations, "visited_states": "" if visited is None else visited,
+          "nash_conv": repr(nash_conv), "exploitability": repr(nash_conv / 2)}
