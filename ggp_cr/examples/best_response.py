@@ -56,8 +56,8 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.bots import fixed_policies
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import br_comparison
-from ggp_cr.algorithms.evaluation import output_paths
-from ggp_cr.algorithms.evaluation import result_names
+from ggp_cr.algorithms.files import output_paths
+from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
 

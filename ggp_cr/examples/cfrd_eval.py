@@ -42,8 +42,8 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import gadget_runs
-from ggp_cr.algorithms.evaluation import output_paths
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree

@@ -27,11 +27,11 @@ import pandas as pd
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import mixed_sampling
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
-from ggp_cr.algorithms.evaluation import mixed_sampling
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")

@@ -44,11 +44,11 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import offline_comparison
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.examples import cli
-from ggp_cr.algorithms.evaluation import offline_comparison
 
 TABLE_5_4_GAMES = (
     "python_ii_goofspiel(num_cards=4)",

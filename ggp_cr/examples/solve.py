@@ -54,9 +54,9 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import output_paths
-from ggp_cr.algorithms.evaluation import result_names
 from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.files import output_paths
+from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 from ggp_cr.examples import cli

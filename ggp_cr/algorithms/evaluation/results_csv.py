@@ -19,7 +19,7 @@ import pathlib
 import tempfile
 import warnings
 
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.files import output_paths
 
 
 def rejected_path(path):

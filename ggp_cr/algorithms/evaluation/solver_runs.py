@@ -21,8 +21,8 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.evaluation import result_names
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files

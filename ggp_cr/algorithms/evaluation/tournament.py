@@ -29,8 +29,8 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.evaluation import output_paths
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 
 FORMAT = "ggp_cr.tournament/1"
 
