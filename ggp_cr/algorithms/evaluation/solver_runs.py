@@ -23,7 +23,6 @@ from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.files import result_names
-from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 
@@ -125,14 +124,15 @@ def log_spaced_budgets(total, points_per_decade):
 def run_until_visited(solver, target):
   """Runs iterations of a sampling solver until it has visited `target` states.
 
-  The compiled sampling solvers (one kernel call per batch) run batches sized by
+  Solvers running a batch in one kernel call (contracts.OnlineSolver with a
+  `batch_share`: the compiled sampling solver) run batches sized by
   their mean states per iteration so far, at most as many iterations as they have run
   (so the mean is not a few episodes'); others run one iteration at a time. Returns
   the iterations run. The run stops at the first
   iteration reaching `target`, or, batched, may overshoot it by a batch's noise.
   """
   iterations = 0
-  batched = isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
+  batched = isinstance(solver, contracts.OnlineSolver) and solver.batch_share is not None
   while solver.visited_states < target:
     count = 1
     if batched and solver.iterations > 0:
