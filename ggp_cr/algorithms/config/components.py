@@ -1,5 +1,6 @@
 """Parsers and value objects of the solvers' components: regret matchers ([S] §1.3,
-§3.3.1), VR-MCCFR baselines ([S] §3.3.3) and depth-limit utility estimators.
+§3.3.1), VR-MCCFR baselines ([S] §3.3.3), depth-limit utility estimators, and the
+fixed policies of best-response studies (bots/fixed_policies.py builds them).
 
 They live in config, with no numba and no solver module, so that parsing a solver
 string such as ``vr_mccfr(rm=drm(1,1),bl=expavg(0.5))`` stays light; the solvers
@@ -202,3 +203,40 @@ def parse_playouts(spec):
                      "with n >= 1 playouts.")
   return spec_strings.parse_int(call.args[0], "RandomPlayout n", minimum=1) \
       if call.args else 1
+
+
+FIXED_POLICIES_ACCEPTED = ("uniform, random(seed=N), strategy(path=FILE) or "
+                           "solver(name=SPEC,iterations=N)")
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPolicy:
+  """A parsed fixed policy: `kind` uniform, random (`seed`), strategy (`path`) or
+  solver (`solver` string run for `iterations`)."""
+  kind: str
+  seed: int = 0
+  path: str = ""
+  solver: str = "cfr+"
+  iterations: int = 100
+
+
+def parse_fixed_policy(text):
+  """Parses ``uniform``, ``random(seed=N)``, ``strategy(path=FILE)`` or
+  ``solver(name=SPEC,iterations=N)``; raises ValueError naming the accepted forms."""
+  call = spec_strings.parse_call(text)
+  if call.args:
+    raise ValueError(f"Policy {text!r} takes keyword arguments only; use "
+                     f"{FIXED_POLICIES_ACCEPTED}.")
+  if call.name == "uniform" and not call.kwargs:
+    return FixedPolicy("uniform")
+  if call.name == "random" and set(call.kwargs) <= {"seed"}:
+    return FixedPolicy("random", seed=spec_strings.parse_int(
+        call.kwargs.get("seed", "0"), "random's seed", 0))
+  if call.name == "strategy" and set(call.kwargs) == {"path"}:
+    return FixedPolicy("strategy", path=call.kwargs["path"])
+  if call.name == "solver" and set(call.kwargs) <= {"name", "iterations"}:
+    iterations = spec_strings.parse_int(call.kwargs.get("iterations", "100"),
+                                        "solver's iterations", 1)
+    return FixedPolicy("solver", solver=call.kwargs.get("name", "cfr+"),
+                       iterations=iterations)
+  raise ValueError(f"A policy must be {FIXED_POLICIES_ACCEPTED}; got {text!r}.")
