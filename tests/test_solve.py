@@ -204,3 +204,28 @@ def test_depth_limited_checkpoint_restores_the_estimator_stream(kuhn_tree):
   resumed.iterate(2)
   np.testing.assert_array_equal(resumed.average_strategy_slots(),
                                 first.average_strategy_slots())
+
+
+def test_solve_loop_rows_and_a_save_interrupted_is_saved_again(tmp_path, kuhn_tree):
+  def run(path, save):
+    solver = cfr.GeneralCFRSolver(kuhn_tree, regret_matcher="rm+")
+    evaluator = solver_runs.AverageStrategyEvaluator(kuhn_tree.game, solver)
+    with solver_runs.open_rows(path, resume=False) as output:
+      return solver_runs.solve_loop(
+          solver, evaluator, output, solver_runs.EvaluationSchedule("log", None),
+          lambda iterations, seconds: iterations >= 8, save, ("kuhn_poker()", "cfr+"))
+
+  saved = []
+  assert run(tmp_path / "full.csv", lambda i, s, slots: saved.append(i)) == (8, False)
+  assert saved == [1, 2, 4, 8]
+  assert list(pd.read_csv(tmp_path / "full.csv")["iterations"]) == [1, 2, 4, 8]
+
+  def interrupted_save(iterations, seconds, slots):
+    saved.append(iterations)
+    if len(saved) == 2:
+      raise KeyboardInterrupt
+
+  saved = []
+  assert run(tmp_path / "cut.csv", interrupted_save) == (2, True)
+  assert saved == [1, 2, 2]  # the row of iteration 2 is written, so its state is saved
+  assert list(pd.read_csv(tmp_path / "cut.csv")["iterations"]) == [1, 2]

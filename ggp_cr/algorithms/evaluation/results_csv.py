@@ -184,8 +184,10 @@ class AppendOnlyCsv:
     self._follow_rename()
 
   def append(self, row):
-    """Writes `row` (a dict with every column) with one write call."""
+    """Writes `row` (a dict with every column) with one write call; `self.rows` gets
+    it as it will read back (text)."""
     os.write(self._fd, _line(self.columns, row).encode())
+    self.rows.append({c: "" if row[c] is None else str(row[c]) for c in self.columns})
 
   def close(self):
     if self._fd is not None:
