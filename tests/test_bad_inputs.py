@@ -154,6 +154,24 @@ def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
     assert len(tournament.run_tournament(config, output, progress=None)) == 6
 
 
+def test_append_only_csv_replaces_locks_and_keeps_rows(tmp_path):
+  from ggp_cr.algorithms.evaluation import results_csv  # pylint: disable=import-outside-toplevel
+  path = tmp_path / "r.csv"
+  path.write_text("x,y\n1,2\n")
+  with pytest.raises(ValueError, match="does not start with the header"):
+    results_csv.AppendOnlyCsv(path, ["a", "b"])
+  with results_csv.AppendOnlyCsv(path, ["a", "b"], replace=True, lock=True) as output:
+    with pytest.raises(ValueError, match="being written by another run"):
+      results_csv.AppendOnlyCsv(path, ["a", "b"], lock=True)
+    for a in range(3):
+      output.append({"a": a, "b": 0.5 * a})
+    output.keep(lambda row: row["a"] != "1")
+    output.append({"a": 3, "b": None})
+  assert path.read_text() == "a,b\n0,0.0\n2,1.0\n3,\n"
+  with results_csv.AppendOnlyCsv(path, ["a", "b"]) as again:
+    assert again.rows == output.rows
+
+
 # Finding 4: cr_exploitability glued a new row onto a half-written last line.
 
 def test_append_only_csv_never_glues_onto_a_half_written_line(tmp_path):

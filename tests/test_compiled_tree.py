@@ -215,10 +215,18 @@ def test_policy_round_trip(game_string):
   np.testing.assert_array_equal(tree.policy_to_slots(reference), slots)
   np.testing.assert_array_equal(
       tree.policy_to_slots(_GenericPolicy(game, tabular.action_probabilities)), slots)
-  # The lazily rebuilt states belong to their rows.
+  # The rebuilt states belong to their rows; rows follow player, then infoset order.
   for row in (0, len(tabular.states) - 1):
     state = tabular.states[row]
     assert tabular.state_lookup[state.information_state_string()] == row
+  order = np.concatenate([np.flatnonzero(tree.infoset_player == p) for p in (0, 1)])
+  assert [tabular.state_lookup[tree.infoset_keys[i]] for i in order] == list(
+      range(len(order)))
+  # A later conversion shares the rows (built once per tree) but not the probabilities.
+  again = tree.slots_to_tabular_policy(tree.uniform_slots())
+  assert again.state_lookup is tabular.state_lookup
+  np.testing.assert_array_equal(tree.policy_to_slots(tabular), slots)
+  np.testing.assert_array_equal(tree.policy_to_slots(again), tree.uniform_slots())
 
 
 def test_policy_missing_an_infoset_is_reported_by_key():

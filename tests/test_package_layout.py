@@ -40,6 +40,20 @@ def test_config_loads_no_numba_and_no_solver():
   assert ours and all(m.startswith("ggp_cr.algorithms.config") for m in ours), ours
 
 
+def test_parsing_component_specs_loads_no_numba_and_no_solver():
+  # Regret matchers, baselines, estimators and fixed policies are parsed in config.
+  loaded = _loaded_after(
+      "from ggp_cr.algorithms.config import registry\n"
+      "registry.parse_solver('vr_mccfr(rm=drm(1,1),bl=expavg(0.5))')\n"
+      "registry.parse_solver('os_mccfr(rm=erm(rm+,0.1),bl=none)')\n"
+      "registry.parse_solver('cfr+(dl=2,ue=randomplayout(3))')\n"
+      "from ggp_cr.algorithms.config import components\n"
+      "components.parse_fixed_policy('solver(name=cfr+,iterations=5)')")
+  assert not [m for m in loaded if m == "numba" or m.startswith("numba.")]
+  ours = [m for m in loaded if m.startswith("ggp_cr.algorithms.")]
+  assert all(m.startswith("ggp_cr.algorithms.config") for m in ours), ours
+
+
 def _modules():
   for path in sorted(_ROOT.rglob("*.py")):
     parts = path.relative_to(_ROOT.parent).with_suffix("").parts

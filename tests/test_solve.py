@@ -11,6 +11,7 @@ import pytest
 
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
@@ -170,3 +171,61 @@ def test_checkpoints_are_checked_and_later_rows_dropped(tmp_path, kuhn_tree):
   csv_path.write_text(",".join(solver_runs.COLUMNS) + "\n" + rows)
   solver_runs.truncate_rows(csv_path, 4)
   assert pd.read_csv(csv_path)["iterations"].tolist() == [1, 2, 4]
+
+
+def test_run_until_visited_batches_only_the_compiled_solver():
+  from ggp_cr.algorithms.config import registry  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("kuhn_poker")
+  counts = {}
+  for spec in ("os_mccfr(compiled=true)", "os_mccfr(compiled=false)"):
+    solver = registry.make_solver(spec, game, seed=0)
+    calls = []
+    iterate = solver.iterate
+    solver.iterate = lambda n=1, iterate=iterate: (calls.append(n), iterate(n))
+    iterations = solver_runs.run_until_visited(solver, 5000)
+    assert solver.visited_states >= 5000 and iterations == solver.iterations
+    counts[spec] = (len(calls), max(calls))
+  assert counts["os_mccfr(compiled=false)"][1] == 1
+  assert counts["os_mccfr(compiled=true)"][1] > 1
+  assert counts["os_mccfr(compiled=true)"][0] < counts["os_mccfr(compiled=false)"][0]
+
+
+def test_depth_limited_checkpoint_restores_the_estimator_stream(kuhn_tree):
+  def solver():
+    return cfr.GeneralCFRSolver(kuhn_tree, regret_matcher="rm+", depth_limit=1,
+                                utility_estimator=utility_estimators.RandomPlayout(2, 7))
+  first = solver()
+  first.iterate(3)
+  state = first.state_dict()
+  assert "estimator_rng_state" in state
+  first.iterate(2)
+  resumed = solver()
+  resumed.load_state_dict(state)
+  resumed.iterate(2)
+  np.testing.assert_array_equal(resumed.average_strategy_slots(),
+                                first.average_strategy_slots())
+
+
+def test_solve_loop_rows_and_a_save_interrupted_is_saved_again(tmp_path, kuhn_tree):
+  def run(path, save):
+    solver = cfr.GeneralCFRSolver(kuhn_tree, regret_matcher="rm+")
+    evaluator = solver_runs.AverageStrategyEvaluator(kuhn_tree.game, solver)
+    with solver_runs.open_rows(path, resume=False) as output:
+      return solver_runs.solve_loop(
+          solver, evaluator, output, solver_runs.EvaluationSchedule("log", None),
+          lambda iterations, seconds: iterations >= 8, save, ("kuhn_poker()", "cfr+"))
+
+  saved = []
+  assert run(tmp_path / "full.csv", lambda i, s, slots: saved.append(i)) == (8, False)
+  assert saved == [1, 2, 4, 8]
+  assert list(pd.read_csv(tmp_path / "full.csv")["iterations"]) == [1, 2, 4, 8]
+
+  def interrupted_save(iterations, seconds, slots):
+    saved.append(iterations)
+    if len(saved) == 2:
+      raise KeyboardInterrupt
+
+  saved = []
+  assert run(tmp_path / "cut.csv", interrupted_save) == (2, True)
+  assert saved == [1, 2, 2]  # the row of iteration 2 is written, so its state is saved
+  assert list(pd.read_csv(tmp_path / "cut.csv")["iterations"]) == [1, 2]

@@ -67,10 +67,12 @@ class SumsSolver(Protocol):
     """{action: average-strategy sum} at information set `infoset` of `tree`."""
 
 
+@runtime_checkable
 class OnlineSolver(Solver, Protocol):
   """An outcome-sampling solver an online bot re-solves with ([S] §3.4.2): live
   (outcome_sampling) or compiled (compiled_outcome_sampling)."""
-  # Share of a seconds budget per `iterate` call (None: one iteration per call).
+  # Share of a seconds budget per `iterate` call (None: one iteration per call; a
+  # share: `iterate(n)` runs n iterations in one kernel call, so callers batch).
   batch_share: float | None
 
   def warm_up(self) -> None:
@@ -84,6 +86,17 @@ class OnlineSolver(Solver, Protocol):
   def average_probabilities(self, state, player) -> list:
     """The average strategy at `player`'s information set in `state`, over
     state.legal_actions(player) (uniform where it has no data)."""
+
+
+@runtime_checkable
+class RandomEstimator(Protocol):
+  """A depth-limit utility estimator drawing from a random stream ([S] §3.3.2):
+  `estimate(tree, nodes, out)` writes the nodes' values and returns the histories
+  visited; `rng_state` (a uint64 array, updated in place) is the stream's state, which
+  a Resumable solver checkpoints so that a resumed run continues exactly."""
+  rng_state: object
+
+  def estimate(self, tree, nodes, out) -> int: ...
 
 
 @runtime_checkable

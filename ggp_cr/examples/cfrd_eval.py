@@ -30,22 +30,20 @@ measured against the exact trunk values whatever --values and --sigmas say. A pl
 the mean combined exploitability and margin per variant and sigma goes to --plot.
 """
 
-import csv
 import os
 import sys
 
 from absl import app
 from absl import flags
-import numpy as np
 
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import gadget_runs
+from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree
@@ -87,10 +85,6 @@ _PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png
 _WORKERS = flags.DEFINE_integer(
     "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
     "games with a native extractor ignore it).", lower_bound=1)
-
-COLUMNS = ("variant", "values", "sigma", "repeat", "iteration", "trunk_exploitability",
-           "combined_exploitability", "gadget_exploitability", "margin")
-
 
 def _parse_history(text):
   try:
@@ -135,19 +129,6 @@ def _check_flags():
     raise app.UsageError(str(error)) from None
 
 
-def _make_solver(spec, game):
-  try:
-    solver = registry.make_solver(spec, game, seed=_SEED.value)
-  except ValueError as error:
-    raise app.UsageError(str(error)) from None
-  step = contracts.step_function(solver)
-  return solver, step
-
-
-def _average_slots(solver, game, tree):
-  return tree.policy_to_slots(contracts.python_average_policy(solver, game))
-
-
 def _trunk(tree):
   if _TRUNK_STRATEGY.value:
     try:
@@ -155,56 +136,14 @@ def _trunk(tree):
     except ValueError as error:
       raise app.UsageError(f"--trunk_strategy: {error}") from None
   print(f"trunk: {_TRUNK_ITERATIONS.value} iterations of {_TRUNK_SOLVER.value}")
-  solver, step = _make_solver(_TRUNK_SOLVER.value, tree.game)
-  for _ in range(_TRUNK_ITERATIONS.value):
-    step()
-  trunk = _average_slots(solver, tree.game, tree)
+  try:
+    trunk = gadget_runs.trunk_strategy(tree, _TRUNK_SOLVER.value,
+                                       _TRUNK_ITERATIONS.value, _SEED.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   if _SAVE_TRUNK.value:
     strategy_files.save_strategy(_SAVE_TRUNK.value, tree, trunk)
   return trunk
-
-
-def _evaluate_gadget(tree, trunk, subgame, exact_values, variant, append, labels):
-  """Solves one gadget, appending a row every --eval_every iterations."""
-  gadget = gadgets.make_gadget(subgame, variant)
-  gadget_tree = gadget.tree()
-  solver, step = _make_solver(_SOLVER.value, gadget)
-  for iteration in range(1, _ITERATIONS.value + 1):
-    step()
-    if iteration % _EVAL_EVERY.value and iteration not in (1, _ITERATIONS.value):
-      continue
-    average = _average_slots(solver, gadget, gadget_tree)
-    combined = subgames.combine(tree, trunk, gadget, average)
-    exploitability = exact_br.exploitability_slots
-    append({**labels, "variant": variant, "iteration": iteration,
-            "combined_exploitability": exploitability(tree, combined),
-            "gadget_exploitability": exploitability(gadget_tree, average),
-            "margin": subgames.subgame_margin(tree, subgame, combined, exact_values)})
-
-
-def _plot(csv_path, png_path):
-  plt = figures.pyplot()
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-  frame = pd.read_csv(csv_path)
-  means = frame.groupby(["variant", "sigma", "iteration"], as_index=False).mean(
-      numeric_only=True)
-  figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 8), sharex=True)
-  for (variant, sigma), group in means.groupby(["variant", "sigma"]):
-    label = f"{variant}, σ={sigma:g}"
-    top.plot(group["iteration"], group["combined_exploitability"], label=label)
-    bottom.plot(group["iteration"], group["margin"], label=label)
-  top.axhline(frame["trunk_exploitability"].iloc[0], color="black", linestyle="--",
-              label="trunk")
-  top.set_yscale("log")
-  top.set_ylabel("combined exploitability (NashConv / 2)")
-  top.legend()
-  bottom.axhline(0.0, color="black", linewidth=0.5)
-  bottom.set_xscale("log")
-  bottom.set_xlabel("gadget solver iterations")
-  bottom.set_ylabel("subgame margin")
-  figure.suptitle(f"{_GAME.value}, subgame at [{_HISTORY.value}], "
-                  f"{_VALUES.value} values")
-  figures.save(figure, png_path)
 
 
 def main(argv):
@@ -227,33 +166,26 @@ def main(argv):
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
-  exact_values = subgames.opponent_root_values(tree, trunk, subgame)
-  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
-  print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
+  print(f"{tree}\ntrunk exploitability {exact_br.exploitability_slots(tree, trunk):.6g}"
+        f"\n{subgame}")
 
-  rng = np.random.default_rng(_SEED.value)
-  with open(_OUTPUT.value, "w", newline="", encoding="utf-8") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
+  def append(row):
+    output.append(row)
+    print(f"{row['variant']:>10} σ={row['sigma']:<5g} #{row['repeat']:<3} "
+          f"it {row['iteration']:>6}: combined {row['combined_exploitability']:.6g}  "
+          f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}")
 
-    def append(row):
-      writer.writerow(row)
-      file.flush()
-      print(f"{row['variant']:>10} σ={row['sigma']:<5g} #{row['repeat']:<3} "
-            f"it {row['iteration']:>6}: combined {row['combined_exploitability']:.6g}  "
-            f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}")
-
-    for sigma in sigmas:
-      for repeat in range(_REPEATS.value if sigma > 0 else 1):
-        noisy = subgame.with_noise(sigma, rng)
-        labels = {"values": _VALUES.value, "sigma": sigma, "repeat": repeat,
-                  "trunk_exploitability": trunk_exploitability}
-        for variant in _VARIANTS.value:
-          if variant == "unsafe" and (sigma != sigmas[0] or repeat > 0):
-            continue
-          _evaluate_gadget(tree, trunk, noisy, exact_values, variant, append, labels)
+  run = (_SOLVER.value, _ITERATIONS.value, _EVAL_EVERY.value, _SEED.value)
+  with results_csv.AppendOnlyCsv(_OUTPUT.value, gadget_runs.COLUMNS,
+                                 replace=True) as output:
+    try:
+      gadget_runs.sweep(tree, trunk, subgame, _VALUES.value, sigmas, _REPEATS.value,
+                        _VARIANTS.value, run, append)
+    except ValueError as error:
+      raise app.UsageError(str(error)) from None
   png_path = _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png"
-  _plot(_OUTPUT.value, png_path)
+  gadget_runs.plot(_OUTPUT.value, png_path, f"{_GAME.value}, subgame at "
+                   f"[{_HISTORY.value}], {_VALUES.value} values")
   print(f"wrote {_OUTPUT.value} and {png_path}")
   return 0
 

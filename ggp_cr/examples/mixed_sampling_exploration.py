@@ -18,22 +18,18 @@ the mean (and standard error) per method and lambda is printed next to the thesi
 figures and plotted to <output_dir>/<game>.png.
 """
 
-import csv
 import os
 import re
-import time
 
 from absl import app
 from absl import flags
-import numpy as np
 import pandas as pd
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import mixed_sampling
+from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
 
@@ -49,17 +45,7 @@ _WORKERS = flags.DEFINE_integer(
     "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
     "games with a native extractor ignore it).", lower_bound=1)
 
-COLUMNS = ("method", "lambda", "seed", "solver", "iterations", "nodes_touched",
-           "seconds", "exploitability")
-METHODS = {
-    "linear mixed": "mixed(schedule=linear,pernode=true,i={iterations},e={lam})",
-    "pure OS": "mixed(schedule=os,e={lam})",
-}
 # [M] Table 5.1 (Leduc Hold'em, 2^10 iterations, OpenSpiel exploitability).
-THESIS = {
-    "linear mixed": {0.0: 1.48, 0.25: 1.58, 0.5: 1.65, 0.75: 1.67, 1.0: 1.73},
-    "pure OS": {0.0: 2.22, 0.25: 2.22, 0.5: 2.20, 0.75: 2.34, 1.0: 2.37},
-}
 
 
 def _lambdas():
@@ -74,56 +60,6 @@ def _lambdas():
       raise app.UsageError(f"--lambdas must be in [0, 1], got {value}.")
     values.append(value)
   return values
-
-
-def _done_runs(path):
-  if not os.path.exists(path):
-    return set()
-  frame = pd.read_csv(path)
-  return set(zip(frame["solver"], frame["seed"].astype(int),
-                 frame["iterations"].astype(int)))
-
-
-def _run(game, tree, solver_string, seed, iterations):
-  solver = registry.make_solver(solver_string, game, seed=seed)
-  start = time.perf_counter()
-  for _ in range(iterations):
-    solver.iteration()
-  seconds = time.perf_counter() - start
-  slots = solver.average_policy().to_slots(tree)
-  return solver.nodes_touched, seconds, exact_br.exploitability_slots(tree, slots)
-
-
-def summarize(frame, iterations):
-  """Mean, standard error and count per method and lambda, with the thesis's value."""
-  frame = frame[frame["iterations"] == iterations]
-  rows = []
-  for (method, lam), group in frame.groupby(["method", "lambda"]):
-    values = group["exploitability"].to_numpy()
-    rows.append({
-        "method": method, "lambda": lam, "runs": len(values),
-        "exploitability": values.mean(),
-        "stderr": values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0,
-        "nodes_touched": group["nodes_touched"].mean(),
-        "thesis": THESIS.get(method, {}).get(float(lam), float("nan")),
-    })
-  return pd.DataFrame(rows)
-
-
-def plot(summary, path, title):
-  plt = figures.pyplot()
-  figure, axes = plt.subplots(figsize=(6.5, 4.2))
-  for (method, group), color in zip(summary.groupby("method"), ("C0", "C1")):
-    axes.errorbar(group["lambda"], group["exploitability"], yerr=group["stderr"],
-                  marker="o", color=color, capsize=3, label=f"{method} (ours)")
-    axes.plot(group["lambda"], group["thesis"], marker="x", linestyle="--",
-              color=color, label=f"{method} ([M] Table 5.1)")
-  axes.set_xlabel("exploration lambda")
-  axes.set_ylabel("exploitability (NashConv / 2)")
-  axes.set_title(title)
-  axes.grid(alpha=0.3)
-  axes.legend(fontsize=8)
-  figures.save(figure, path)
 
 
 def main(argv):
@@ -143,38 +79,41 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   name = re.sub(r"[^A-Za-z0-9_.=,+-]+", "_", str(game)).strip("_")
   csv_path = os.path.join(_OUTPUT_DIR.value, f"{name}.csv")
-  done = _done_runs(csv_path)
   iterations = _ITERATIONS.value
-  new_file = not os.path.exists(csv_path)
   solver_strings = set()
-  with open(csv_path, "a", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    if new_file:
-      writer.writeheader()
-    for method, template in METHODS.items():
+  try:
+    output = results_csv.AppendOnlyCsv(
+        csv_path, mixed_sampling.COLUMNS, numeric=mixed_sampling.NUMERIC_COLUMNS,
+        key=("solver", "seed", "iterations"))
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  done = mixed_sampling.done_runs(output.rows)
+  with output:
+    for method, template in mixed_sampling.METHODS.items():
       for lam in lambdas:
         solver_string = template.format(iterations=iterations, lam=lam)
         solver_strings.add(solver_string)
         for seed in range(_SEEDS.value):
           if (solver_string, seed, iterations) in done:
             continue
-          nodes, seconds, value = _run(game, tree, solver_string, seed, iterations)
-          writer.writerow({"method": method, "lambda": lam, "seed": seed,
-                           "solver": solver_string, "iterations": iterations,
-                           "nodes_touched": nodes, "seconds": round(seconds, 3),
-                           "exploitability": value})
-          file.flush()
+          nodes, seconds, value = mixed_sampling.run(game, tree, solver_string, seed,
+                                                     iterations)
+          output.append({"method": method, "lambda": lam, "seed": seed,
+                         "solver": solver_string, "iterations": iterations,
+                         "nodes_touched": nodes, "seconds": round(seconds, 3),
+                         "exploitability": value})
           print(f"{method:12s} lambda={lam:<5g} seed={seed:<3d} exploitability "
                 f"{value:.4f}  nodes {nodes:,}  {seconds:.1f} s", flush=True)
   frame = pd.read_csv(csv_path)
-  summary = summarize(frame[frame["solver"].isin(solver_strings)], iterations)
+  summary = mixed_sampling.summarize(frame[frame["solver"].isin(solver_strings)],
+                                     iterations)
   print(f"\n{game}, {iterations} iterations, exploitability (NashConv/2), mean ± s.e.:")
   for row in summary.itertuples():
     print(f"  {row.method:12s} lambda={row[2]:<5g} ours {row.exploitability:.3f} ± "
           f"{row.stderr:.3f} ({row.runs} runs, {row.nodes_touched:,.0f} nodes)   "
           f"thesis {row.thesis:.2f}")
   plot_path = os.path.join(_OUTPUT_DIR.value, f"{name}.png")
-  plot(summary, plot_path, f"{game}, {iterations} iterations")
+  mixed_sampling.plot(summary, plot_path, f"{game}, {iterations} iterations")
   print(f"CSV: {csv_path}\nPlot: {plot_path}")
 
 

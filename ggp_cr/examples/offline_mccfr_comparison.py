@@ -36,21 +36,18 @@ NashConv against visited states, one line per solver (median over seeds at each
 evaluation; the band spans the seeds' quartiles).
 """
 
-import csv
 import os
-import time
 
 from absl import app
 from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.evaluation import offline_comparison
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import solver_runs
-from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.examples import cli
 
 TABLE_5_4_GAMES = (
@@ -59,19 +56,13 @@ TABLE_5_4_GAMES = (
     "python_leduc(stack1=100,stack2=100,max_raises=1,cards_per_suit=7)",
     "python_princess_monster(max_turns=5)",
 )
-THESIS_NAMES = {
-    "vr_mccfr(compiled=true)": "VR-MCCFR candidate",
-    "mc_cfr(compiled=true)": "MC-CFR candidate",
-    "os_mccfr(rm=rm+,e=1,compiled=true)": "MC-CFR+",
-}
-COLUMNS = ("game", "solver", "seed", "visited_states", "iterations", "time", "nash_conv",
-           "exploitability")
 NAME = "offline_mccfr_comparison"
 
 _GAMES = flags.DEFINE_multi_string("game", list(TABLE_5_4_GAMES),
                                    "Game string (repeatable); default [S] Table 5.4.")
 _SOLVERS = flags.DEFINE_multi_string(
-    "solver", list(THESIS_NAMES), "Solver string (repeatable) with a visited_states "
+    "solver", list(offline_comparison.THESIS_NAMES),
+    "Solver string (repeatable) with a visited_states "
     "count, e.g. the defaults: the thesis's VR-MCCFR and MC-CFR candidates and MC-CFR+.")
 _VISITED_STATES = flags.DEFINE_integer(
     "visited_states", 10_000_000, "Budget of visited states per run.")
@@ -108,74 +99,6 @@ def _check_flags():
   return games, specs, budgets
 
 
-def _make_solver(spec, game, seed):
-  target = compiled_tree.cached_tree(game, workers=_WORKERS.value) if spec.solver_type.accepts_tree else game
-  try:
-    solver = registry.make_solver(spec, target, seed=seed)
-  except ValueError as error:
-    raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
-  if contracts.visited_states(solver) is None:
-    raise app.UsageError(f"--solver {spec} does not count visited states.")
-  return solver
-
-
-def _run(writer, file, game, spec, seed, budgets):
-  """One run of `spec` on `game`: a CSV row per budget, a summary line printed."""
-  solver = _make_solver(spec, game, seed)
-  evaluator = solver_runs.AverageStrategyEvaluator(game, solver)
-  iterations, seconds, nash_conv = 0, 0.0, None
-  for budget in budgets:
-    tick = time.perf_counter()
-    iterations += solver_runs.run_until_visited(solver, budget)
-    seconds += time.perf_counter() - tick
-    nash_conv = evaluator.nash_conv(evaluator.average_slots())
-    writer.writerow({"game": str(game), "solver": str(spec), "seed": seed,
-                     "visited_states": solver.visited_states, "iterations": iterations,
-                     "time": f"{seconds:.6f}", "nash_conv": repr(nash_conv),
-                     "exploitability": repr(nash_conv / 2)})
-    file.flush()
-  print(f"{str(game):70s} {str(spec):38s} seed {seed:2d}: {solver.visited_states:>12,} "
-        f"states, {iterations:>10,} it, {seconds:6.2f} s, NashConv {nash_conv:.4g}",
-        flush=True)
-
-
-def plot(csv_path, plot_path):
-  """One log-log panel per game of the median NashConv over seeds per solver."""
-  plt = figures.pyplot()
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-
-  frame = pd.read_csv(csv_path)
-  frame["evaluation"] = frame.groupby(["game", "solver", "seed"]).cumcount()
-  games = list(dict.fromkeys(frame["game"]))
-  columns = min(len(games), 2)
-  rows = -(-len(games) // columns)
-  figure, axes_grid = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.5 * rows),
-                                   squeeze=False)
-  for axes, game in zip(axes_grid.flat, games):
-    of_game = frame[frame["game"] == game]
-    for solver in dict.fromkeys(of_game["solver"]):
-      runs = of_game[of_game["solver"] == solver].groupby("evaluation")
-      x = runs["visited_states"].median()
-      label = f"{THESIS_NAMES[solver]}: {solver}" if solver in THESIS_NAMES else solver
-      seeds = of_game[of_game["solver"] == solver]["seed"].nunique()
-      line, = axes.plot(x, runs["nash_conv"].median(), marker=".",
-                        label=f"{label} (median of {seeds})")
-      axes.fill_between(x, runs["nash_conv"].quantile(0.25),
-                        runs["nash_conv"].quantile(0.75), color=line.get_color(),
-                        alpha=0.2, linewidth=0)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("visited states (histories touched)")
-    axes.set_ylabel("NashConv (the thesis's exploitability)")
-    axes.set_title(game, fontsize=9)
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7)
-  for axes in list(axes_grid.flat)[len(games):]:
-    axes.set_visible(False)
-  figure.suptitle("Offline MC-CFR comparison ([S] §5.1.2, Fig. 5.11)")
-  figures.save(figure, plot_path)
-
-
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
@@ -190,15 +113,17 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   print(f"Budgets of visited states: {', '.join(f'{b:,}' for b in budgets)}; writing "
         f"{csv_path}", flush=True)
-  with open(csv_path, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS)
-    writer.writeheader()
+  with results_csv.AppendOnlyCsv(csv_path, offline_comparison.COLUMNS,
+                                 replace=True) as output:
     for game in games:
       for spec in specs:
         for seed in range(_SEEDS.value):
-          _run(writer, file, game, spec, seed, budgets)
+          try:
+            offline_comparison.run(output, game, spec, seed, budgets, _WORKERS.value)
+          except ValueError as error:
+            raise app.UsageError(str(error)) from None
   plot_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.png")
-  plot(csv_path, plot_path)
+  offline_comparison.plot(csv_path, plot_path)
   print(f"Plot: {plot_path}")
 
 

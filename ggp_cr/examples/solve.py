@@ -42,8 +42,6 @@ larger budget) continues from the last checkpoint and appends to the CSV, as an
 uninterrupted run would have (only the time column reflects the actual run).
 """
 
-import csv
-import glob
 import os
 import time
 
@@ -56,10 +54,9 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.evaluation import output_paths
-from ggp_cr.algorithms.evaluation import result_names
 from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.files import output_paths
+from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 from ggp_cr.examples import cli
@@ -103,35 +100,6 @@ def load_game(game_string):
     return pyspiel.load_game(game_string)
   except (pyspiel.SpielError, ValueError, RuntimeError) as error:
     raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from None
-
-
-def plot_runs(output_dir, game_string, plot_x):
-  """Log-log plot of every run of `game_string` in `output_dir`; returns its path."""
-  plt = figures.pyplot()
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-
-  figure, axes = plt.subplots(figsize=(7, 4.5))
-  for path in sorted(glob.glob(os.path.join(output_dir, f"{result_names.key(game_string)}__*.csv"))):
-    frame = pd.read_csv(path)
-    frame = frame[(frame["game"] == game_string) & (frame[plot_x] > 0)]
-    frame = frame.dropna(subset=[plot_x])
-    if frame.empty:
-      continue
-    axes.plot(frame[plot_x], frame["exploitability"], marker=".",
-              label=str(frame["solver"].iloc[0]))
-  labels = {"time": "solver time [s]", "iterations": "iterations",
-            "visited_states": "visited states (histories touched)"}
-  axes.set_xscale("log")
-  axes.set_yscale("log")
-  axes.set_xlabel(labels[plot_x])
-  axes.set_ylabel("exploitability = NashConv / 2 [utility]")
-  axes.set_title(f"Average-strategy exploitability in {game_string}")
-  axes.grid(True, which="both", alpha=0.3)
-  if axes.lines:
-    axes.legend()
-  path = os.path.join(output_dir, f"{result_names.key(game_string)}.png")
-  figures.save(figure, path)
-  return path
 
 
 def evaluate_strategy_file(path):
@@ -221,7 +189,6 @@ def main(argv):
   print(f"Solving {game} with {spec}; setup (tree construction) took "
         f"{time.perf_counter() - start:.2f} s; writing {csv_path}", flush=True)
 
-  step = contracts.step_function(solver)
   iterations, solver_seconds = 0, 0.0
   resumable = isinstance(solver, contracts.Resumable)
   if _RESUME.value:
@@ -236,61 +203,35 @@ def main(argv):
       raise app.UsageError(f"Cannot resume from {checkpoint}: {error}") from None
     schedule.catch_up(iterations, solver_seconds)
     print(f"Resumed after {iterations:,} iterations and {solver_seconds:.2f} s.")
-  last_iterations, last_seconds = iterations, solver_seconds
 
-  def budget_spent():
+  def spent(iterations, seconds):
     return ((_ITERATIONS.value is not None and iterations >= _ITERATIONS.value) or
-            (_TIME_LIMIT.value is not None and solver_seconds >= _TIME_LIMIT.value))
+            (_TIME_LIMIT.value is not None and seconds >= _TIME_LIMIT.value))
 
-  def save(slots):
+  def save(iterations, seconds, slots):
     """The checkpoint and strategy of the evaluation just written to the CSV."""
     if resumable:
-      solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations,
-                                  solver_seconds, solver.state_dict())
+      solver_runs.save_checkpoint(checkpoint, str(game), str(spec), iterations, seconds,
+                                  solver.state_dict())
     if _SAVE_STRATEGY.value:
       strategy_files.save_strategy(_SAVE_STRATEGY.value, evaluator.tree, slots)
 
-  interrupted, unsaved = False, None
-  with open(csv_path, "a" if _RESUME.value else "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=solver_runs.COLUMNS, lineterminator="\n")
-    if not _RESUME.value:
-      writer.writeheader()
-      file.flush()
+  try:
+    output = solver_runs.open_rows(csv_path, resume=_RESUME.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  with output:
     try:
-      while not budget_spent():
-        tick = time.perf_counter()
-        step()
-        solver_seconds += time.perf_counter() - tick
-        iterations += 1
-        if not (schedule.due(iterations, solver_seconds) or budget_spent()):
-          continue
-        slots = evaluator.average_slots()
-        nash_conv = evaluator.nash_conv(slots)
-        visited = contracts.visited_states(solver)
-        writer.writerow({"game": str(game), "solver": str(spec),
-                         "time": f"{solver_seconds:.6f}", "iterations": iterations,
-                         "visited_states": "" if visited is None else visited,
-                         "nash_conv": repr(nash_conv),
-                         "exploitability": repr(nash_conv / 2)})
-        file.flush()
-        unsaved = slots
-        rate = (iterations - last_iterations) / max(solver_seconds - last_seconds, 1e-9)
-        visited_text = "" if visited is None else f"  {visited:>15,} states"
-        print(f"{solver_seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
-              f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
-              f"({rate:,.1f} it/s)", flush=True)
-        last_iterations, last_seconds = iterations, solver_seconds
-        save(slots)
-        unsaved = None
-    except KeyboardInterrupt:
-      interrupted = True
-      if unsaved is not None:  # interrupted while saving: the state is still that row's
-        save(unsaved)
-      print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
-            "evaluation so far" + ("; rerun with --resume to continue." if resumable
-                                   else "."))
+      iterations, interrupted = solver_runs.solve_loop(
+          solver, evaluator, output, schedule, spent, save, (game, spec), iterations,
+          solver_seconds)
+      if interrupted:
+        print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
+              "evaluation so far" + ("; rerun with --resume to continue." if resumable
+                                     else "."))
     finally:
-      print(f"Plot: {plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)}")
+      plot = solver_runs.plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)
+      print(f"Plot: {plot}")
   if _SAVE_STRATEGY.value and os.path.exists(_SAVE_STRATEGY.value):
     print(f"Average strategy saved to {_SAVE_STRATEGY.value}")
   return cli.EXIT_INTERRUPTED if interrupted else 0

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import presets
@@ -425,7 +426,7 @@ class GeneralCFRSolver:
              "strategy": self._strategy.copy(), "iteration": self._iteration,
              "log_weight_scale": self._log_weight_scale,
              "visited_states": self.visited_states}
-    if hasattr(self.utility_estimator, "rng_state"):
+    if isinstance(self.utility_estimator, contracts.RandomEstimator):
       state["estimator_rng_state"] = self.utility_estimator.rng_state.copy()
     return state
 
@@ -465,7 +466,8 @@ class GeneralCFRSolver:
     self._iteration = iteration
     self._log_weight_scale = log_scale
     self.visited_states = visited
-    if "estimator_rng_state" in state and hasattr(self.utility_estimator, "rng_state"):
+    if "estimator_rng_state" in state and isinstance(self.utility_estimator,
+                                                     contracts.RandomEstimator):
       self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
 
   def __repr__(self):

@@ -16,145 +16,23 @@ The discount of iteration t is applied right after t's regrets are added, as in
 Brown & Sandholm and OpenSpiel's discounted_cfr (CFRPlayground applied it before adding
 the next iteration's regrets with t + 1, one iteration later).
 
-A matcher is a frozen `RegretMatcher`, parsed from strings such as ``rm``, ``rm+``,
+A matcher is a frozen `RegretMatcher` (config.components, with its parser, so that
+parsing a solver string loads no numba), parsed from strings such as ``rm``, ``rm+``,
 ``drm(1.5,0.5)`` or ``erm(rm+,0.01)``. Numba kernels take its `params()` (a float64
 array) and call the njit functions below on slices [offset, offset + num_actions) of
 flat per-(information set, action) arrays.
 """
 
-import dataclasses
-import math
-
 import numba
 import numpy as np
 
-from ggp_cr.algorithms.config import number_ranges
-from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.config import components
+from ggp_cr.algorithms.config.components import (  # pylint: disable=g-importing-member
+    DRM, NUM_PARAMS, PARAM_ALPHA, PARAM_BETA, PARAM_EXPLORATION, PARAM_KIND, RM, RM_PLUS,
+    RegretMatcher, parse_regret_matcher)
 
-RM = 0
-RM_PLUS = 1
-DRM = 2
-
-# Layout of the float64 parameter array passed to the kernels.
-PARAM_KIND = 0
-PARAM_ALPHA = 1
-PARAM_BETA = 2
-PARAM_EXPLORATION = 3
-NUM_PARAMS = 4
-
-_KIND_NAMES = {RM: "rm", RM_PLUS: "rm+", DRM: "drm"}
-
-ACCEPTED = ("rm", "rm+", "drm(alpha,beta)", "erm(inner,gamma) with inner one of "
-            "rm, rm+, drm(alpha,beta) and gamma in [0, 1]")
-
-
-@dataclasses.dataclass(frozen=True)
-class RegretMatcher:
-  """A regret-matching rule: kind RM, RM_PLUS or DRM, plus ERM exploration gamma."""
-  kind: int = RM
-  alpha: float = math.inf
-  beta: float = math.inf
-  exploration: float = 0.0
-
-  def __post_init__(self):
-    if self.kind not in _KIND_NAMES:
-      raise ValueError(f"Regret matcher kind must be one of {sorted(_KIND_NAMES)}, "
-                       f"got {self.kind!r}.")
-    for name in ("alpha", "beta"):
-      if math.isnan(getattr(self, name)):
-        raise ValueError(f"DRM parameter {name} must be a number, got NaN.")
-    if not 0.0 <= self.exploration <= 1.0:
-      raise ValueError(
-          f"ERM exploration gamma must be in [0, 1], got {self.exploration}.")
-
-  def params(self):
-    """The float64 parameter array the numba functions take."""
-    params = np.zeros(NUM_PARAMS)
-    params[PARAM_KIND] = self.kind
-    params[PARAM_ALPHA] = self.alpha
-    params[PARAM_BETA] = self.beta
-    params[PARAM_EXPLORATION] = self.exploration
-    return params
-
-  def __str__(self):
-    if self.kind == DRM:
-      inner = f"drm({_format_number(self.alpha)},{_format_number(self.beta)})"
-    else:
-      inner = _KIND_NAMES[self.kind]
-    if self.exploration > 0:
-      return f"erm({inner},{_format_number(self.exploration)})"
-    return inner
-
-  def strategy(self, regrets):
-    """The current strategy for one information set's cumulative regrets."""
-    regrets = np.asarray(regrets, dtype=np.float64)
-    out = np.empty_like(regrets)
-    current_strategy(regrets, out, 0, len(regrets), self.params())
-    return out
-
-  def accumulate(self, regrets, increments, iteration):
-    """Returns `regrets` + `increments`, discounted as after `iteration` (>= 1)."""
-    result = np.array(regrets, dtype=np.float64)
-    accumulate_regrets(result, 0, len(result),
-                       np.asarray(increments, dtype=np.float64), self.params(),
-                       float(iteration))
-    return result
-
-
-def _format_number(value):
-  """Shortest text that parses back to `value`: 1 rather than 1.0, inf, -inf."""
-  value = float(value)
-  if not math.isfinite(value):
-    return "inf" if value > 0 else "-inf"
-  if value.is_integer() and abs(value) < 1e15:
-    return str(int(value))
-  return repr(value)
-
-
-def parse_regret_matcher(spec):
-  """Parses ``rm``, ``rm+``, ``drm(alpha,beta)`` or ``erm(inner,gamma)``.
-
-  A RegretMatcher is returned unchanged. Raises ValueError listing the accepted forms.
-  """
-  if isinstance(spec, RegretMatcher):
-    return spec
-  try:
-    return _from_call(spec_strings.parse_call(spec), allow_erm=True)
-  except ValueError as error:
-    raise ValueError(f"Bad regret matcher {spec!r}: {error} Accepted: "
-                     f"{'; '.join(ACCEPTED)}.") from None
-
-
-def _from_call(call, allow_erm):
-  def fail(why):
-    raise ValueError(f"{why}.")
-
-  if call.kwargs:
-    fail("arguments are positional")
-  if call.name in ("rm", "rm+"):
-    if call.args:
-      fail(f"{call.name} takes no arguments")
-    return RegretMatcher(kind=RM if call.name == "rm" else RM_PLUS)
-  if call.name == "drm":
-    if len(call.args) != 2:
-      fail("drm takes two exponents, drm(alpha,beta)")
-    alpha = number_ranges.exponent(spec_strings.parse_float(call.args[0], "DRM alpha"),
-                                   "DRM alpha", allowed=(math.inf,))
-    beta = number_ranges.exponent(spec_strings.parse_float(call.args[1], "DRM beta"),
-                                  "DRM beta", -number_ranges.MAX_EXPONENT,
-                                  allowed=(math.inf, -math.inf))
-    return RegretMatcher(kind=DRM, alpha=alpha, beta=beta)
-  if call.name == "erm" and allow_erm:
-    if len(call.args) != 2:
-      fail("erm takes an inner matcher and gamma, erm(inner,gamma)")
-    inner = _from_call(spec_strings.parse_call(call.args[0]), allow_erm=False)
-    gamma = spec_strings.parse_float(call.args[1], "ERM gamma")
-    if not 0.0 <= gamma <= 1.0:
-      fail(f"ERM gamma must be in [0, 1], got {gamma}")
-    return dataclasses.replace(inner, exploration=gamma)
-  if call.name == "erm":
-    fail("erm cannot be nested")
-  fail(f"unknown name {call.name!r}")
+# The matcher's data, parser and parameter layout live in config (no numba to parse).
+ACCEPTED = components.REGRET_MATCHERS_ACCEPTED
 
 
 @numba.njit(cache=True)

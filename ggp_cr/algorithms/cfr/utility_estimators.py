@@ -11,7 +11,7 @@ the same seed gives the same estimates regardless of what else runs in the proce
 import numba
 import numpy as np
 
-from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.config import components
 
 _GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 
@@ -88,12 +88,5 @@ class RandomPlayout:
 
 
 def parse_utility_estimator(spec, seed=0):
-  """Parses ``randomplayout(n)`` (or the thesis's ``RandomPlayout{n}``)."""
-  call = spec_strings.parse_call(spec)
-  if call.name not in ("randomplayout", "random_playout") or call.kwargs or \
-      len(call.args) > 1:
-    raise ValueError(f"Unknown utility estimator {spec!r}; accepted: randomplayout(n) "
-                     "with n >= 1 playouts.")
-  num_playouts = spec_strings.parse_int(call.args[0], "RandomPlayout n", minimum=1) \
-      if call.args else 1
-  return RandomPlayout(num_playouts, seed=seed)
+  """Parses ``randomplayout(n)`` (or the thesis's ``RandomPlayout{n}``; config.components)."""
+  return RandomPlayout(components.parse_playouts(spec), seed=seed)

@@ -17,6 +17,7 @@ import importlib
 import math
 import pathlib
 
+from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
@@ -41,8 +42,8 @@ def _deferred(module, name):
   return lambda *args, **kwargs: _attribute(module, name)(*args, **kwargs)
 
 
-_regret_matcher = _deferred("cfr.regret_matching", "parse_regret_matcher")
-_baseline = _deferred("sampling.outcome_sampling", "parse_baseline")
+_regret_matcher = components.parse_regret_matcher
+_baseline = components.parse_baseline
 _RM_HELP = "regret matcher: rm, rm+, drm(alpha,beta), erm(inner,gamma)"
 
 
@@ -56,7 +57,7 @@ def _optional_depth(text):
 
 def _checked_estimator(text):
   # Parsed for validation here; the solver gets a fresh, seeded estimator.
-  _attribute("cfr.utility_estimators", "parse_utility_estimator")(text)
+  components.parse_playouts(text)
   return text
 
 
@@ -113,8 +114,7 @@ _DCFR_GAMMA = _float("gamma", 0.0, number_ranges.MAX_EXPONENT, allowed=())
 
 
 def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
-  matcher = _attribute("cfr.regret_matching", "RegretMatcher")(
-      kind=_attribute("cfr.regret_matching", "DRM"), alpha=alpha, beta=beta)
+  matcher = components.RegretMatcher(kind=components.DRM, alpha=alpha, beta=beta)
   return _build_general_cfr(game, seed, matcher, updates, gamma, dl, ue)
 
 

@@ -11,6 +11,7 @@ warning, so it is never replayed, never summarised and never glued to by the nex
 """
 
 import csv
+import fcntl
 import io
 import math
 import os
@@ -18,7 +19,7 @@ import pathlib
 import tempfile
 import warnings
 
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.files import output_paths
 
 
 def rejected_path(path):
@@ -44,6 +45,20 @@ def _row_problem(fields, columns, numeric, nullable, key, seen):
       return f"duplicate of the row with key {identity}"
     seen.add(identity)
   return None
+
+
+def _replace(path, text):
+  """Replaces the file at `path` by `text` atomically (a temporary file, then rename)."""
+  handle, temporary = tempfile.mkstemp(dir=pathlib.Path(path).parent, suffix=".tmp")
+  with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+    file.write(text)
+  os.replace(temporary, path)
+
+
+def _line(columns, row):
+  buffer = io.StringIO()
+  csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in columns])
+  return buffer.getvalue()
 
 
 def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
@@ -91,45 +106,96 @@ def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
       file.writelines(line + "\n" for line, _ in rejected)
       file.flush()
       os.fsync(file.fileno())
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-      file.write(header + "".join(line + "\n" for line in kept))
-    os.replace(temporary, path)
+    _replace(path, header + "".join(line + "\n" for line in kept))
     warnings.warn(f"{path}: set aside {len(rejected)} malformed or half-written row(s) "
                   f"in {rejected_path(path)} (first: {rejected[0][1]}).")
   return rows
 
 
 class AppendOnlyCsv:
-  """A CSV file opened for appending rows with fixed `columns`.
+  """A CSV file opened for appending rows with fixed `columns`; the one results writer.
 
   Creates the file (and its folder) with a header, or checks that an existing file has
   the same header and sets its bad rows aside (`set_aside_bad_rows`; the good ones are
   `self.rows`). Raises ValueError, before anything is written, if the path is not
-  writable or holds other columns.
+  writable or holds other columns. `replace` starts the file afresh (an existing one
+  is emptied, whatever its columns); `lock` takes an exclusive lock so that a second
+  run on the same file fails ("being written by another run"); `kind` names the file
+  in the header error; `check_existing()` is called, before anything is changed, when
+  the file already holds rows (e.g. to compare a configuration sidecar). Each
+  `append` is one write call, so a killed run leaves at most one half-written row,
+  which the next opening sets aside.
   """
 
-  def __init__(self, path, columns, numeric=(), nullable=(), key=()):
+  def __init__(self, path, columns, numeric=(), nullable=(), key=(), *, replace=False,
+               lock=False, kind="", check_existing=None):
     self.path = pathlib.Path(path)
     self.columns = list(columns)
-    header = (",".join(self.columns) + "\n").encode()
+    self._lock = lock
+    self._fd = None
+    self._header = (",".join(self.columns) + "\n").encode()
     output_paths.check_file(self.path, "output")
+    self._open()
     try:
+      size = os.fstat(self._fd).st_size
+      if replace and size:
+        os.ftruncate(self._fd, 0)
+        size = 0
+      if size and os.pread(self._fd, len(self._header), 0) != self._header:
+        raise ValueError(
+            f"{self.path} does not start with the {kind + ' ' if kind else ''}header "
+            f"{self._header.decode().strip()!r}; it holds other columns or was not "
+            "written by this tool (or by another version). Choose another path.")
+      if size > len(self._header) and check_existing is not None:
+        check_existing()
+      if not size:
+        os.write(self._fd, self._header)
       self.rows = set_aside_bad_rows(self.path, self.columns, numeric, nullable, key)
+      self._follow_rename()
+    except (ValueError, OSError) as error:
+      self.close()
+      if isinstance(error, OSError):
+        raise ValueError(f"Cannot write {self.path}: {error.strerror}.") from None
+      raise
+
+  def _open(self):
+    try:
       self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as error:
       raise ValueError(f"Cannot write {self.path}: {error.strerror}.") from None
-    if os.fstat(self._fd).st_size == 0:
-      os.write(self._fd, header)
-    elif os.pread(self._fd, len(header), 0) != header:
+    if self._lock:
+      try:
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+      except OSError:
+        self.close()
+        raise ValueError(f"{self.path} is being written by another run.") from None
+
+  def _follow_rename(self):
+    """After the file was replaced (rows set aside or kept), appends to the new one."""
+    if os.stat(self.path).st_ino != os.fstat(self._fd).st_ino:
       os.close(self._fd)
-      raise ValueError(f"{self.path} exists with other columns; choose another path.")
+      self._open()
+
+  def keep(self, predicate):
+    """Keeps only the rows (dicts of text) for which `predicate` holds, atomically."""
+    self.rows = [row for row in self.rows if predicate(row)]
+    _replace(self.path, self._header.decode()
+             + "".join(_line(self.columns, row) for row in self.rows))
+    self._follow_rename()
 
   def append(self, row):
-    """Writes `row` (a dict with every column) with one write call."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in self.columns])
-    os.write(self._fd, buffer.getvalue().encode())
+    """Writes `row` (a dict with every column) with one write call; `self.rows` gets
+    it as it will read back (text)."""
+    os.write(self._fd, _line(self.columns, row).encode())
+    self.rows.append({c: "" if row[c] is None else str(row[c]) for c in self.columns})
 
   def close(self):
-    os.close(self._fd)
+    if self._fd is not None:
+      os.close(self._fd)
+      self._fd = None
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *unused):
+    self.close()

@@ -8,18 +8,19 @@ the NashConv of a solver's average strategy; `log_spaced_budgets` and
 measure, used by `python -m ggp_cr.examples.offline_mccfr_comparison`).
 """
 
-import csv
+import glob
 import math
 import os
-import tempfile
+import time
 
 import numpy as np
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
+from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import results_csv
-from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import npz_archives
 from ggp_cr.algorithms.tree import strategy_files
@@ -122,14 +123,15 @@ def log_spaced_budgets(total, points_per_decade):
 def run_until_visited(solver, target):
   """Runs iterations of a sampling solver until it has visited `target` states.
 
-  The compiled sampling solvers (one kernel call per batch) run batches sized by
+  Solvers running a batch in one kernel call (contracts.OnlineSolver with a
+  `batch_share`: the compiled sampling solver) run batches sized by
   their mean states per iteration so far, at most as many iterations as they have run
   (so the mean is not a few episodes'); others run one iteration at a time. Returns
   the iterations run. The run stops at the first
   iteration reaching `target`, or, batched, may overshoot it by a batch's noise.
   """
   iterations = 0
-  batched = isinstance(solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
+  batched = isinstance(solver, contracts.OnlineSolver) and solver.batch_share is not None
   while solver.visited_states < target:
     count = 1
     if batched and solver.iterations > 0:
@@ -181,17 +183,94 @@ def load_checkpoint(path, game_string, solver_string):
   return iterations, seconds, state
 
 
+def open_rows(csv_path, resume):
+  """The results writer of a run: appending to a resumed run's rows (checked, bad
+  ones set aside), or a fresh file."""
+  return results_csv.AppendOnlyCsv(csv_path, COLUMNS, numeric=COLUMNS[2:],
+                                   nullable=("visited_states",), key=("iterations",),
+                                   replace=not resume)
+
+
 def truncate_rows(csv_path, iterations):
   """Drops the rows after `iterations` (evaluated after the checkpoint), atomically,
   after setting malformed or half-written rows aside (results_csv)."""
-  rows = results_csv.set_aside_bad_rows(
-      csv_path, COLUMNS, numeric=COLUMNS[2:], nullable=("visited_states",),
-      key=("iterations",))
-  kept = [row for row in rows if float(row["iterations"]) <= iterations]
-  handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(csv_path)),
-                                       suffix=".tmp")
-  with os.fdopen(handle, "w", newline="") as file:
-    writer = csv.DictWriter(file, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(kept)
-  os.replace(temporary, csv_path)
+  with open_rows(csv_path, resume=True) as output:
+    output.keep(lambda row: float(row["iterations"]) <= iterations)
+
+
+def csv_row(game, spec, seconds, iterations, visited, nash_conv):
+  """One row of `COLUMNS` (exploitability = NashConv / 2, OpenSpiel's convention)."""
+  return {"game": str(game), "solver": str(spec), "time": f"{seconds:.6f}",
+          "iterations": iterations, "visited_states": "" if visited is None else visited,
+          "nash_conv": repr(nash_conv), "exploitability": repr(nash_conv / 2)}
+
+
+def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterations=0,
+               seconds=0.0):
+  """Steps `solver` until `spent(iterations, seconds)`; at each evaluation the
+  `schedule` calls for (and the last) appends a `csv_row` (`labels` = game, spec) to
+  `output`, prints it and calls `save(iterations, seconds, slots)`.
+
+  Counts continue from `iterations` and `seconds` (solver time, evaluations excluded).
+  Returns (iterations, interrupted): on KeyboardInterrupt the evaluation written but
+  not yet saved is saved again, so checkpoint and CSV agree.
+  """
+  step = contracts.step_function(solver)
+  last_iterations, last_seconds = iterations, seconds
+  unsaved = None
+  try:
+    while not spent(iterations, seconds):
+      tick = time.perf_counter()
+      step()
+      seconds += time.perf_counter() - tick
+      iterations += 1
+      if not (schedule.due(iterations, seconds) or spent(iterations, seconds)):
+        continue
+      slots = evaluator.average_slots()
+      nash_conv = evaluator.nash_conv(slots)
+      visited = contracts.visited_states(solver)
+      output.append(csv_row(*labels, seconds, iterations, visited, nash_conv))
+      unsaved = (iterations, seconds, slots)
+      rate = (iterations - last_iterations) / max(seconds - last_seconds, 1e-9)
+      visited_text = "" if visited is None else f"  {visited:>15,} states"
+      print(f"{seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
+            f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
+            f"({rate:,.1f} it/s)", flush=True)
+      last_iterations, last_seconds = iterations, seconds
+      save(*unsaved)
+      unsaved = None
+  except KeyboardInterrupt:
+    if unsaved is not None:  # interrupted while saving: the state is still that row's
+      save(*unsaved)
+    return iterations, True
+  return iterations, False
+
+
+def plot_runs(output_dir, game_string, plot_x):
+  """Log-log plot of every run of `game_string` in `output_dir`; returns its path."""
+  plt = figures.pyplot()
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  figure, axes = plt.subplots(figsize=(7, 4.5))
+  pattern = os.path.join(output_dir, f"{result_names.key(game_string)}__*.csv")
+  for path in sorted(glob.glob(pattern)):
+    frame = pd.read_csv(path)
+    frame = frame[(frame["game"] == game_string) & (frame[plot_x] > 0)]
+    frame = frame.dropna(subset=[plot_x])
+    if frame.empty:
+      continue
+    axes.plot(frame[plot_x], frame["exploitability"], marker=".",
+              label=str(frame["solver"].iloc[0]))
+  labels = {"time": "solver time [s]", "iterations": "iterations",
+            "visited_states": "visited states (histories touched)"}
+  axes.set_xscale("log")
+  axes.set_yscale("log")
+  axes.set_xlabel(labels[plot_x])
+  axes.set_ylabel("exploitability = NashConv / 2 [utility]")
+  axes.set_title(f"Average-strategy exploitability in {game_string}")
+  axes.grid(True, which="both", alpha=0.3)
+  if axes.lines:
+    axes.legend()
+  path = os.path.join(output_dir, f"{result_names.key(game_string)}.png")
+  figures.save(figure, path)
+  return path

@@ -13,10 +13,7 @@ plays only the missing matches, and a different configuration is refused.
 """
 
 import concurrent.futures
-import csv
 import dataclasses
-import fcntl
-import io
 import json
 import multiprocessing
 import os
@@ -32,8 +29,8 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.evaluation import output_paths
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 
 FORMAT = "ggp_cr.tournament/1"
 
@@ -203,53 +200,24 @@ class ResultsFile:
 
   Opening checks (before any match is played) that the location is writable, that an
   existing file was written by the same configuration, and that no other run holds it.
-  A trailing partial line (a write cut short by a crash) is dropped; complete rows are
-  never rewritten.
+  Malformed rows and a trailing partial line (a write cut short by a crash) are set
+  aside (results_csv.AppendOnlyCsv); complete rows are never rewritten.
   """
 
   def __init__(self, output, config):
     self.path = pathlib.Path(output)
     self.config = config
-    self._fd = None
     output_paths.check_file(self.path, "--output")
     output_paths.check_file(sidecar_path(self.path), "--output's configuration file")
+    self._output = results_csv.AppendOnlyCsv(
+        self.path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS,
+        key=("pair", "seating", "match"), lock=True, kind="tournament CSV",
+        check_existing=self._check_sidecar)
     try:
-      self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    except OSError as error:
-      raise ValueError(f"Cannot write --output {self.path}: {error.strerror}.") from None
-    try:
-      fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-      self.close()
-      raise ValueError(f"{self.path} is being written by another run.") from None
-    try:
-      self._prepare()
+      self._write_sidecar()
     except ValueError:
       self.close()
       raise
-
-  def _prepare(self):
-    """Checks an existing file against the configuration, sets its malformed or
-    half-written rows aside (results_csv.set_aside_bad_rows), then writes header and
-    sidecar."""
-    header = (",".join(RESULT_COLUMNS) + "\n").encode()
-    size = os.fstat(self._fd).st_size
-    if size and os.pread(self._fd, len(header), 0) != header:
-      raise ValueError(f"{self.path} does not start with the tournament CSV header; "
-                       "it was not written by this tool (or by another version).")
-    if size > len(header):
-      self._check_sidecar()
-    if not size:
-      os.write(self._fd, header)
-    results_csv.set_aside_bad_rows(
-        self.path, list(RESULT_COLUMNS), numeric=NUMERIC_COLUMNS,
-        key=("pair", "seating", "match"))
-    if os.stat(self.path).st_ino != os.fstat(self._fd).st_ino:
-      # Rewritten without the bad rows: append to (and lock) the new file.
-      os.close(self._fd)
-      self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
-      fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    self._write_sidecar()
 
   def _check_sidecar(self):
     sidecar = sidecar_path(self.path)
@@ -291,14 +259,10 @@ class ResultsFile:
 
   def append(self, row):
     """Appends one row with a single write, so a killed run never leaves half a row."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in RESULT_COLUMNS])
-    os.write(self._fd, buffer.getvalue().encode())
+    self._output.append(row)
 
   def close(self):
-    if self._fd is not None:
-      os.close(self._fd)
-      self._fd = None
+    self._output.close()
 
   def __enter__(self):
     return self

@@ -35,32 +35,24 @@ A compiled-tree fast path of the same algorithm, for games that fit in memory, i
 `compiled_outcome_sampling.CompiledOutcomeSamplingSolver`.
 """
 
-import dataclasses
 import math
 
 import numpy as np
 from open_spiel.python import policy as policy_lib
-import pyspiel
 
 from ggp_cr.algorithms.cfr import regret_matching
-from ggp_cr.algorithms.config import spec_strings
+from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import perfect_recall
 
 
 
-def check_probability(name, value, allow_zero=True):
-  """Returns `value` as a float, raising ValueError unless it lies in [0, 1]."""
-  try:
-    value = float(value)
-  except (TypeError, ValueError):
-    raise ValueError(f"{name} must be a number in [0, 1], got {value!r}.") from None
-  low_ok = value >= 0.0 if allow_zero else value > 0.0
-  if not (low_ok and value <= 1.0):
-    allowed = "[0, 1]" if allow_zero else "(0, 1]"
-    raise ValueError(f"{name} must be in {allowed}, got {value}.")
-  return value
+# The baselines' value objects and parser live in config (parsing loads no numba).
+check_probability = components.check_probability
+ExpAvgBaseline = components.ExpAvgBaseline
+BASELINES_ACCEPTED = components.BASELINES_ACCEPTED
+parse_baseline = components.parse_baseline
 
 
 def check_cumulative_strategy_exponent(value):
@@ -75,36 +67,6 @@ def check_cumulative_strategy_exponent(value):
     raise ValueError(
         f"The cumulative-strategy exponent (cse) must be finite and >= 0, got {value}.")
   return value
-
-
-@dataclasses.dataclass(frozen=True)
-class ExpAvgBaseline:
-  """VR-MCCFR baseline: b <- (1 - alpha) * b + alpha * sampled child value."""
-  alpha: float
-
-  def __post_init__(self):
-    check_probability("The baseline decay alpha of expavg(alpha)", self.alpha)
-
-  def __str__(self):
-    return f"expavg({self.alpha:g})"
-
-
-BASELINES_ACCEPTED = "none, expavg(alpha) with alpha in [0, 1]"
-
-
-def parse_baseline(spec):
-  """None / ExpAvgBaseline / 'none' / 'expavg(alpha)' -> None or ExpAvgBaseline."""
-  if spec is None or isinstance(spec, ExpAvgBaseline):
-    return spec
-  try:
-    call = spec_strings.parse_call(spec)
-  except ValueError as error:
-    raise ValueError(f"{error} Accepted baselines: {BASELINES_ACCEPTED}.") from None
-  if call.name == "none" and not call.args and not call.kwargs:
-    return None
-  if call.name == "expavg" and len(call.args) == 1 and not call.kwargs:
-    return ExpAvgBaseline(spec_strings.parse_float(call.args[0], "expavg alpha"))
-  raise ValueError(f"Bad baseline {spec!r}. Accepted baselines: {BASELINES_ACCEPTED}.")
 
 
 def warm_up(regret_matcher):

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms.evaluation import output_paths
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import cache_validation
 from ggp_cr.algorithms.tree import flat_tree
 

@@ -45,7 +45,7 @@ A behavioural strategy "in slot form" is a float64 vector of length
 `slots_to_tabular_policy` convert to and from OpenSpiel policies.
 """
 
-import collections
+import copy
 
 import numba
 import numpy as np
@@ -146,6 +146,7 @@ class CompiledTree:
     self.num_infosets = len(self.infoset_player)
     self.num_infoset_actions = len(self.infoset_actions)
     self.max_depth = len(self.level_offsets) - 2
+    self._tabular_templates = {}
     self._game = None
     self._key_index = None
 
@@ -326,38 +327,49 @@ class CompiledTree:
       return self.check_slots(profile, name)
     return self.policy_to_slots(profile)
 
-  def slots_to_tabular_policy(self, slots, players=None):
-    """Strategy in slot form -> open_spiel TabularPolicy, without walking the game.
+  def _tabular_template(self, players):
+    """A TabularPolicy of `players` built by OpenSpiel's public constructor from one
+    state per information set (not from a walk of every state), once per tree.
 
-    Rows are grouped by player (as TabularPolicy guarantees) and, within a player,
-    in infoset-index order. `states` is a lazy sequence rebuilding each state on
-    access; `state_in` is None.
+    Its rows are grouped by player and, within a player, in infoset-index order (the
+    constructor sorts the given states by key; the keys are the rows).
+    """
+    key = tuple(players)
+    if key not in self._tabular_templates:
+      order = np.concatenate([np.flatnonzero(self.infoset_player == p)
+                              for p in players]).astype(np.int64)
+      row_of = {int(infoset): row for row, infoset in enumerate(order.tolist())}
+      states = {row_of[infoset]: state
+                for infoset, state in self.infoset_states(order.tolist())}
+      tabular = (policy_lib.TabularPolicy(self.game, list(players), states=states)
+                 if states else None)
+      self._tabular_templates[key] = (tabular, order)
+    return self._tabular_templates[key]
+
+  def slots_to_tabular_policy(self, slots, players=None):
+    """Strategy in slot form -> open_spiel TabularPolicy.
+
+    The first call per tree and `players` builds the policy's rows through OpenSpiel's
+    public constructor from one rebuilt state per information set (never a walk of
+    every state); later calls copy it and fill `action_probability_array`. Rows are
+    grouped by player (as TabularPolicy guarantees) and, within a player, in
+    infoset-index order.
     """
     slots = self.check_slots(slots)
     players = sorted(players if players is not None else range(2))
-    order = np.concatenate([np.flatnonzero(self.infoset_player == p) for p in players])
-    tabular = policy_lib.TabularPolicy.__new__(policy_lib.TabularPolicy)
-    policy_lib.Policy.__init__(tabular, self.game, players)
-    tabular.game_type = self.game.get_type()
-    tabular.state_lookup = {}
-    tabular.states_per_player = [[], []]
-    for row, infoset in enumerate(order.tolist()):
-      key = self.infoset_keys[infoset]
-      tabular.state_lookup.setdefault(key, row)
-      tabular.states_per_player[self.infoset_player[infoset]].append(key)
-    tabular.states = _LazyStates(self, order)
-    tabular.state_in = None
+    template, order = self._tabular_template(players)
+    if template is None:
+      raise ValueError(f"{self.game_string}: players {players} have no information "
+                       "set, so there is no TabularPolicy of them.")
+    tabular = copy.copy(template)
     in_order = np.isin(self.slot_infoset, order)
     row_of_infoset = np.full(self.num_infosets, -1, dtype=np.int64)
     row_of_infoset[order] = np.arange(len(order))
     slot_rows = row_of_infoset[self.slot_infoset[in_order]]
     slot_actions = self.infoset_actions[in_order]
-    tabular.legal_actions_mask = np.zeros((len(order), self.num_distinct_actions),
-                                          dtype=np.int64)
-    tabular.legal_actions_mask[slot_rows, slot_actions] = 1
-    tabular.action_probability_array = np.zeros(
-        (len(order), self.num_distinct_actions))
-    tabular.action_probability_array[slot_rows, slot_actions] = slots[in_order]
+    probabilities = np.zeros_like(template.action_probability_array, dtype=np.float64)
+    probabilities[slot_rows, slot_actions] = slots[in_order]
+    tabular.action_probability_array = probabilities
     return tabular
 
   def save(self, path):
@@ -416,20 +428,3 @@ class CompiledTree:
                        "infosets.")
     return cls(stored_game, contents["utility_sum"], contents["num_distinct_actions"],
                keys, contents)
-
-
-class _LazyStates(collections.abc.Sequence):
-  """TabularPolicy.states of a compiled tree: rebuilds each state when accessed."""
-
-  def __init__(self, tree, infosets):
-    self._tree = tree
-    self._infosets = infosets
-
-  def __len__(self):
-    return len(self._infosets)
-
-  def __getitem__(self, index):
-    if isinstance(index, slice):
-      return [self[i] for i in range(*index.indices(len(self)))]
-    (_, state), = self._tree.infoset_states([self._infosets[index]])
-    return state

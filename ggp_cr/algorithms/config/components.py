@@ -1,0 +1,242 @@
+"""Parsers and value objects of the solvers' components: regret matchers ([S] §1.3,
+§3.3.1), VR-MCCFR baselines ([S] §3.3.3), depth-limit utility estimators, and the
+fixed policies of best-response studies (bots/fixed_policies.py builds them).
+
+They live in config, with no numba and no solver module, so that parsing a solver
+string such as ``vr_mccfr(rm=drm(1,1),bl=expavg(0.5))`` stays light; the solvers
+(cfr/, sampling/) import them from here. See cfr/regret_matching.py for the regret
+matchers' definitions and kernels.
+"""
+
+import dataclasses
+import importlib
+import math
+
+import numpy as np
+
+from ggp_cr.algorithms.config import number_ranges
+from ggp_cr.algorithms.config import spec_strings
+
+
+def _kernel(name):
+  """The numba regret-matching kernel `name`, importing cfr.regret_matching on use."""
+  return getattr(importlib.import_module("ggp_cr.algorithms.cfr.regret_matching"), name)
+
+
+RM = 0
+RM_PLUS = 1
+DRM = 2
+
+# Layout of the float64 parameter array passed to the kernels.
+PARAM_KIND = 0
+PARAM_ALPHA = 1
+PARAM_BETA = 2
+PARAM_EXPLORATION = 3
+NUM_PARAMS = 4
+
+_KIND_NAMES = {RM: "rm", RM_PLUS: "rm+", DRM: "drm"}
+
+REGRET_MATCHERS_ACCEPTED = ("rm", "rm+", "drm(alpha,beta)", "erm(inner,gamma) with inner one of "
+            "rm, rm+, drm(alpha,beta) and gamma in [0, 1]")
+
+
+@dataclasses.dataclass(frozen=True)
+class RegretMatcher:
+  """A regret-matching rule: kind RM, RM_PLUS or DRM, plus ERM exploration gamma."""
+  kind: int = RM
+  alpha: float = math.inf
+  beta: float = math.inf
+  exploration: float = 0.0
+
+  def __post_init__(self):
+    if self.kind not in _KIND_NAMES:
+      raise ValueError(f"Regret matcher kind must be one of {sorted(_KIND_NAMES)}, "
+                       f"got {self.kind!r}.")
+    for name in ("alpha", "beta"):
+      if math.isnan(getattr(self, name)):
+        raise ValueError(f"DRM parameter {name} must be a number, got NaN.")
+    if not 0.0 <= self.exploration <= 1.0:
+      raise ValueError(
+          f"ERM exploration gamma must be in [0, 1], got {self.exploration}.")
+
+  def params(self):
+    """The float64 parameter array the numba functions take."""
+    params = np.zeros(NUM_PARAMS)
+    params[PARAM_KIND] = self.kind
+    params[PARAM_ALPHA] = self.alpha
+    params[PARAM_BETA] = self.beta
+    params[PARAM_EXPLORATION] = self.exploration
+    return params
+
+  def __str__(self):
+    if self.kind == DRM:
+      inner = f"drm({_format_number(self.alpha)},{_format_number(self.beta)})"
+    else:
+      inner = _KIND_NAMES[self.kind]
+    if self.exploration > 0:
+      return f"erm({inner},{_format_number(self.exploration)})"
+    return inner
+
+  def strategy(self, regrets):
+    """The current strategy for one information set's cumulative regrets (runs the
+    numba kernel of cfr.regret_matching, imported at the first call)."""
+    regrets = np.asarray(regrets, dtype=np.float64)
+    out = np.empty_like(regrets)
+    _kernel("current_strategy")(regrets, out, 0, len(regrets), self.params())
+    return out
+
+  def accumulate(self, regrets, increments, iteration):
+    """Returns `regrets` + `increments`, discounted as after `iteration` (>= 1)."""
+    result = np.array(regrets, dtype=np.float64)
+    _kernel("accumulate_regrets")(result, 0, len(result),
+                                  np.asarray(increments, dtype=np.float64),
+                                  self.params(), float(iteration))
+    return result
+
+
+def _format_number(value):
+  """Shortest text that parses back to `value`: 1 rather than 1.0, inf, -inf."""
+  value = float(value)
+  if not math.isfinite(value):
+    return "inf" if value > 0 else "-inf"
+  if value.is_integer() and abs(value) < 1e15:
+    return str(int(value))
+  return repr(value)
+
+
+def parse_regret_matcher(spec):
+  """Parses ``rm``, ``rm+``, ``drm(alpha,beta)`` or ``erm(inner,gamma)``.
+
+  A RegretMatcher is returned unchanged. Raises ValueError listing the accepted forms.
+  """
+  if isinstance(spec, RegretMatcher):
+    return spec
+  try:
+    return _from_call(spec_strings.parse_call(spec), allow_erm=True)
+  except ValueError as error:
+    raise ValueError(f"Bad regret matcher {spec!r}: {error} Accepted: "
+                     f"{'; '.join(REGRET_MATCHERS_ACCEPTED)}.") from None
+
+
+def _from_call(call, allow_erm):
+  def fail(why):
+    raise ValueError(f"{why}.")
+
+  if call.kwargs:
+    fail("arguments are positional")
+  if call.name in ("rm", "rm+"):
+    if call.args:
+      fail(f"{call.name} takes no arguments")
+    return RegretMatcher(kind=RM if call.name == "rm" else RM_PLUS)
+  if call.name == "drm":
+    if len(call.args) != 2:
+      fail("drm takes two exponents, drm(alpha,beta)")
+    alpha = number_ranges.exponent(spec_strings.parse_float(call.args[0], "DRM alpha"),
+                                   "DRM alpha", allowed=(math.inf,))
+    beta = number_ranges.exponent(spec_strings.parse_float(call.args[1], "DRM beta"),
+                                  "DRM beta", -number_ranges.MAX_EXPONENT,
+                                  allowed=(math.inf, -math.inf))
+    return RegretMatcher(kind=DRM, alpha=alpha, beta=beta)
+  if call.name == "erm" and allow_erm:
+    if len(call.args) != 2:
+      fail("erm takes an inner matcher and gamma, erm(inner,gamma)")
+    inner = _from_call(spec_strings.parse_call(call.args[0]), allow_erm=False)
+    gamma = spec_strings.parse_float(call.args[1], "ERM gamma")
+    if not 0.0 <= gamma <= 1.0:
+      fail(f"ERM gamma must be in [0, 1], got {gamma}")
+    return dataclasses.replace(inner, exploration=gamma)
+  if call.name == "erm":
+    fail("erm cannot be nested")
+  fail(f"unknown name {call.name!r}")
+
+
+def check_probability(name, value, allow_zero=True):
+  """Returns `value` as a float, raising ValueError unless it lies in [0, 1]."""
+  try:
+    value = float(value)
+  except (TypeError, ValueError):
+    raise ValueError(f"{name} must be a number in [0, 1], got {value!r}.") from None
+  low_ok = value >= 0.0 if allow_zero else value > 0.0
+  if not (low_ok and value <= 1.0):
+    allowed = "[0, 1]" if allow_zero else "(0, 1]"
+    raise ValueError(f"{name} must be in {allowed}, got {value}.")
+  return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpAvgBaseline:
+  """VR-MCCFR baseline: b <- (1 - alpha) * b + alpha * sampled child value."""
+  alpha: float
+
+  def __post_init__(self):
+    check_probability("The baseline decay alpha of expavg(alpha)", self.alpha)
+
+  def __str__(self):
+    return f"expavg({self.alpha:g})"
+
+
+BASELINES_ACCEPTED = "none, expavg(alpha) with alpha in [0, 1]"
+
+
+def parse_baseline(spec):
+  """None / ExpAvgBaseline / 'none' / 'expavg(alpha)' -> None or ExpAvgBaseline."""
+  if spec is None or isinstance(spec, ExpAvgBaseline):
+    return spec
+  try:
+    call = spec_strings.parse_call(spec)
+  except ValueError as error:
+    raise ValueError(f"{error} Accepted baselines: {BASELINES_ACCEPTED}.") from None
+  if call.name == "none" and not call.args and not call.kwargs:
+    return None
+  if call.name == "expavg" and len(call.args) == 1 and not call.kwargs:
+    return ExpAvgBaseline(spec_strings.parse_float(call.args[0], "expavg alpha"))
+  raise ValueError(f"Bad baseline {spec!r}. Accepted baselines: {BASELINES_ACCEPTED}.")
+
+
+def parse_playouts(spec):
+  """The playout count n of ``randomplayout(n)`` (or the thesis's ``RandomPlayout{n}``;
+  n defaults to 1), the one depth-limit utility estimator."""
+  call = spec_strings.parse_call(spec)
+  if call.name not in ("randomplayout", "random_playout") or call.kwargs or \
+      len(call.args) > 1:
+    raise ValueError(f"Unknown utility estimator {spec!r}; accepted: randomplayout(n) "
+                     "with n >= 1 playouts.")
+  return spec_strings.parse_int(call.args[0], "RandomPlayout n", minimum=1) \
+      if call.args else 1
+
+
+FIXED_POLICIES_ACCEPTED = ("uniform, random(seed=N), strategy(path=FILE) or "
+                           "solver(name=SPEC,iterations=N)")
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedPolicy:
+  """A parsed fixed policy: `kind` uniform, random (`seed`), strategy (`path`) or
+  solver (`solver` string run for `iterations`)."""
+  kind: str
+  seed: int = 0
+  path: str = ""
+  solver: str = "cfr+"
+  iterations: int = 100
+
+
+def parse_fixed_policy(text):
+  """Parses ``uniform``, ``random(seed=N)``, ``strategy(path=FILE)`` or
+  ``solver(name=SPEC,iterations=N)``; raises ValueError naming the accepted forms."""
+  call = spec_strings.parse_call(text)
+  if call.args:
+    raise ValueError(f"Policy {text!r} takes keyword arguments only; use "
+                     f"{FIXED_POLICIES_ACCEPTED}.")
+  if call.name == "uniform" and not call.kwargs:
+    return FixedPolicy("uniform")
+  if call.name == "random" and set(call.kwargs) <= {"seed"}:
+    return FixedPolicy("random", seed=spec_strings.parse_int(
+        call.kwargs.get("seed", "0"), "random's seed", 0))
+  if call.name == "strategy" and set(call.kwargs) == {"path"}:
+    return FixedPolicy("strategy", path=call.kwargs["path"])
+  if call.name == "solver" and set(call.kwargs) <= {"name", "iterations"}:
+    iterations = spec_strings.parse_int(call.kwargs.get("iterations", "100"),
+                                        "solver's iterations", 1)
+    return FixedPolicy("solver", solver=call.kwargs.get("name", "cfr+"),
+                       iterations=iterations)
+  raise ValueError(f"A policy must be {FIXED_POLICIES_ACCEPTED}; got {text!r}.")
