@@ -14,6 +14,7 @@ from open_spiel.python.bots import uniform_random
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
@@ -237,6 +238,38 @@ def test_registry_builds_the_bot_with_the_match_budget():
   assert result.returns[0] in (-2.0, -1.0, 1.0, 2.0)  # Kuhn's payoffs.
   with pytest.raises(ValueError, match="variant"):
     registry.parse_player("cr(variant=safe)")
+
+
+@pytest.mark.parametrize("text, solver, settings", [
+    ("cr(solver=vr_mccfr(e=0.5,rm=rm+))", "vr_mccfr",
+     dict(exploration=0.5, regret_matcher="rm+")),
+    ("cr(solver=vr_mccfr,e=0.4)", "vr_mccfr", dict(exploration=0.4)),
+    ("cr(solver=mc_cfr(cse=0.5))", "mc_cfr", dict(cumulative_strategy_exponent=0.5,
+                                                  baseline=None)),
+    ("cr(solver=cfr+(dl=2,ue=randomplayout(3)))", "dl_cfr+",
+     dict(depth_limit=2, playouts=3)),
+    ("cr(solver=dl_cfr+,dl=3)", "dl_cfr+", dict(depth_limit=3, playouts=1)),
+])
+def test_solver_is_a_registry_solver_string(text, solver, settings):
+  """cr(solver=...) takes the registry's solver strings the resolver can run; what
+  the string sets overrides cr's own parameters (issue 10: one registry)."""
+  bot = registry.make_bot(text, pyspiel.load_game("kuhn_poker"), 0, seed=0)
+  assert bot.config.solver == solver
+  for name, value in settings.items():
+    expected = (components.parse_regret_matcher(value) if name == "regret_matcher"
+                else value)
+    assert getattr(bot.config, name) == expected, name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("cr(solver=cfr)", "must be one of vr_mccfr, mc_cfr, cfr\\+, dl_cfr\\+"),
+    ("cr(solver=vr_mccfr(delta=0.3))", "delta cannot be set"),
+    ("cr(solver=cfr+(cse=2))", "CFR\\+ is fixed"),
+    ("cr(solver=vr_mccfr(e=2))", "e"),
+])
+def test_solver_strings_it_cannot_run_are_refused(text, message):
+  with pytest.raises(ValueError, match=message):
+    registry.parse_player(text)
 
 
 def test_time_budgets_run():

@@ -355,13 +355,63 @@ registry.register_player(
      Parameter("reweight", _bool("reweight"), True,
                "re-weight iterations after a target change")))
 
+_CR_SOLVER_HELP = (
+    "the subgame solver: vr_mccfr or mc_cfr (live states), cfr+ or dl_cfr+ (compiled "
+    "gadget tree), or one of those registered solver strings with parameters, e.g. "
+    "vr_mccfr(e=0.6,rm=rm+), cfr+(dl=3,ue=randomplayout(2)) (= dl_cfr+)")
+# Resolver settings a cr subgame-solver string may set, by registry parameter name.
+_CR_SAMPLING_SETTINGS = {"rm": "rm", "e": "e", "cse": "cse", "bl": "bl"}
+
+
+def _cr_solver(text):
+  """cr's `solver`: (resolver solver name, {cr parameter: value}) from one of
+  presets.CR_SOLVERS or a registry solver string the resolver can run ([S] §3.4.1:
+  the thesis's candidates; CFR+ and depth-limited CFR+ on the gadget's tree).
+  Parameters written in the string override cr's own; the others keep cr's values."""
+  name = spec_strings.parse_call(text).name if isinstance(text, str) else None
+  if name == "dl_cfr+" and text.strip() == "dl_cfr+":
+    return "dl_cfr+", {}
+  try:
+    spec = registry.parse_solver(text)
+  except ValueError as error:
+    raise ValueError(f"cr's solver: {error}") from None
+  explicit = spec_strings.parse_call(text).kwargs
+  if spec.name in presets.CR_SAMPLING_SOLVERS:
+    unusable = set(explicit) - set(_CR_SAMPLING_SETTINGS)
+    if unusable:
+      raise ValueError(f"cr's solver {text!r}: {', '.join(sorted(unusable))} cannot be "
+                       f"set for a subgame solver; accepted: "
+                       f"{', '.join(_CR_SAMPLING_SETTINGS)}.")
+    return spec.name, {_CR_SAMPLING_SETTINGS[key]: spec.parameters[key]
+                       for key in explicit}
+  if spec.name == "cfr+":
+    unusable = set(explicit) - {"dl", "ue"}
+    if unusable:
+      raise ValueError(f"cr's solver {text!r}: the resolver's CFR+ is fixed (RM+, "
+                       f"alternating, linear averaging); {', '.join(sorted(unusable))} "
+                       "cannot be set; accepted: dl, ue.")
+    if spec.parameters["dl"] is None:
+      return "cfr+", {}
+    return "dl_cfr+", {"dl": spec.parameters["dl"],
+                       "playouts": components.parse_playouts(spec.parameters["ue"])}
+  raise ValueError(f"cr's solver must be one of {', '.join(presets.CR_SOLVERS)} (with "
+                   f"parameters, as registered solvers), got {text!r}.")
+
+
+def _build_cr(game, player_id, seed, budget, solver, **settings):
+  """build_cr with the settings cr's solver string carries over cr's own."""
+  name, overrides = solver
+  settings.update(overrides)
+  return _attribute("resolving.continual_resolving", "build_cr")(
+      game, player_id, seed, budget, solver=name, **settings)
+
+
 registry.register_player(
     "cr",
     "continual resolving ([S] ch. 2): resolves each subgame through a gadget, with "
     "estimates from the previous solve; per-move budget defaults to 1000it",
-    _deferred("resolving.continual_resolving", "build_cr"),
-    (Parameter("solver", _choice("solver", presets.CR_SOLVERS), "vr_mccfr",
-               "vr_mccfr, mc_cfr (live states), cfr+ or dl_cfr+ (compiled gadget tree)"),
+    _build_cr,
+    (Parameter("solver", _cr_solver, "vr_mccfr", _CR_SOLVER_HELP),
      Parameter("variant", _choice("variant", presets.GADGET_VARIANTS), "resolve",
                "gadget: resolve, max_margin or unsafe"),
      Parameter("keep", _bool("keep"), False, "keep the solver's tables between subgames"),
