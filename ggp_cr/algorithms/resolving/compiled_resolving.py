@@ -8,9 +8,13 @@ its infoset up in `trace` (found: `next_subgame` builds the next resolver; absen
 same resolver keeps improving) and acts from `probabilities`.
 
 Fallbacks as the live path: a next subgame whose own next-turn histories have zero
-estimated reach raises resolver.CannotResolve (the bot keeps the current
-resolver); an unsafe gadget with zero joint reach at the bot's histories becomes a
-resolve gadget (the info dict says so).
+estimated reach, or that is too large to build in time, raises
+resolver.CannotResolve; the bot then keeps the current resolver and calls `defer`:
+it plays the current solve's strategy in the refused subgame (a valid continuation
+of its strategy so far), and the next turns below the refused subgame are traced,
+their estimates collected by the current solve's further iterations, so the next
+subgame it enters can be resolved. An unsafe gadget with zero joint reach at the
+bot's histories becomes a resolve gadget (the info dict says so).
 """
 
 import numpy as np
@@ -102,6 +106,7 @@ class CompiledResolver:
     self.trace = view.trace()
     self.timing = {}
     self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
+    self.refused = 0
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False):
@@ -148,6 +153,22 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
+  def defer(self, infoset):
+    """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
+    `trace` becomes the next turns below that subgame (their roots lie in this view,
+    below the same roots), with fresh estimates that this solve's further iterations
+    collect (module docstring)."""
+    trace = self.trace
+    group = trace.group_roots(infoset)
+    below = compiled_subgames.trace_subgames(
+        self.view.whole, self.view.state_keys, self.view.player,
+        trace.next_roots[group])
+    # Index of the view's root each next root lies below, as `trace`'s.
+    below.next_root_of = trace.next_root_of[group][below.next_root_of]
+    self.trace = below
+    self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
+    self.refused += 1
+
   def next_subgame(self, infoset, variant, max_nodes=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero or its subgame
@@ -164,6 +185,9 @@ class CompiledResolver:
       profile = self.profile()
       w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
+    elif not self.estimates.iterations:
+      raise CannotResolve("no iterations estimated its inputs since an earlier "
+                          "subgame was refused")
     else:
       w, opponent_reach, cbv = self.estimates.inputs(group)
     own = np.isin(group, trace.own_roots(infoset))
@@ -172,6 +196,10 @@ class CompiledResolver:
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if self.refused:
+      info["after_refused"] = (
+          f"{self.refused} subgame(s) below this solve were refused; its iterations "
+          "since the last refusal gave these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
     try:

@@ -60,7 +60,10 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   subgame has more nodes than BUILD_SHARE of the move's seconds builds at the
   measured seconds per node: the bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
-  it could not solve, and the record's `strategy` says so); an unsafe gadget with
+  it could not solve, and the record's `strategy` says so; on the compiled path the
+  next turns below the refused subgame are then traced and the current solve's
+  further iterations estimate their inputs, so the next subgame the bot enters is
+  resolved again, compiled_resolving.CompiledResolver.defer); an unsafe gadget with
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
@@ -300,6 +303,10 @@ class ContinualResolvingBot(pyspiel.Bot):
     except resolver.CannotResolve as error:
       record["fallback"] = f"kept the current subgame: {error}"
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
+      if self._tree is not None:
+        # The next subgame below this one can still be resolved (compiled_resolving).
+        current.defer(key)
+        record["fallback"] += "; the next turns below it are traced"
       return
     record.update(info)
     if info["variant"] != self.config.variant:

@@ -65,8 +65,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
   utility = np.empty(size)
   depth = np.empty(size, dtype=np.int16)
   infoset = np.empty(size, dtype=np.int32)
-  source = np.empty(size, dtype=np.int64)
-  root_of = np.empty(size, dtype=np.int64)
+  source = np.empty(size, dtype=np.int32)
+  root_of = np.empty(size, dtype=np.int32)
   for i in range(num_prefix):
     player[i] = prefix_player[i]
     parent[i] = prefix_parent[i]
@@ -245,7 +245,7 @@ class GadgetView:
         raise ValueError("The whole game (variant None) has the single root 0.")
       self.tree = tree
       self.source = np.arange(tree.num_nodes)
-      self.local_root = np.zeros(tree.num_nodes, dtype=np.int64)
+      self.local_root = np.zeros(tree.num_nodes, dtype=np.int32)
       self.slot_source = np.arange(tree.num_infoset_actions)
       self.root_copies = np.zeros(1, dtype=np.int64)
       self.active_roots = np.zeros(1, dtype=np.int64)
