@@ -110,9 +110,10 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# A first guess of a compiled subgame's build time per node (view, trace, estimates;
-# about 0.2-0.4 us measured on Leduc{3,30} on a shared 2-core machine).
-_SECONDS_PER_NODE = 4e-7
+# A first guess of a compiled subgame's build time per node (view with its solver,
+# trace, estimates: about 0.1 us measured on Leduc{3,30} subgames of 1.2M nodes on a
+# shared 2-core machine, benchmarks/cr_compiled_resolve.py).
+_SECONDS_PER_NODE = 1.2e-7
 _MEASURED_NODES = 20_000
 
 
