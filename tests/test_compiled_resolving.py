@@ -196,7 +196,9 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   resolved, _ = current.next_subgame(refused, "resolve")  # what a build would trace
   with pytest.raises(cr.CannotResolve, match="nodes, more than"):
     current.next_subgame(refused, "resolve", max_nodes=1)
-  current.defer(refused)
+  trace = current.trace
+  assert not current.defer(refused, max_roots=0) and current.trace is trace
+  assert current.defer(refused)
   assert refused not in current.trace and current.refused == 1
   assert set(resolved.trace.own_infosets.tolist()) <= set(
       current.trace.own_infosets.tolist())

@@ -153,13 +153,16 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def defer(self, infoset):
+  def defer(self, infoset, max_roots=None):
     """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
     `trace` becomes the next turns below that subgame (their roots lie in this view,
     below the same roots), with fresh estimates that this solve's further iterations
-    collect (module docstring)."""
+    collect (module docstring). Returns False, changing nothing, if the refused
+    subgame has more than `max_roots` roots (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
+    if max_roots is not None and len(group) > max_roots:
+      return False
     below = compiled_subgames.trace_subgames(
         self.view.whole, self.view.state_keys, self.view.player,
         trace.next_roots[group])
@@ -168,6 +171,7 @@ class CompiledResolver:
     self.trace = below
     self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
+    return True
 
   def next_subgame(self, infoset, variant, max_nodes=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in

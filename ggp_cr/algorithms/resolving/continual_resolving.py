@@ -63,7 +63,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   it could not solve, and the record's `strategy` says so; on the compiled path the
   next turns below the refused subgame are then traced and the current solve's
   further iterations estimate their inputs, so the next subgame the bot enters is
-  resolved again, compiled_resolving.CompiledResolver.defer); an unsafe gadget with
+  resolved again, compiled_resolving.CompiledResolver.defer, unless that trace would
+  not fit TRACE_SHARE of the move); an unsafe gadget with
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
@@ -115,6 +116,9 @@ _THESIS = presets.THESIS_VR_MCCFR
 # shared 2-core machine, benchmarks/cr_compiled_resolve.py).
 _SECONDS_PER_NODE = 1.2e-7
 _MEASURED_NODES = 20_000
+# Tracing below a refused subgame, per root of it (about 2 us measured on
+# PAM{8}'s groups of 15k-95k roots, including the estimates' setup).
+_DEFER_SECONDS_PER_ROOT = 2e-6
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -305,9 +309,12 @@ class ContinualResolvingBot(pyspiel.Bot):
       record["fallback"] = f"kept the current subgame: {error}"
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
       if self._tree is not None:
-        # The next subgame below this one can still be resolved (compiled_resolving).
-        current.defer(key)
-        record["fallback"] += "; the next turns below it are traced"
+        # The next subgame below this one can still be resolved (compiled_resolving)
+        # if the trace below it fits the move.
+        traced = current.defer(key, resolver.TRACE_SHARE * seconds /
+                               _DEFER_SECONDS_PER_ROOT if seconds else None)
+        record["fallback"] += ("; the next turns below it are traced" if traced else
+                               "; too many roots to trace below it within the move")
       return
     record.update(info)
     if info["variant"] != self.config.variant:
