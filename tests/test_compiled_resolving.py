@@ -207,7 +207,17 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   np.testing.assert_array_equal(current.view.source[local], current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
   with pytest.raises(cr.CannotResolve, match="no iterations"):
-    current.next_subgame(below, "resolve")
+    current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
+  for infoset in current.trace.own_infosets.tolist():  # one pass of the average
+    try:
+      _, info = current.next_subgame(infoset, "resolve")
+    except cr.CannotResolve as error:
+      assert "zero" in str(error)
+      continue
+    assert "average strategy" in info["after_refused"]
+    break
+  else:
+    assert False, "no subgame below the refused one was resolved"
   current.iterate(5)
   entered = 0
   for infoset in current.trace.own_infosets.tolist():
@@ -228,11 +238,11 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   original = compiled_resolving.CompiledResolver.next_subgame
   refused = set()
 
-  def refuse_first(self, infoset, variant, max_nodes=None):
+  def refuse_first(self, infoset, variant, max_nodes=None, deadline=None):
     if bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
       raise cr.CannotResolve("refused by the test")
-    return original(self, infoset, variant, max_nodes)
+    return original(self, infoset, variant, max_nodes, deadline)
 
   monkeypatch.setattr(compiled_resolving.CompiledResolver, "next_subgame",
                       refuse_first)

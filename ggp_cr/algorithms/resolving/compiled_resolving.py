@@ -17,6 +17,8 @@ subgame it enters can be resolved. An unsafe gadget with zero joint reach at the
 bot's histories becomes a resolve gadget (the info dict says so).
 """
 
+import time
+
 import numpy as np
 
 from ggp_cr.algorithms.resolving import compiled_subgames
@@ -173,10 +175,13 @@ class CompiledResolver:
     self.refused += 1
     return True
 
-  def next_subgame(self, infoset, variant, max_nodes=None):
+  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero or its subgame
-    has more than `max_nodes` nodes (a view that would not be built in time)."""
+    has more than `max_nodes` nodes (a view that would not be built in time). After
+    `defer` with no iteration since, the inputs are those of this solve's average
+    strategy (one pass, if this resolver's last iteration time fits before
+    time.perf_counter() `deadline`)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
@@ -185,14 +190,19 @@ class CompiledResolver:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
     profile = None
+    inputs = "its iterations since the last refusal"
     if self.use_cbr:
       profile = self.profile()
       w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
-    elif not self.estimates.iterations:
-      raise CannotResolve("no iterations estimated its inputs since an earlier "
-                          "subgame was refused")
     else:
+      if self.refused and not self.estimates.iterations:
+        if deadline is not None and (time.perf_counter() + self.timing.get(
+            "per_iteration", 0.0) > deadline):
+          raise CannotResolve("no iterations estimated its inputs since an earlier "
+                              "subgame was refused, and no time to estimate them")
+        self.estimates.add(self.view.average_slots())
+        inputs = "its average strategy"
       w, opponent_reach, cbv = self.estimates.inputs(group)
     own = np.isin(group, trace.own_roots(infoset))
     if not w[own].sum() > 0:
@@ -202,8 +212,8 @@ class CompiledResolver:
             "subgame_nodes": size}
     if self.refused:
       info["after_refused"] = (
-          f"{self.refused} subgame(s) below this solve were refused; its iterations "
-          "since the last refusal gave these inputs")
+          f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
+          "these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
     try:

@@ -300,7 +300,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       if self._tree is not None:
         self.resolver, info = current.next_subgame(
             key, self.config.variant,
-            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None)
+            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None,
+            start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
