@@ -9,7 +9,8 @@ seconds at its first decision and --move seconds a move. Per game it prints: the
 share of the bot's later decisions that entered a new subgame and resolved it (which
 decisions enter one is decided by the reference subgame structure, compiled_subgames'
 trace along the match's history, whatever the bot's path saw: a live trace cut short
-hides entries, a subgame the bot did not resolve leaves it in the old one), the median and max resolve time (the
+hides entries; after a subgame the bot did not resolve, the compiled bot traces
+below it and can resolve the next one), the median and max resolve time (the
 decision's setup: gadget inputs, gadget and trace), and the max decision time /
 budget (pre-play counts at the first decision). The second-to-last line is
 `max time/budget: <float>` (bar < 1.05), the last `resolved: <float>`, the smallest

@@ -178,3 +178,94 @@ def test_a_subgame_too_large_for_the_budget_is_not_built():
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "more than" in record["fallback"]
   assert record["strategy"].startswith("the current subgame's solve")
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
+  """defer: the next turns below a refused subgame are traced (the same as the
+  refused subgame's own trace would find), located in the current view, and their
+  estimates let the bot resolve the next subgame it enters."""
+  game = pyspiel.load_game(GAMES[3])
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+  whole.iterate(5)
+  current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
+  current.iterate(5)
+  refused = int(current.trace.own_infosets[0])
+  resolved, _ = current.next_subgame(refused, "resolve")  # what a build would trace
+  with pytest.raises(cr.CannotResolve, match="nodes, more than"):
+    current.next_subgame(refused, "resolve", max_nodes=1)
+  trace = current.trace
+  assert not current.defer(refused, max_roots=0) and current.trace is trace
+  assert current.defer(refused)
+  assert refused not in current.trace and current.refused == 1
+  assert set(resolved.trace.own_infosets.tolist()) <= set(
+      current.trace.own_infosets.tolist())
+  assert np.isin(resolved.trace.next_roots, current.trace.next_roots).all()
+  local = current.estimates._local  # pylint: disable=protected-access
+  np.testing.assert_array_equal(current.view.source[local], current.trace.next_roots)
+  below = int(current.trace.own_infosets[0])
+  with pytest.raises(cr.CannotResolve, match="no iterations"):
+    current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
+  for infoset in current.trace.own_infosets.tolist():  # one pass of the average
+    try:
+      _, info = current.next_subgame(infoset, "resolve")
+    except cr.CannotResolve as error:
+      assert "zero" in str(error)
+      continue
+    assert "average strategy" in info["after_refused"]
+    break
+  else:
+    assert False, "no subgame below the refused one was resolved"
+  current.iterate(5)
+  entered = 0
+  for infoset in current.trace.own_infosets.tolist():
+    try:
+      nxt, info = current.next_subgame(infoset, "resolve")
+    except cr.CannotResolve as error:
+      assert "zero" in str(error)
+      continue
+    entered += 1
+    assert "refused" in info["after_refused"]
+    assert nxt.view.total_reach > 0
+  assert entered > 0
+
+
+def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
+  """In each match the bot's first new subgame is refused; later ones are resolved,
+  and the records say which strategy was played."""
+  original = compiled_resolving.CompiledResolver.next_subgame
+  refused = set()
+
+  def refuse_first(self, infoset, variant, max_nodes=None, deadline=None):
+    if bot._matches not in refused:  # pylint: disable=protected-access
+      refused.add(bot._matches)  # pylint: disable=protected-access
+      raise cr.CannotResolve("refused by the test")
+    return original(self, infoset, variant, max_nodes, deadline)
+
+  monkeypatch.setattr(compiled_resolving.CompiledResolver, "next_subgame",
+                      refuse_first)
+  rng = np.random.default_rng(0)
+  later = 0
+  for game_string in GAMES[2:]:
+    game = pyspiel.load_game(game_string)
+    for player in (0, 1):
+      bot = continual_resolving.ContinualResolvingBot(
+          game, player, preplay="5it", move="5it", solver="cfr+", seed=0)
+      refused.clear()
+      for _ in range(3):
+        bot.restart()
+        for state in _random_match(game, player, rng):
+          bot.step(state)
+        entered = [r for r in bot.decisions if r.get("enters_new_subgame")]
+        assert not entered[0]["new_subgame"]
+        assert "refused by the test" in entered[0]["fallback"]
+        assert "traced" in entered[0]["fallback"]
+        assert entered[0]["strategy"].startswith("the current subgame's solve")
+        for record in entered[1:]:
+          assert record["new_subgame"] or "zero" in record["fallback"]
+        later += sum(r["new_subgame"] for r in entered[1:])
+        if len(entered) > 1 and entered[1]["new_subgame"]:
+          assert "after_refused" in entered[1]
+  assert later > 0

@@ -8,10 +8,16 @@ its infoset up in `trace` (found: `next_subgame` builds the next resolver; absen
 same resolver keeps improving) and acts from `probabilities`.
 
 Fallbacks as the live path: a next subgame whose own next-turn histories have zero
-estimated reach raises resolver.CannotResolve (the bot keeps the current
-resolver); an unsafe gadget with zero joint reach at the bot's histories becomes a
-resolve gadget (the info dict says so).
+estimated reach, or that is too large to build in time, raises
+resolver.CannotResolve; the bot then keeps the current resolver and calls `defer`:
+it plays the current solve's strategy in the refused subgame (a valid continuation
+of its strategy so far), and the next turns below the refused subgame are traced,
+their estimates collected by the current solve's further iterations, so the next
+subgame it enters can be resolved. An unsafe gadget with zero joint reach at the
+bot's histories becomes a resolve gadget (the info dict says so).
 """
+
+import time
 
 import numpy as np
 
@@ -102,6 +108,7 @@ class CompiledResolver:
     self.trace = view.trace()
     self.timing = {}
     self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
+    self.refused = 0
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False):
@@ -148,10 +155,33 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def next_subgame(self, infoset, variant, max_nodes=None):
+  def defer(self, infoset, max_roots=None):
+    """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
+    `trace` becomes the next turns below that subgame (their roots lie in this view,
+    below the same roots), with fresh estimates that this solve's further iterations
+    collect (module docstring). Returns False, changing nothing, if the refused
+    subgame has more than `max_roots` roots (a trace that would not fit the move)."""
+    trace = self.trace
+    group = trace.group_roots(infoset)
+    if max_roots is not None and len(group) > max_roots:
+      return False
+    below = compiled_subgames.trace_subgames(
+        self.view.whole, self.view.state_keys, self.view.player,
+        trace.next_roots[group])
+    # Index of the view's root each next root lies below, as `trace`'s.
+    below.next_root_of = trace.next_root_of[group][below.next_root_of]
+    self.trace = below
+    self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
+    self.refused += 1
+    return True
+
+  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero or its subgame
-    has more than `max_nodes` nodes (a view that would not be built in time)."""
+    has more than `max_nodes` nodes (a view that would not be built in time). After
+    `defer` with no iteration since, the inputs are those of this solve's average
+    strategy (one pass, if this resolver's last iteration time fits before
+    time.perf_counter() `deadline`)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
@@ -160,11 +190,19 @@ class CompiledResolver:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
     profile = None
+    inputs = "its iterations since the last refusal"
     if self.use_cbr:
       profile = self.profile()
       w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
     else:
+      if self.refused and not self.estimates.iterations:
+        if deadline is not None and (time.perf_counter() + self.timing.get(
+            "per_iteration", 0.0) > deadline):
+          raise CannotResolve("no iterations estimated its inputs since an earlier "
+                              "subgame was refused, and no time to estimate them")
+        self.estimates.add(self.view.average_slots())
+        inputs = "its average strategy"
       w, opponent_reach, cbv = self.estimates.inputs(group)
     own = np.isin(group, trace.own_roots(infoset))
     if not w[own].sum() > 0:
@@ -172,6 +210,10 @@ class CompiledResolver:
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if self.refused:
+      info["after_refused"] = (
+          f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
+          "these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
     try:

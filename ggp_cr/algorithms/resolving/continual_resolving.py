@@ -60,7 +60,11 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   subgame has more nodes than BUILD_SHARE of the move's seconds builds at the
   measured seconds per node: the bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
-  it could not solve, and the record's `strategy` says so); an unsafe gadget with
+  it could not solve, and the record's `strategy` says so; on the compiled path the
+  next turns below the refused subgame are then traced and the current solve's
+  further iterations estimate their inputs, so the next subgame the bot enters is
+  resolved again, compiled_resolving.CompiledResolver.defer, unless that trace would
+  not fit TRACE_SHARE of the move); an unsafe gadget with
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
@@ -107,10 +111,14 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# A first guess of a compiled subgame's build time per node (view, trace, estimates;
-# about 0.2-0.4 us measured on Leduc{3,30} on a shared 2-core machine).
-_SECONDS_PER_NODE = 4e-7
+# A first guess of a compiled subgame's build time per node (view with its solver,
+# trace, estimates: about 0.1 us measured on Leduc{3,30} subgames of 1.2M nodes on a
+# shared 2-core machine, benchmarks/cr_compiled_resolve.py).
+_SECONDS_PER_NODE = 1.2e-7
 _MEASURED_NODES = 20_000
+# Tracing below a refused subgame, per root of it (about 2 us measured on
+# PAM{8}'s groups of 15k-95k roots, including the estimates' setup).
+_DEFER_SECONDS_PER_ROOT = 2e-6
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -292,7 +300,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       if self._tree is not None:
         self.resolver, info = current.next_subgame(
             key, self.config.variant,
-            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None)
+            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None,
+            start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
@@ -300,6 +309,13 @@ class ContinualResolvingBot(pyspiel.Bot):
     except resolver.CannotResolve as error:
       record["fallback"] = f"kept the current subgame: {error}"
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
+      if self._tree is not None:
+        # The next subgame below this one can still be resolved (compiled_resolving)
+        # if the trace below it fits the move.
+        traced = current.defer(key, resolver.TRACE_SHARE * seconds /
+                               _DEFER_SECONDS_PER_ROOT if seconds else None)
+        record["fallback"] += ("; the next turns below it are traced" if traced else
+                               "; too many roots to trace below it within the move")
       return
     record.update(info)
     if info["variant"] != self.config.variant:

@@ -32,7 +32,6 @@ from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import flat_tree
 
 VARIANTS = gadgets.VARIANTS
@@ -41,18 +40,54 @@ _CHANCE = -1
 
 
 @numba.njit(cache=True)
-def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_children,
-                   node_chance_prob, node_utility, player, parent, first_child,
-                   num_children, action_index, chance_prob, utility, depth, infoset,
-                   source, root_of, copies, num_prefix, opponent, utility_sum, scale,
-                   shift, infoset_map, infoset_source, infoset_count):
-  """Breadth-first copy of the subtrees whose root copies sit at local positions
-  `copies` (source and root_of set), appending below position num_prefix; terminal
-  utilities become player 0's gadget payoffs (o's: scale·u_o − shift per root).
-  Local infosets get ids in order of first node. Returns the number of infosets."""
+def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
+             node_chance_prob, node_utility, subtree_nodes, prefix_player,
+             prefix_parent, prefix_first_child, prefix_num_children,
+             prefix_action_index, prefix_chance_prob, prefix_utility, prefix_depth,
+             prefix_infoset, copies, roots, opponent, utility_sum, scale, shift,
+             num_whole_infosets, num_gadget):
+  """The view's node arrays in one pass: the prefix (positions below
+  len(prefix_player), root copies at `copies`) as given, then each copied root's
+  subtree breadth-first, terminal utilities as player 0's gadget payoffs (o's:
+  scale·u_o − shift per root). Local infosets get ids in order of first node, after
+  the gadget's `num_gadget`. Returns the node arrays, source, root_of, the local id of
+  each whole-tree infoset and the whole-tree infoset of each local one."""
+  num_prefix = len(prefix_player)
+  size = num_prefix
+  for j in range(len(roots)):
+    size += subtree_nodes[roots[j]] - 1
+  player = np.empty(size, dtype=np.int8)
+  parent = np.empty(size, dtype=np.int32)
+  first_child = np.empty(size, dtype=np.int32)
+  num_children = np.empty(size, dtype=np.int16)
+  action_index = np.empty(size, dtype=np.int16)
+  chance_prob = np.empty(size)
+  utility = np.empty(size)
+  depth = np.empty(size, dtype=np.int16)
+  infoset = np.empty(size, dtype=np.int32)
+  source = np.empty(size, dtype=np.int32)
+  root_of = np.empty(size, dtype=np.int32)
+  for i in range(num_prefix):
+    player[i] = prefix_player[i]
+    parent[i] = prefix_parent[i]
+    first_child[i] = prefix_first_child[i]
+    num_children[i] = prefix_num_children[i]
+    action_index[i] = prefix_action_index[i]
+    chance_prob[i] = prefix_chance_prob[i]
+    utility[i] = prefix_utility[i]
+    depth[i] = prefix_depth[i]
+    infoset[i] = prefix_infoset[i]
+    source[i] = -1
+    root_of[i] = -1
+  for j in range(len(copies)):
+    source[copies[j]] = roots[j]
+    root_of[copies[j]] = j
+  infoset_map = np.full(num_whole_infosets, -1, dtype=np.int32)
+  infoset_source = np.empty(num_whole_infosets + num_gadget, dtype=np.int64)
+  infoset_source[:num_gadget] = -1
+  infoset_count = num_gadget
   end = num_prefix
-  num_nodes = len(player)
-  for step in range(len(copies) + num_nodes - num_prefix):
+  for step in range(len(copies) + size - num_prefix):
     local = copies[step] if step < len(copies) else num_prefix + step - len(copies)
     node = source[local]
     j = root_of[local]
@@ -60,6 +95,9 @@ def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_childre
     player[local] = p
     count = node_num_children[node]
     num_children[local] = count
+    infoset[local] = -1
+    utility[local] = 0.0
+    first_child[local] = 0
     if p >= 0:
       g = node_infoset[node]
       if infoset_map[g] < 0:
@@ -82,30 +120,37 @@ def _copy_subtrees(node_player, node_infoset, node_first_child, node_num_childre
       parent[child] = local
       action_index[child] = a
       depth[child] = depth[local] + 1
-      if p == _CHANCE:
-        chance_prob[child] = node_chance_prob[first + a]
+      chance_prob[child] = node_chance_prob[first + a] if p == _CHANCE else 1.0
     end += count
-  return infoset_count
+  return (player, parent, first_child, num_children, action_index, chance_prob,
+          utility, depth, infoset, source, root_of, infoset_map,
+          infoset_source[:infoset_count])
 
 
-def _parent_slots(player, parent, infoset, action_index, infoset_action_offset,
-                  num_slots):
-  """Each infoset's first node (breadth-first) and parent slot: the player's previous
-  slot on that node's path, -1 if none (from gadgets' augmented keys, [H] Def. 3)."""
-  augmented_keys = subgames._augmented_keys  # pylint: disable=protected-access
-  keys = augmented_keys(player, infoset, parent, action_index, infoset_action_offset,
-                        num_slots)
-  decision = np.flatnonzero(player >= 0)
-  _, first = np.unique(infoset[decision], return_index=True)
-  first_node = decision[first]
-  q = np.maximum(parent[first_node], 0)
-  p = player[first_node]
-  own = (parent[first_node] >= 0) & (player[q] == p)
-  # Elsewhere the parent's augmented key is 1 + the player's last slot (0: none).
-  before = np.where(parent[first_node] >= 0, keys[p, q] - 1, -1)
-  parent_slot = np.where(
-      own, infoset_action_offset[infoset[q]] + action_index[first_node], before)
-  return parent_slot.astype(np.int32), first_node.astype(np.int32)
+@numba.njit(cache=True)
+def _infoset_tables(player, parent, infoset, action_index, infoset_player,
+                    infoset_action_offset):
+  """Each local infoset's first node (breadth-first) and parent slot: its player's
+  previous slot on that node's path, -1 if none ([H] Def. 3's augmented keys: with
+  perfect recall the last slot gives the whole sequence)."""
+  num_infosets = len(infoset_player)
+  first_node = np.full(num_infosets, -1, dtype=np.int32)
+  for node in range(len(player)):
+    i = infoset[node]
+    if i >= 0 and first_node[i] < 0:
+      first_node[i] = node
+  parent_slot = np.full(num_infosets, -1, dtype=np.int32)
+  for i in range(num_infosets):
+    p = infoset_player[i]
+    child = first_node[i]
+    q = parent[child]
+    while q >= 0:
+      if player[q] == p:
+        parent_slot[i] = infoset_action_offset[infoset[q]] + action_index[child]
+        break
+      child = q
+      q = parent[q]
+  return parent_slot, first_node
 
 
 class _ViewKeys(collections.abc.Sequence):
@@ -200,7 +245,7 @@ class GadgetView:
         raise ValueError("The whole game (variant None) has the single root 0.")
       self.tree = tree
       self.source = np.arange(tree.num_nodes)
-      self.local_root = np.zeros(tree.num_nodes, dtype=np.int64)
+      self.local_root = np.zeros(tree.num_nodes, dtype=np.int32)
       self.slot_source = np.arange(tree.num_infoset_actions)
       self.root_copies = np.zeros(1, dtype=np.int64)
       self.active_roots = np.zeros(1, dtype=np.int64)
@@ -261,7 +306,8 @@ class GadgetView:
       num_prefix = 1 + len(choices) + n
     else:
       num_prefix = 1 + (3 * n if variant == "resolve" else n)
-    size = num_prefix - n + int(self.state_keys.subtree_nodes[roots].sum())
+    # The prefix's arrays; _lay_out appends the copied subtrees.
+    size = num_prefix
     player = np.empty(size, dtype=np.int8)
     parent = np.full(size, -1, dtype=np.int32)
     first_child = np.zeros(size, dtype=np.int32)
@@ -271,8 +317,6 @@ class GadgetView:
     utility = np.zeros(size)
     depth = np.zeros(size, dtype=np.int16)
     infoset = np.full(size, -1, dtype=np.int32)
-    source = np.full(size, -1, dtype=np.int64)
-    root_of = np.full(size, -1, dtype=np.int64)
     extra_actions = []
     self.gate_key = np.zeros(0, dtype=np.int64)
     if variant == "resolve":
@@ -321,19 +365,17 @@ class GadgetView:
       depth[copies] = 2
       chance_prob[copies] = self.w[active] / self.k[self.root_infoset[active]]
       extra_actions = [np.arange(c)]
-    source[copies] = roots
-    root_of[copies] = np.arange(n)
     num_gadget = len(extra_actions)
-    infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
-    infoset_source = np.full(tree.num_infosets + num_gadget, -1, dtype=np.int64)
-    num_infosets = _copy_subtrees(
-        tree.node_player, tree.node_infoset, tree.node_first_child,
-        tree.node_num_children, tree.node_chance_prob, tree.node_utility, player,
-        parent, first_child, num_children, action_index, chance_prob, utility, depth,
-        infoset, source, root_of, copies, num_prefix, self.opponent, tree.utility_sum,
-        scale, shift,
-        infoset_map, infoset_source, num_gadget)
-    infoset_source = infoset_source[:num_infosets]
+    (player, parent, first_child, num_children, action_index, chance_prob, utility,
+     depth, infoset, source, root_of, infoset_map, infoset_source) = _lay_out(
+         tree.node_player, tree.node_infoset, tree.node_first_child,
+         tree.node_num_children, tree.node_chance_prob, tree.node_utility,
+         self.state_keys.subtree_nodes, player, parent, first_child, num_children,
+         action_index, chance_prob, utility, depth, infoset, copies.astype(np.int64),
+         roots.astype(np.int64), self.opponent, tree.utility_sum,
+         np.asarray(scale, dtype=np.float64), np.asarray(shift, dtype=np.float64),
+         tree.num_infosets, num_gadget)
+    num_infosets = len(infoset_source)
     inner = infoset_source[num_gadget:]
     num_actions = np.concatenate(
         ([len(a) for a in extra_actions], tree.infoset_num_actions[inner])).astype(
@@ -351,8 +393,8 @@ class GadgetView:
     actions[inner_slot] = tree.infoset_actions[self.slot_source[inner_slot]]
     infoset_player = np.concatenate((np.full(num_gadget, self.opponent),
                                      tree.infoset_player[inner])).astype(np.int8)
-    parent_slot, first_node = _parent_slots(player, parent, infoset, action_index,
-                                            offset, len(slot_infoset))
+    parent_slot, first_node = _infoset_tables(player, parent, infoset, action_index,
+                                              infoset_player, offset)
     arrays = {
         "node_player": player, "node_infoset": infoset, "node_parent": parent,
         "node_first_child": first_child, "node_num_children": num_children,
