@@ -48,7 +48,7 @@ def _timed(game, workers):
   time on an otherwise idle machine with `workers` cores (the runs are balanced)."""
   parallel_extraction.shutdown_pools()
   cpu, start = _cpu_seconds(), time.perf_counter()
-  tree = compiled_tree.compile_game(game, workers=workers)
+  tree = compiled_tree.compile_game(game, workers=workers, route="generic")
   seconds = time.perf_counter() - start
   parallel_extraction.shutdown_pools()  # joins the workers, so their CPU time counts
   own, children = _cpu_seconds() - cpu
