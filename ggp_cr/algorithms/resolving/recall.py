@@ -63,12 +63,6 @@ def tracks(node_player, node_parent, player, initial):
   return tracks
 
 
-def utility_sum(game):
-  if game.get_type().utility == pyspiel.GameType.Utility.CONSTANT_SUM:
-    return float(game.utility_sum())
-  return 0.0
-
-
 # --- Which games ----------------------------------------------------------------------
 
 

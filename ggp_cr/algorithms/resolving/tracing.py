@@ -9,6 +9,8 @@ import time
 
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import generic_extraction
+
 
 class OutOfTime(Exception):
   """A deadline passed during a trace."""
@@ -46,7 +48,7 @@ class Problem:
       self.opponent_root_reach = [1.0]
       self.value_scale = [1.0]
       self.value_shift = [0.0]
-      self.utility_sum = recall.utility_sum(game)
+      self.utility_sum = float(generic_extraction.game_utility_sum(game))
       return
     subgame = gadget.subgame
     self.game = gadget

@@ -1,7 +1,7 @@
 """Native extraction: per-game fast paths building a game's CompiledTree from its rules.
 
 Spec README.md, architecture principle 2. The generic extraction
-(`compiled_tree._extract`) walks the Python game history by history; for the package's
+(`generic_extraction.extract`) walks the Python game history by history; for the package's
 own games the rules are simple enough to expand the tree breadth-first in numba, writing
 the compiled arrays directly in their final order: a node's children are appended when
 the node is reached, so the append order is the breadth-first numbering, and an

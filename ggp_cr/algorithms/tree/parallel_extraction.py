@@ -1,7 +1,7 @@
 """Parallel extraction of a compiled tree: the subtrees below a frontier in processes.
 
 Issue 13, item 1 (spec README.md, architecture principle 2): for any pyspiel game,
-`extract_parallel` returns exactly the arrays of compiled_tree's serial extraction
+`extract_parallel` returns exactly the arrays of generic_extraction's serial extraction
 (same breadth-first node numbering, infoset ids and keys).
 
 The main process walks the top of the tree (depths below the cut depth D) depth-first,
@@ -11,7 +11,7 @@ histories. Contiguous runs of frontier entries are walked depth-first by worker
 processes, which reload the game by its string and replay each history. The top's
 preorder followed by the runs' preorders in frontier order is a sequence whose stable
 sort by depth is the breadth-first order, so once the parts' infosets are merged by
-(player, key) and their slots renumbered, compiled_tree's breadth-first renumbering
+(player, key) and their slots renumbered, generic_extraction's breadth-first renumbering
 applies unchanged.
 """
 
@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pyspiel
 
-from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import generic_extraction
 
 # Runs of frontier entries per worker: enough for dynamic load balancing.
 _TASKS_PER_WORKER = 8
@@ -84,7 +84,7 @@ def _cut_depth(game, frontier_size):
 
 
 def _walk_run(task):
-  """Worker: the preorder walk of a run of frontier entries (compiled_tree._walk)."""
+  """Worker: the preorder walk of a run of frontier entries (generic_extraction.walk)."""
   game_string, utility_sum, depth, entries = task
   game = _worker_games.get(game_string)
   if game is None:
@@ -104,7 +104,7 @@ def _walk_run(task):
         state.apply_action(action)
       yield state, -1, action_index, prob, depth, last0, last1
 
-  return compiled_tree._walk(game, game_string, utility_sum, roots(), False)  # pylint: disable=protected-access
+  return generic_extraction.walk(game, game_string, utility_sum, roots(), False)
 
 
 def _external(slot):
@@ -175,7 +175,7 @@ class _Merger:
         self.num_slots += len(legal)
       elif (self.infoset_parent_slot[merged] != last or
             self.infoset_actions[merged] != legal):
-        raise ValueError(compiled_tree._recall_message(  # pylint: disable=protected-access
+        raise ValueError(generic_extraction.recall_message(
             self.game_string, player, key, self.infoset_actions,
             self.infoset_parent_slot, merged, legal, last))
       renumber.append(merged)
@@ -189,7 +189,7 @@ class _Merger:
       columns.append(np.concatenate(parts))
       parts.clear()
     del self.lookup
-    return compiled_tree._renumber_breadth_first(  # pylint: disable=protected-access
+    return generic_extraction.renumber_breadth_first(
         game, self.game_string, utility_sum, *columns, self.keys, self.infoset_player,
         self.infoset_offset, self.infoset_parent_slot, self.infoset_actions)
 
@@ -198,7 +198,7 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
                      keep_workers=False):
   """The CompiledTree of `game`, subtrees walked by `workers` processes.
 
-  Equals compiled_tree's serial extraction array for array. `frontier_size` (default
+  Equals generic_extraction's serial extraction array for array. `frontier_size` (default
   64 per worker) is the least number of histories at the cut depth; a tree without
   such a depth is extracted serially. `progress` prints the finished runs. The worker
   processes are stopped afterwards unless `keep_workers` (then `shutdown_pools` stops
@@ -213,16 +213,16 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
   if reloaded != repr(game_string):
     raise ValueError(f"Parallel extraction reloads the game from its string in each "
                      f"worker process, but {game_string!r} gives {reloaded}.")
-  utility_sum = compiled_tree._utility_sum(game)  # pylint: disable=protected-access
+  utility_sum = generic_extraction.game_utility_sum(game)
   depth = _cut_depth(game, frontier_size or _FRONTIER_PER_WORKER * workers)
   if depth is None:
-    return compiled_tree._extract(game, game_string, progress)  # pylint: disable=protected-access
+    return generic_extraction.extract(game, game_string, progress)
   start = time.time()
   pool = _pool(workers)  # the workers start up while the top is walked
   try:
     frontier = []
     merger = _Merger(game_string)
-    merger.add(compiled_tree._walk(  # pylint: disable=protected-access
+    merger.add(generic_extraction.walk(
         game, game_string, utility_sum,
         [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False, depth, frontier))
     num_tasks = min(len(frontier), _TASKS_PER_WORKER * workers)
