@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import perfect_recall
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -17,12 +18,6 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 # next subgame root where the opponent acts, and at or below the bot's next turn in a
 # different subgame.
 FIRST, CURRENT, AFTER_ROOT, END = 0, 1, 2, 3
-
-# Histories walked exhaustively by the perfect-recall check before it samples.
-RECALL_CHECK_HISTORIES = perfect_recall.CHECK_HISTORIES
-RECALL_CHECK_PLAYOUTS = perfect_recall.CHECK_PLAYOUTS
-# Game strings that passed check_game with the default effort in this process.
-_CHECKED_GAMES = set()
 
 
 def advance(track, parent_player, child_player, player):
@@ -66,41 +61,14 @@ def tracks(node_player, node_parent, player, initial):
 # --- Which games ----------------------------------------------------------------------
 
 
-def check_game(game, histories=RECALL_CHECK_HISTORIES, playouts=RECALL_CHECK_PLAYOUTS,
-               seed=0):
-  """Raises ValueError, saying why, unless continual resolving can play `game`.
-
-  The game must have two players, be zero-sum (or constant-sum), sequential, have
-  explicit chance and information state strings, and perfect recall. Perfect recall
-  (every history of an information state has the same previous own information state
-  and action, and the same legal actions, compiled_tree's criterion) is checked on
-  the first `histories` histories in depth-first order and on `playouts` random
-  playouts beyond them: exhaustively for small games, by sampling for large ones. A
-  game that passed with the default effort is not checked again in this process.
-  """
+def check_game(game):
+  """Raises ValueError, saying why, unless continual resolving can play `game`: the
+  game checks of compiled_tree.check_game, then the bounded perfect-recall check of
+  perfect_recall.py (a game that passed is not checked again in this process)."""
   if not isinstance(game, pyspiel.Game):
     raise ValueError(f"game must be a pyspiel game, got {type(game).__name__}.")
-  default = (histories, playouts, seed) == (RECALL_CHECK_HISTORIES,
-                                            RECALL_CHECK_PLAYOUTS, 0)
-  if default and str(game) in _CHECKED_GAMES:
-    return
-  game_type = game.get_type()
-  why = None
-  if game.num_players() != 2:
-    why = f"it has {game.num_players()} players; continual resolving needs two"
-  elif game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-    why = ("it has simultaneous moves; convert it with "
-           "pyspiel.load_game_as_turn_based")
-  elif game_type.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
-                                 pyspiel.GameType.Utility.CONSTANT_SUM):
-    why = f"it is not zero-sum or constant-sum ({game_type.utility})"
-  elif game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-    why = "it has sampled chance; explicit chance outcomes are needed"
-  elif not game_type.provides_information_state_string:
-    why = "it provides no information state strings"
-  else:
-    why = perfect_recall.recall_violation(game, histories, playouts, seed)
-  if why is not None:
-    raise ValueError(f"Continual resolving cannot play {game}: {why}.")
-  if default:
-    _CHECKED_GAMES.add(str(game))
+  try:
+    compiled_tree.check_game(game)
+  except ValueError as error:
+    raise ValueError(f"Continual resolving cannot play {game}: {error}") from None
+  perfect_recall.check_perfect_recall(game, "Continual resolving")

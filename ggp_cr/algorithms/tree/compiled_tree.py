@@ -24,18 +24,20 @@ from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import generic_extraction
 
 def check_game(game):
-  """Raises ValueError unless `game` is a game compile_game accepts."""
+  """Raises ValueError unless `game` is two-player, sequential, zero-sum (or
+  constant-sum), with explicit chance and information state strings: what compile_game,
+  the sampling solvers and continual resolving need besides perfect recall."""
   game_type = game.get_type()
   if game.num_players() != 2:
     raise ValueError(f"{game} has {game.num_players()} players; only two-player games "
-                     "can be compiled.")
+                     "are supported.")
   if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
     raise ValueError(f"{game} is not sequential ({game_type.dynamics}); convert it "
                      "with pyspiel.load_game_as_turn_based.")
   if game_type.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
                                pyspiel.GameType.Utility.CONSTANT_SUM):
     raise ValueError(f"{game} is not zero-sum or constant-sum ({game_type.utility}); "
-                     "only those games can be compiled.")
+                     "only those games are supported.")
   if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
     raise ValueError(f"{game} has sampled chance; explicit chance outcomes are needed.")
   if not game_type.provides_information_state_string:
