@@ -140,6 +140,21 @@ class _TraversalTree:
     self.up_slot_offset = slot_offset[postorder]
 
 
+_WALKS = {}
+
+
+def whole_tree_walk(tree):
+  """The _TraversalTree of all of `tree` (read-only), shared by every solver on the
+  same tree object; the last 2 trees' are kept."""
+  entry = _WALKS.pop(id(tree), None)
+  if entry is None or entry[0] is not tree:
+    entry = (tree, _TraversalTree(tree, None, None))
+  _WALKS[id(tree)] = entry
+  while len(_WALKS) > 2:
+    _WALKS.pop(next(iter(_WALKS)))
+  return entry[1]
+
+
 @numba.njit(cache=True)
 def _mark_kept(parent, is_leaf, keep):
   """keep[n] = False below any leaf (nodes are breadth-first: parents come first)."""
@@ -194,7 +209,16 @@ def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, stra
   reach[0, 0] = 1.0
   reach[0, 1] = 1.0
   reach[0, 2] = 1.0
-  for i in range(len(down_parent)):
+  _propagate_positions(1, len(down_parent) + 1, down_parent, down_player, down_slot,
+                       down_chance_prob, strategy, reach)
+
+
+@numba.njit(cache=True)
+def _propagate_positions(start, stop, down_parent, down_player, down_slot,
+                         down_chance_prob, strategy, reach):
+  """reach of internal positions start..stop-1 (> 0) from their parents' reach."""
+  for k in range(start, stop):
+    i = k - 1
     p = down_parent[i]
     r0 = reach[p, 0]
     r1 = reach[p, 1]
@@ -206,20 +230,22 @@ def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, stra
       r1 *= strategy[down_slot[i]]
     else:
       rc *= down_chance_prob[i]
-    reach[i + 1, 0] = r0
-    reach[i + 1, 1] = r1
-    reach[i + 1, 2] = rc
+    reach[k, 0] = r0
+    reach[k, 1] = r1
+    reach[k, 2] = rc
 
 
 @numba.njit(cache=True)
-def _accumulate(update_player, up_node, up_position, up_first_child, up_num_children,
-                up_player, up_slot_offset, chance_prob, strategy, reach, values,
-                regrets, cumulative, strategy_weight):
-  """Values bottom-up (player 0's utility) and the updated players' regrets and sums.
+def _accumulate(update_player, start, stop, up_node, up_position, up_first_child,
+                up_num_children, up_player, up_slot_offset, chance_prob, strategy, reach,
+                values, regrets, cumulative, strategy_weight):
+  """Values bottom-up (player 0's utility) and the updated players' regrets and sums,
+  over post-order entries start..stop-1 (a subtree's internal nodes are contiguous
+  in post-order).
 
   `values` holds the leaves' utilities on entry; internal nodes are overwritten.
   """
-  for i in range(len(up_node)):
+  for i in range(start, stop):
     n = up_node[i]
     first = up_first_child[i]
     count = up_num_children[i]
@@ -309,7 +335,8 @@ class GeneralCFRSolver:
                          f"got {estimable.shape}.")
     self.depth_limit = depth_limit
     self.utility_estimator = utility_estimator
-    self._walk = _TraversalTree(tree, depth_limit, estimable)
+    self._walk = (whole_tree_walk(tree) if depth_limit is None and estimable is None
+                  else _TraversalTree(tree, depth_limit, estimable))
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
@@ -385,9 +412,9 @@ class GeneralCFRSolver:
       self._values[walk.leaf_nodes] = self._leaf_estimates
     _propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
                      walk.down_chance_prob, self._strategy, self._reach)
-    _accumulate(update_player, walk.up_node, walk.up_position, walk.up_first_child,
-                walk.up_num_children, walk.up_player, walk.up_slot_offset,
-                walk.chance_prob, self._strategy, self._reach, self._values,
+    _accumulate(update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
+                walk.up_first_child, walk.up_num_children, walk.up_player,
+                walk.up_slot_offset, walk.chance_prob, self._strategy, self._reach, self._values,
                 self._regrets, self._cumulative, weight)
     self.visited_states += walk.num_nodes
 

@@ -140,13 +140,7 @@ class CompiledResolver:
   def probabilities(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the
     view or never reached), over its actions in the tree's order."""
-    view = self.view
-    count = int(view.whole.infoset_num_actions[infoset])
-    local = int(view.local_infoset[infoset])
-    if local < 0:
-      return np.full(count, 1.0 / count)
-    offset = int(view.tree.infoset_action_offset[local])
-    return view.average_slots()[offset:offset + count]
+    return self.view.average_at(infoset)
 
   def profile(self):
     """The bot's whole-tree profile so far ([S] §6): the trunk with this solve's

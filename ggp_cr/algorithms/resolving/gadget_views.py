@@ -128,6 +128,31 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
 
 
 @numba.njit(cache=True)
+def _locate(node_parent, node_action_index, targets, target_roots, copies,
+            local_first_child):
+  """The local node of each whole-tree node `targets[i]` below the root copy
+  `copies[i]` of whole-tree node `target_roots[i]` (climb, then descend)."""
+  local = np.empty(len(targets), dtype=np.int64)
+  path = np.empty(64, dtype=np.int64)
+  for i in range(len(targets)):
+    length = 0
+    node = targets[i]
+    while node != target_roots[i]:
+      if length == len(path):
+        grown = np.empty(2 * length, dtype=np.int64)
+        grown[:length] = path
+        path = grown
+      path[length] = node_action_index[node]
+      length += 1
+      node = node_parent[node]
+    at = copies[i]
+    for k in range(length - 1, -1, -1):
+      at = local_first_child[at] + path[k]
+    local[i] = at
+  return local
+
+
+@numba.njit(cache=True)
 def _infoset_tables(player, parent, infoset, action_index, infoset_player,
                     infoset_action_offset):
   """Each local infoset's first node (breadth-first) and parent slot: its player's
@@ -255,7 +280,11 @@ class GadgetView:
       self.shift = np.zeros(1)
     else:
       self._build(first)
-    self.solver = cfr.CFRPlusSolver(self.tree)
+    self.solver = self._solver()
+
+  def _solver(self):
+    """CFR+ on the view's tree."""
+    return cfr.CFRPlusSolver(self.tree)
 
   def _values(self, opponent_values):
     cbv = np.zeros(len(self.infoset_keys))
@@ -277,10 +306,18 @@ class GadgetView:
       cbv[index[int(k)]] = float(v)
     return cbv
 
-  def _build(self, first):
-    """The gadget's prefix in numpy, then the subtrees' breadth-first copy."""
-    tree = self.whole
+  def _plan(self, first):
+    """The gadget's prefix per active root (both kinds of view lay it out): sets
+    `active_roots`, `scale` and `shift` (o's payoff below root j is scale_j·u_o −
+    shift_j), `root_chance` (the gadget's chance probability of the root), `gate`
+    (resolve: the index of o's Follow/Terminate infoset, gates in order of first
+    root; max_margin: o's choice of root infoset; unsafe: -1), `gate_key` and
+    `terminate_value` (resolve: o's Terminate payoff per gate, K·CBV_norm(I)) and
+    `choice_counts` (max_margin: the roots of each choice)."""
     variant = self.variant
+    self.gate_key = np.zeros(0, dtype=np.int64)
+    self.terminate_value = np.zeros(0)
+    self.choice_counts = np.zeros(0, dtype=np.int64)
     if variant == "max_margin":
       # Root infosets in order of first root (gadgets.Subgame.infosets).
       order = np.argsort(first, kind="stable")
@@ -288,9 +325,11 @@ class GadgetView:
       per_choice = [np.flatnonzero((self.root_infoset == c) & (self.w > 0))
                     for c in choices.tolist()]
       active = np.concatenate(per_choice)
-      counts = np.array([len(r) for r in per_choice])
+      self.choice_counts = np.array([len(r) for r in per_choice], dtype=np.int64)
       scale = self.k[self.root_infoset[active]]
       shift = self.cbv[self.root_infoset[active]]
+      self.root_chance = self.w[active] / self.k[self.root_infoset[active]]
+      self.gate = np.repeat(np.arange(len(choices)), self.choice_counts)
     else:
       weights = self.w if variant == "resolve" else self.w * self.opponent_reach
       active = np.flatnonzero(weights > 0)
@@ -300,10 +339,32 @@ class GadgetView:
                          "subgame both players reach.")
       scale = np.full(len(active), total)
       shift = np.zeros(len(active))
+      self.root_chance = weights[active] / total
+      self.gate = np.full(len(active), -1, dtype=np.int64)
+      if variant == "resolve":
+        gate_of = self.root_infoset[active]
+        firsts = np.unique(gate_of, return_index=True)[1]
+        ordered = gate_of[np.sort(firsts)]
+        rank = np.empty(len(self.infoset_keys), dtype=np.int64)
+        rank[ordered] = np.arange(len(ordered))
+        self.gate = rank[gate_of]
+        self.gate_key = self.infoset_keys[ordered]
+        # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
+        self.terminate_value = self.total_reach * (self.cbv[ordered] / self.k[ordered])
+    self.active_roots = active
+    self.scale = scale
+    self.shift = shift
+
+  def _build(self, first):
+    """The gadget's prefix in numpy, then the subtrees' breadth-first copy."""
+    tree = self.whole
+    variant = self.variant
+    self._plan(first)
+    active, scale, shift = self.active_roots, self.scale, self.shift
     n = len(active)
     roots = self.root_nodes[active]
     if variant == "max_margin":
-      num_prefix = 1 + len(choices) + n
+      num_prefix = 1 + len(self.choice_counts) + n
     else:
       num_prefix = 1 + (3 * n if variant == "resolve" else n)
     # The prefix's arrays; _lay_out appends the copied subtrees.
@@ -318,21 +379,14 @@ class GadgetView:
     depth = np.zeros(size, dtype=np.int16)
     infoset = np.full(size, -1, dtype=np.int32)
     extra_actions = []
-    self.gate_key = np.zeros(0, dtype=np.int64)
     if variant == "resolve":
       # 0: chance over roots; 1..n: o's gates; then (Follow copy, Terminate) per gate.
       player[0], num_children[0], first_child[0] = _CHANCE, n, 1
       gates = 1 + np.arange(n)
       player[gates] = self.opponent
       parent[gates], action_index[gates], depth[gates] = 0, np.arange(n), 1
-      chance_prob[gates] = self.w[active] / self.total_reach
-      gate_of = self.root_infoset[active]
-      firsts = np.unique(gate_of, return_index=True)[1]
-      ordered = gate_of[np.sort(firsts)]
-      rank = np.empty(len(self.infoset_keys), dtype=np.int64)
-      rank[ordered] = np.arange(len(ordered))
-      infoset[gates] = rank[gate_of]
-      self.gate_key = self.infoset_keys[ordered]
+      chance_prob[gates] = self.root_chance
+      infoset[gates] = self.gate
       num_children[gates] = 2
       copies = 1 + n + 2 * np.arange(n)
       first_child[gates] = copies
@@ -342,17 +396,17 @@ class GadgetView:
       action_index[copies], action_index[leaves] = 0, 1
       depth[copies] = depth[leaves] = 2
       player[leaves] = _TERMINAL
-      # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
-      o_value = self.total_reach * (self.cbv[gate_of] / self.k[gate_of])
+      o_value = self.terminate_value[self.gate]
       utility[leaves] = o_value if self.opponent == 0 else -o_value
-      extra_actions = [np.arange(2)] * len(ordered)
+      extra_actions = [np.arange(2)] * len(self.gate_key)
     elif variant == "unsafe":
       player[0], num_children[0], first_child[0] = _CHANCE, n, 1
       copies = 1 + np.arange(n)
       parent[copies], action_index[copies], depth[copies] = 0, np.arange(n), 1
-      chance_prob[copies] = weights[active] / total
+      chance_prob[copies] = self.root_chance
     else:
-      c = len(choices)
+      counts = self.choice_counts
+      c = len(counts)
       player[0], num_children[0], first_child[0], infoset[0] = self.opponent, c, 1, 0
       deals = 1 + np.arange(c)
       player[deals] = _CHANCE
@@ -363,7 +417,7 @@ class GadgetView:
       parent[copies] = np.repeat(deals, counts)
       action_index[copies] = np.concatenate([np.arange(m) for m in counts])
       depth[copies] = 2
-      chance_prob[copies] = self.w[active] / self.k[self.root_infoset[active]]
+      chance_prob[copies] = self.root_chance
       extra_actions = [np.arange(c)]
     num_gadget = len(extra_actions)
     (player, parent, first_child, num_children, action_index, chance_prob, utility,
@@ -411,9 +465,6 @@ class GadgetView:
     self.source = source
     self.local_root = root_of
     self.root_copies = copies.astype(np.int64)
-    self.active_roots = active
-    self.scale = scale
-    self.shift = shift
     self.tree = ViewTree(
         f"{variant} gadget view of {tree.game_string}", 0.0,
         tree.num_distinct_actions + (len(extra_actions[0]) if extra_actions else 0),
@@ -426,6 +477,48 @@ class GadgetView:
         self.root_nodes[self.active_roots])
 
   # --- Solving ----------------------------------------------------------------------
+
+  def locate(self, trace):
+    """(j, local, copies) of `trace`'s next roots (next_root_estimates): the index
+    into the active roots of the root each lies below, its local node and that
+    root's local node."""
+    copies = self.root_copies[trace.next_root_of]
+    local = _locate(self.whole.node_parent, self.whole.node_action_index,
+                    trace.next_roots, self.root_nodes[self.active_roots][
+                        trace.next_root_of], copies, self.tree.node_first_child)
+    return self.local_root[copies], local, copies
+
+  def positions(self, nodes):
+    """Internal positions (CFR's reach rows, breadth-first) of local internal nodes."""
+    if getattr(self, "_position", None) is None:
+      self._position = np.cumsum(self.tree.node_num_children > 0) - 1
+    return self._position[nodes]
+
+  def opponent_values(self, node_values, local_nodes):
+    """o's values at local nodes from player 0's `node_values`, in the original
+    game's units."""
+    values = node_values[local_nodes]
+    if self.opponent == 1:
+      values = self.tree.utility_sum - values
+    j = self.local_root[local_nodes]
+    return (values + self.shift[j]) / self.scale[j]
+
+  def evaluate(self, slots, observe):
+    """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
+    reach per internal position, player 0's values per node."""
+    tree = self.tree
+    internal = np.flatnonzero(tree.node_num_children > 0)
+    observe(tree.node_reaches(slots)[:, internal].T, tree.node_values(slots))
+
+  def average_at(self, infoset):
+    """The average strategy at whole-tree infoset `infoset` (uniform if outside the
+    view or never reached), over its actions in the tree's order."""
+    count = int(self.whole.infoset_num_actions[infoset])
+    local = int(self.local_infoset[infoset])
+    if local < 0:
+      return np.full(count, 1.0 / count)
+    offset = int(self.tree.infoset_action_offset[local])
+    return self.average_slots()[offset:offset + count]
 
   @property
   def iterations(self):
@@ -465,20 +558,12 @@ class GadgetView:
     value = float(self.tree.node_values(slots)[0])
     return value if self.opponent == 0 else self.tree.utility_sum - value
 
-  def _original_opponent_values(self, node_values, local_nodes):
-    """o's node values at local nodes, converted to the original game's units."""
-    values = node_values[local_nodes]
-    if self.opponent == 1:
-      values = self.tree.utility_sum - values
-    j = self.local_root[local_nodes]
-    return (values + self.shift[j]) / self.scale[j]
-
   def counterfactual_best_response_values(self, slots=None):
     """{o's root key: CBV_after(I) = Σ_{h∈I} w(h) v_o^BR(h)} against p's strategy in
     `slots` (default: average), o best-responding in the subgame ([H] §E.1)."""
     slots = self.average_slots() if slots is None else slots
     _, response = exact_br.best_response_slots(self.tree, slots, self.opponent)
-    values = self._original_opponent_values(self.tree.node_values(response),
+    values = self.opponent_values(self.tree.node_values(response),
                                             self.root_copies)
     root_infoset = self.root_infoset[self.active_roots]
     after = np.bincount(root_infoset, weights=self.w[self.active_roots] * values,

@@ -6,35 +6,9 @@ convention); `exact_next_root_inputs` gives exact counterfactual best-response v
 instead (the bot's use_cbr), from one whole-tree pass.
 """
 
-import numba
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
-
-
-@numba.njit(cache=True)
-def _locate(node_parent, node_action_index, targets, target_roots, copies,
-            local_first_child):
-  """The local node of each whole-tree node `targets[i]` below the root copy
-  `copies[i]` of whole-tree node `target_roots[i]` (climb, then descend)."""
-  local = np.empty(len(targets), dtype=np.int64)
-  path = np.empty(64, dtype=np.int64)
-  for i in range(len(targets)):
-    length = 0
-    node = targets[i]
-    while node != target_roots[i]:
-      if length == len(path):
-        grown = np.empty(2 * length, dtype=np.int64)
-        grown[:length] = path
-        path = grown
-      path[length] = node_action_index[node]
-      length += 1
-      node = node_parent[node]
-    at = copies[i]
-    for k in range(length - 1, -1, -1):
-      at = local_first_child[at] + path[k]
-    local[i] = at
-  return local
 
 
 class NextRootEstimates:
@@ -53,13 +27,7 @@ class NextRootEstimates:
     self.view = view
     self.trace = trace
     self.iterations = 0
-    roots = view.root_nodes[view.active_roots]
-    copies = view.root_copies[trace.next_root_of]
-    self._j = view.local_root[copies]
-    self._local = _locate(view.whole.node_parent, view.whole.node_action_index,
-                          trace.next_roots, roots[trace.next_root_of], copies,
-                          view.tree.node_first_child)
-    self._copies = copies
+    self._j, self._local, self._copies = view.locate(trace)
     self._position = None
     self._w = view.w[view.active_roots][self._j]
     self._prior = view.opponent_reach[view.active_roots][self._j]
@@ -70,34 +38,29 @@ class NextRootEstimates:
     self.weight_sum = np.zeros(num)
 
   def add(self, strategy):
-    """Adds one iteration's quantities for the current strategy (view slot form)."""
-    tree = self.view.tree
-    self._add(tree.node_reaches(strategy), self._local, self._copies,
-              tree.node_values(strategy))
+    """Adds one iteration's quantities for the strategy `strategy` (the view's slot
+    form, e.g. its average strategy)."""
+    self.view.evaluate(strategy, self.observe)
 
   def observe(self, reach, values):
-    """Adds one iteration's quantities from a CFR solver's first pass on the view
-    (cfr.GeneralCFRSolver.evaluate_and_update_policy's `observe`)."""
+    """Adds one iteration's quantities from a CFR pass on the view: `reach[k]` the
+    (player 0, player 1, chance) reach of the view's internal position k, `values[n]`
+    player 0's value below the view's node n (cfr.GeneralCFRSolver.
+    evaluate_and_update_policy's `observe`)."""
     if self._position is None:
-      internal = self.view.tree.node_num_children > 0
-      position = np.cumsum(internal) - 1
-      self._position = (position[self._local], position[self._copies])
+      self._position = (self.view.positions(self._local),
+                        self.view.positions(self._copies))
     local, copies = self._position
-    self._add(reach.T, local, copies, values, self._local)
-
-  def _add(self, reach, local, copies, node_values, value_nodes=None):
-    """reach: rows (player 0, player 1, chance), indexed by `local` / `copies`."""
     view = self.view
     self.iterations += 1
     if not len(local):
       return
-    w = self._w * reach[view.player, local] * reach[2, local] / (
-        reach[view.player, copies] * reach[2, copies])
-    at_root = reach[view.opponent, copies]
-    opponent = self._prior * np.divide(reach[view.opponent, local], at_root,
+    w = self._w * reach[local, view.player] * reach[local, 2] / (
+        reach[copies, view.player] * reach[copies, 2])
+    at_root = reach[copies, view.opponent]
+    opponent = self._prior * np.divide(reach[local, view.opponent], at_root,
                                        out=np.zeros(len(local)), where=at_root > 0)
-    values = view._original_opponent_values(  # pylint: disable=protected-access
-        node_values, local if value_nodes is None else value_nodes)
+    values = view.opponent_values(values, self._local)
     self.reach_sum += w
     self.opponent_reach_sum += opponent
     self.value_sum += w * values
