@@ -1,8 +1,8 @@
 """Benchmark (issue: continual resolving on the compiled tree): one resolve's time.
 
 A resolve is what continual resolving does when the bot enters a new subgame ([S]
-ch. 2): turn the previous solve's estimates into the gadget's inputs, lay the gadget
-out as a view on the whole game's compiled tree, trace the next subgames below it, and
+ch. 2): turn the previous solve's estimates into the gadget's inputs, set the gadget
+up as a view solved in place on the whole game's compiled tree (subgame_views), trace the next subgames below it, and
 run the first --iterations CFR+ iterations collecting the next estimates. The trunk
 (the whole game, --trunk_iterations CFR+ iterations with estimates) is solved first
 and timed separately, as are the tree's extraction and the state keys (cached under
@@ -27,6 +27,7 @@ import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
@@ -63,8 +64,8 @@ def _resolve(tree, keys, player, trace, estimates, infoset, iterations):
   w, opponent_reach, cbv = estimates.inputs(group)
   times["inputs"] = time.perf_counter() - start
   start = time.perf_counter()
-  view = gadget_views.GadgetView(tree, keys, player, trace.next_roots[group], w, cbv,
-                                 "resolve", opponent_reach)
+  view = subgame_views.SubgameView(tree, keys, player, trace.next_roots[group], w,
+                                   cbv, "resolve", opponent_reach)
   times["view"] = time.perf_counter() - start
   start = time.perf_counter()
   next_trace = view.trace()
@@ -73,7 +74,7 @@ def _resolve(tree, keys, player, trace, estimates, infoset, iterations):
   next_estimates = next_root_estimates.NextRootEstimates(view, next_trace)
   next_root_estimates.solve_with_estimates(view, next_estimates, iterations)
   times["cfr+"] = time.perf_counter() - start
-  return len(group), view.tree.num_nodes, times
+  return len(group), view.num_nodes, times
 
 
 def _resolve_once(tree, keys, player, iterations):

@@ -204,7 +204,8 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
       current.trace.own_infosets.tolist())
   assert np.isin(resolved.trace.next_roots, current.trace.next_roots).all()
   local = current.estimates._local  # pylint: disable=protected-access
-  np.testing.assert_array_equal(current.view.source[local], current.trace.next_roots)
+  np.testing.assert_array_equal(current.view.whole_nodes(local),
+                                current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
   with pytest.raises(cr.CannotResolve, match="no iterations"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)

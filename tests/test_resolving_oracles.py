@@ -150,9 +150,9 @@ def _cfrd_bound(game):
     if resolver is None:
       continue
     if isinstance(resolver, compiled_resolving.CompiledResolver):
-      # The view's tree is the gadget's (or, for the trunk, the game's) compiled tree.
-      gadget, solve_tree = resolver.view, resolver.view.tree
-      slots = resolver.view.average_slots()
+      # The gadget's (or, for the trunk, the game's) compiled tree.
+      gadget = resolver.view
+      solve_tree, slots = resolver.view.laid_out()
     else:
       gadget = resolver.problem.gadget
       slots = resolver.solver.average_slots()

@@ -140,6 +140,16 @@ class _TraversalTree:
     self.up_slot_offset = slot_offset[postorder]
 
 
+def strategy_weight(t, exponent, log_scale):
+  """(weight, new log_scale, rescale) of iteration t's strategy: t^exponent /
+  e^log_scale, computed in log space; when it would exceed 1e100 the scale grows and
+  the cumulative sums must be multiplied by `rescale` (else 1.0) before adding."""
+  log_weight = exponent * math.log(t) - log_scale
+  if log_weight > _LOG_RESCALE:
+    return 1.0, log_scale + log_weight, math.exp(-log_weight)
+  return math.exp(log_weight), log_scale, 1.0
+
+
 _WALKS = {}
 
 
@@ -209,12 +219,12 @@ def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, stra
   reach[0, 0] = 1.0
   reach[0, 1] = 1.0
   reach[0, 2] = 1.0
-  _propagate_positions(1, len(down_parent) + 1, down_parent, down_player, down_slot,
+  propagate_positions(1, len(down_parent) + 1, down_parent, down_player, down_slot,
                        down_chance_prob, strategy, reach)
 
 
 @numba.njit(cache=True)
-def _propagate_positions(start, stop, down_parent, down_player, down_slot,
+def propagate_positions(start, stop, down_parent, down_player, down_slot,
                          down_chance_prob, strategy, reach):
   """reach of internal positions start..stop-1 (> 0) from their parents' reach."""
   for k in range(start, stop):
@@ -236,7 +246,7 @@ def _propagate_positions(start, stop, down_parent, down_player, down_slot,
 
 
 @numba.njit(cache=True)
-def _accumulate(update_player, start, stop, up_node, up_position, up_first_child,
+def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
                 up_num_children, up_player, up_slot_offset, chance_prob, strategy, reach,
                 values, regrets, cumulative, strategy_weight):
   """Values bottom-up (player 0's utility) and the updated players' regrets and sums,
@@ -278,7 +288,7 @@ def _accumulate(update_player, start, stop, up_node, up_position, up_first_child
 
 
 @numba.njit(cache=True)
-def _end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
+def end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
                    strategy, params, iteration):
   """The matcher's end-of-iteration step and new current strategy of `infosets`."""
   for i in infosets:
@@ -344,7 +354,7 @@ class GeneralCFRSolver:
     self._regrets = np.zeros(tree.num_infoset_actions)
     self._cumulative = np.zeros(tree.num_infoset_actions)
     self._strategy = np.empty(tree.num_infoset_actions)
-    _end_iteration(self._all_infosets, tree.infoset_action_offset,
+    end_iteration(self._all_infosets, tree.infoset_action_offset,
                    tree.infoset_num_actions, self._regrets, self._strategy,
                    self._params, 1.0)
     self._values = self._walk.utility.copy()
@@ -381,16 +391,7 @@ class GeneralCFRSolver:
     depth limit) — continual resolving reads its estimates there without a pass of
     its own.
     """
-    self._iteration += 1
-    t = float(self._iteration)
-    log_weight = self.cumulative_strategy_exponent * math.log(t) - \
-        self._log_weight_scale
-    weight = 1.0
-    if log_weight > _LOG_RESCALE:
-      self._cumulative *= math.exp(-log_weight)
-      self._log_weight_scale += log_weight
-    else:
-      weight = math.exp(log_weight)
+    t, weight = self._next_iteration()
     if self.alternating_updates:
       for player in (0, 1):
         self._traverse(player, weight)
@@ -403,6 +404,16 @@ class GeneralCFRSolver:
         observe(self._reach, self._values)
       self._end(self._all_infosets, t)
 
+  def _next_iteration(self):
+    """Starts an iteration: (t, the weight of its strategy in the cumulative sums)."""
+    self._iteration += 1
+    t = float(self._iteration)
+    weight, self._log_weight_scale, rescale = strategy_weight(
+        t, self.cumulative_strategy_exponent, self._log_weight_scale)
+    if rescale != 1.0:
+      self._cumulative *= rescale
+    return t, weight
+
   def _traverse(self, update_player, weight):
     walk = self._walk
     tree = self._tree
@@ -412,7 +423,7 @@ class GeneralCFRSolver:
       self._values[walk.leaf_nodes] = self._leaf_estimates
     _propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
                      walk.down_chance_prob, self._strategy, self._reach)
-    _accumulate(update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
+    accumulate(update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
                 walk.up_first_child, walk.up_num_children, walk.up_player,
                 walk.up_slot_offset, walk.chance_prob, self._strategy, self._reach, self._values,
                 self._regrets, self._cumulative, weight)
@@ -420,7 +431,7 @@ class GeneralCFRSolver:
 
   def _end(self, infosets, t):
     tree = self._tree
-    _end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
+    end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
                    self._regrets, self._strategy, self._params, t)
 
   def current_strategy_slots(self):

@@ -1,8 +1,9 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
 `CompiledResolver` is resolver.Resolver with the full-width CFR+
-solver, built from integer ids only: a GadgetView (the whole game at the first
-decision), the SubgameTrace of the bot's next turns below it, and the next-root
+solver, built from integer ids only: a view (gadget_views.GadgetView for the whole
+game at the first decision, subgame_views.SubgameView, solved in place, for later
+subgames; a copying GadgetView when roots are nested), the SubgameTrace of the bot's next turns below it, and the next-root
 estimates collected each iteration. The bot keeps one per visited subgame: it looks
 its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
 same resolver keeps improving) and acts from `probabilities`.
@@ -25,6 +26,7 @@ from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.tree import compiled_tree
 
 CannotResolve = resolver.CannotResolve
@@ -210,10 +212,14 @@ class CompiledResolver:
           "these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
+    arguments = (self.view.whole, self.view.state_keys, self.view.player, nodes, w,
+                 cbv, variant, opponent_reach)
     try:
-      view = gadget_views.GadgetView(self.view.whole, self.view.state_keys,
-                                     self.view.player, nodes, w, cbv, variant,
-                                     opponent_reach)
+      try:
+        view = subgame_views.SubgameView(*arguments)
+      except subgame_views.NestedRoots:
+        view = gadget_views.GadgetView(*arguments)
+        info["view"] = "copied (a root lies below another root)"
     except ValueError as error:
       raise CannotResolve(str(error)) from None
     return CompiledResolver(view, self.use_cbr, profile), info

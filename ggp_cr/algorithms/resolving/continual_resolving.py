@@ -57,8 +57,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   in the map it stays in the current subgame; if the next gadget cannot be built (the
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
-  subgame has more nodes than BUILD_SHARE of the move's seconds builds at the
-  measured seconds per node: the bot then plays the current solve's strategy below
+  subgame's build and first CFR+ iteration, at the seconds per node measured so far
+  in the match, would not fit the move: the bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
   next turns below the refused subgame are then traced and the current solve's
@@ -111,10 +111,16 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# A first guess of a compiled subgame's build time per node (view with its solver,
-# trace, estimates: about 0.1 us measured on Leduc{3,30} subgames of 1.2M nodes on a
-# shared 2-core machine, benchmarks/cr_compiled_resolve.py).
-_SECONDS_PER_NODE = 1.2e-7
+# First guesses, per subgame node, of a compiled subgame's build (in-place view,
+# trace of the next turns, estimates) and of one CFR+ iteration on it: about 5 ms +
+# 30 ms and 25-30 ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core
+# machine (benchmarks/cr_compiled_resolve.py). Both are re-measured at every build.
+_BUILD_SECONDS_PER_NODE = 2.5e-8
+_ITERATION_SECONDS_PER_NODE = 3e-8
+# A subgame is built only if its build and first iteration fit this share of the
+# move, the first iteration counted this many times over (its estimate's error).
+_RESOLVE_SHARE = 0.9
+_FIRST_ITERATION_MARGIN = 1.5
 _MEASURED_NODES = 20_000
 # Tracing below a refused subgame, per root of it (about 2 us measured on
 # PAM{8}'s groups of 15k-95k roots, including the estimates' setup).
@@ -236,7 +242,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._rng = np.random.default_rng([self._seed, self._matches])
     self.decisions = []
     self._prepared = None
-    self._seconds_per_node = _SECONDS_PER_NODE
+    self._seconds_per_node = _BUILD_SECONDS_PER_NODE
+    self._iteration_seconds_per_node = _ITERATION_SECONDS_PER_NODE
     if self._tree is not None:
       self._prepare()
 
@@ -298,9 +305,11 @@ class ContinualResolvingBot(pyspiel.Bot):
     current = self.resolver
     try:
       if self._tree is not None:
+        per_node = (self._seconds_per_node +
+                    _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
         self.resolver, info = current.next_subgame(
             key, self.config.variant,
-            resolver.BUILD_SHARE * seconds / self._seconds_per_node if seconds else None,
+            _RESOLVE_SHARE * seconds / per_node if seconds else None,
             start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
@@ -323,17 +332,37 @@ class ContinualResolvingBot(pyspiel.Bot):
                             "histories; resolve gadget used")
     if self._tree is not None:
       record["new_subgame"] = True
-      # Seconds per subgame node of this build (view, trace and estimates), for the
-      # next size check; the estimate decays towards faster builds. Small subgames'
-      # fixed costs would inflate it: they do not count.
-      if info["subgame_nodes"] >= _MEASURED_NODES:
-        self._seconds_per_node = max(
-            0.9 * self._seconds_per_node,
-            (time.perf_counter() - start) / info["subgame_nodes"])
+      self._first_iteration(info["subgame_nodes"], record, start, seconds)
       return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
                        seconds, warm=warm, trunk=profile)
+
+  def _first_iteration(self, nodes, record, start, seconds):
+    """Re-measures the build per node and, when it fits the move (estimated with
+    _FIRST_ITERATION_MARGIN), runs the new subgame's first CFR+ iteration, which
+    also re-measures an iteration per node: so the size check of the next subgame
+    uses this match's speeds, and a subgame that was built is solved (the anytime
+    loop alone would not start an iteration it has no estimate for). Small
+    subgames' fixed costs would inflate the estimates: they do not count. The
+    estimates decay towards faster builds."""
+    now = time.perf_counter()
+    measured = nodes >= _MEASURED_NODES
+    if measured:
+      self._seconds_per_node = max(0.9 * self._seconds_per_node,
+                                   (now - start) / nodes)
+    if not seconds or self._move.iterations is not None:
+      return
+    estimate = nodes * self._iteration_seconds_per_node
+    if now + _FIRST_ITERATION_MARGIN * estimate > start + seconds:
+      return
+    self.resolver.iterate(1)
+    elapsed = time.perf_counter() - now
+    self.resolver.timing["per_iteration"] = elapsed
+    record["iterations"] += 1
+    if measured:
+      self._iteration_seconds_per_node = max(0.9 * self._iteration_seconds_per_node,
+                                             elapsed / nodes)
 
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""

@@ -488,20 +488,38 @@ class GadgetView:
                         trace.next_root_of], copies, self.tree.node_first_child)
     return self.local_root[copies], local, copies
 
+  @property
+  def num_nodes(self):
+    """Nodes of the gadget (its prefix and the copied subgame)."""
+    return self.tree.num_nodes
+
+  def laid_out(self):
+    """(the gadget's CompiledTree, the average strategy in its slot form), e.g. for
+    the gadget solve's NashConv."""
+    return self.tree, self.average_slots()
+
+  def whole_nodes(self, local_nodes):
+    """The whole-tree node of each of the view's nodes."""
+    return self.source[local_nodes]
+
   def positions(self, nodes):
     """Internal positions (CFR's reach rows, breadth-first) of local internal nodes."""
     if getattr(self, "_position", None) is None:
       self._position = np.cumsum(self.tree.node_num_children > 0) - 1
     return self._position[nodes]
 
-  def opponent_values(self, node_values, local_nodes):
-    """o's values at local nodes from player 0's `node_values`, in the original
-    game's units."""
+  def opponent_values(self, node_values, local_nodes, j):
+    """o's values at local nodes below active roots `j`, in the original game's
+    units, from player 0's values `node_values` at the view's nodes."""
     values = node_values[local_nodes]
     if self.opponent == 1:
-      values = self.tree.utility_sum - values
-    j = self.local_root[local_nodes]
+      values = self.utility_sum - values
     return (values + self.shift[j]) / self.scale[j]
+
+  @property
+  def utility_sum(self):
+    """u_0 + u_1 at the view's terminals (0 in a gadget: its payoffs are zero-sum)."""
+    return self.tree.utility_sum
 
   def evaluate(self, slots, observe):
     """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
@@ -564,7 +582,7 @@ class GadgetView:
     slots = self.average_slots() if slots is None else slots
     _, response = exact_br.best_response_slots(self.tree, slots, self.opponent)
     values = self.opponent_values(self.tree.node_values(response),
-                                            self.root_copies)
+                                  self.root_copies, self.local_root[self.root_copies])
     root_infoset = self.root_infoset[self.active_roots]
     after = np.bincount(root_infoset, weights=self.w[self.active_roots] * values,
                         minlength=len(self.infoset_keys))

@@ -60,7 +60,7 @@ class NextRootEstimates:
     at_root = reach[copies, view.opponent]
     opponent = self._prior * np.divide(reach[local, view.opponent], at_root,
                                        out=np.zeros(len(local)), where=at_root > 0)
-    values = view.opponent_values(values, self._local)
+    values = view.opponent_values(values, self._local, self._j)
     self.reach_sum += w
     self.opponent_reach_sum += opponent
     self.value_sum += w * values

@@ -115,7 +115,7 @@ def _node_values(node_player, node_infoset, node_first_child, node_num_children,
 
 
 @numba.njit(cache=True)
-def _normalise_per_infoset(cumulative, infoset_action_offset, infoset_num_actions, out):
+def normalise_infosets(cumulative, infoset_action_offset, infoset_num_actions, out):
   """out = cumulative normalised per infoset; uniform where an infoset's sum is 0."""
   for i in range(len(infoset_action_offset)):
     offset = infoset_action_offset[i]
@@ -308,7 +308,7 @@ class CompiledTree:
     """`values` (slot form) normalised per information set; uniform where an
     information set's sum is 0 (an average strategy from cumulative weights)."""
     out = np.empty_like(values, dtype=np.float64)
-    _normalise_per_infoset(values, self.infoset_action_offset, self.infoset_num_actions,
+    normalise_infosets(values, self.infoset_action_offset, self.infoset_num_actions,
                            out)
     return out
 

@@ -1,0 +1,469 @@
+"""Gadget views that do not copy the subgame ([S] §1.4.2, ch. 2, §6; [H] §G-I).
+
+`SubgameView` is a gadget_views.GadgetView whose CFR+ runs on the whole game's
+compiled tree itself, restricted to the subgame. In the tree's breadth-first numbering
+a root's descendants at each depth are one contiguous range, and in the depth-first
+post-order of cfr's traversal its subtree is one contiguous segment; so a resolve sets
+up per root and depth (thousands of ranges at thesis sizes) instead of per node (the
+copying view lays out millions of nodes, about 100 ns each), and an iteration costs
+what CFR+ costs on the copy.
+
+The gadget's prefix is not laid out either. Each pass sets the roots' reach from it
+(p: 1; o: the Follow probability of the root's gate (resolve), the probability of
+choosing its information set (max_margin), or 1 (unsafe); chance: the root's gadget
+probability), and o's regrets and sums at the gadget's infosets are updated from the
+roots' values after the pass. The view's terminals hold the copy's payoffs (o's:
+scale_j·u_o − shift_j below root j; player 0's the negative when o = 1), written
+once per view into its own value array, so every sum is formed as on the copy and in
+the same order: CFR+ (RM+, alternating updates, linear averaging) equals
+cfr.CFRPlusSolver on the copying view to rounding (tests/test_subgame_views.py; RM+
+turns regrets that are zero up to rounding into different strategies, so the same
+arithmetic matters).
+
+The view's slot form is the whole tree's slots followed by the gadget's (resolve: two
+per gate, Follow then Terminate; max_margin: one per choice), valid at the subgame's
+and the gadget's information sets. Roots nested in another root's subtree (the copy
+holds both histories) raise NestedRoots; callers use the copying view then.
+"""
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.tree import flat_tree
+
+_NO_UPDATE = 2  # cfr.accumulate's update_player that updates no one
+
+
+class NestedRoots(ValueError):
+  """A root lies below another root: the subgame cannot be solved in place."""
+
+
+@numba.njit(cache=True)
+def _tables(node_num_children, node_parent, up_node):
+  """Per node: the first child a breadth-first node would have (children of nodes
+  a..b-1 are child_begin[a]..child_begin[b]-1), the number of internal nodes before
+  it (its position if internal), its index in the post-order `up_node`, and the number
+  of internal nodes in its subtree."""
+  n = len(node_num_children)
+  child_begin = np.empty(n + 1, dtype=np.int32)
+  position_before = np.empty(n + 1, dtype=np.int32)
+  child_begin[0] = 1
+  position_before[0] = 0
+  for i in range(n):
+    c = node_num_children[i]
+    child_begin[i + 1] = child_begin[i] + c
+    position_before[i + 1] = position_before[i] + (1 if c > 0 else 0)
+  post_index = np.full(n, -1, dtype=np.int32)
+  for i in range(len(up_node)):
+    post_index[up_node[i]] = i
+  internal_below = np.zeros(n, dtype=np.int32)
+  for i in range(n - 1, 0, -1):
+    if node_num_children[i] > 0:
+      internal_below[i] += 1
+    internal_below[node_parent[i]] += internal_below[i]
+  if n and node_num_children[0] > 0:
+    internal_below[0] += 1
+  return child_begin, position_before, post_index, internal_below
+
+
+@numba.njit(cache=True)
+def _ranges(roots, child_begin, position_before, post_index, internal_below,
+            max_depth):
+  """Per root: its position, the post-order segment of its subtree and, depth by
+  depth below it, the range of internal positions; and the subgame's node count."""
+  num_roots = len(roots)
+  down_lo = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
+  down_hi = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
+  root_position = np.empty(num_roots, dtype=np.int64)
+  up_lo = np.empty(num_roots, dtype=np.int64)
+  up_hi = np.empty(num_roots, dtype=np.int64)
+  nodes = 0
+  count = 0
+  for j in range(num_roots):
+    a = roots[j]
+    b = a + 1
+    root_position[j] = position_before[a]
+    up_hi[j] = post_index[a] + 1
+    up_lo[j] = up_hi[j] - internal_below[a]
+    nodes += 1
+    a, b = child_begin[a], child_begin[b]
+    while b > a:
+      nodes += b - a
+      lo = position_before[a]
+      hi = position_before[b]
+      if hi > lo:
+        down_lo[count] = lo
+        down_hi[count] = hi
+        count += 1
+      a, b = child_begin[a], child_begin[b]
+  return root_position, down_lo[:count], down_hi[:count], up_lo, up_hi, nodes
+
+
+@numba.njit(cache=True)
+def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent,
+                   utility_sum, scale, shift, values):
+  """values[z] = player 0's gadget payoff at each terminal z of the subgame, as the
+  copying view lays it out (o's: scale_j·u_o − shift_j below root j)."""
+  for j in range(len(roots)):
+    a = child_begin[roots[j]]
+    b = child_begin[roots[j] + 1]
+    while b > a:
+      for n in range(a, b):
+        if node_num_children[n] == 0:
+          u = node_utility[n]
+          u_o = u if opponent == 0 else utility_sum - u
+          value = scale[j] * u_o - shift[j]
+          values[n] = value if opponent == 0 else -value
+      a, b = child_begin[a], child_begin[b]
+
+
+@numba.njit(cache=True)
+def _infosets(up_lo, up_hi, up_node, up_player, node_infoset, num_infosets):
+  """The subgame's information sets (in order of first post-order node) and a mask
+  over all of the tree's."""
+  inside = np.zeros(num_infosets, dtype=np.bool_)
+  total = 0
+  for j in range(len(up_lo)):
+    total += up_hi[j] - up_lo[j]
+  found = np.empty(total, dtype=np.int32)
+  count = 0
+  for j in range(len(up_lo)):
+    for i in range(up_lo[j], up_hi[j]):
+      if up_player[i] >= 0:
+        infoset = node_infoset[up_node[i]]
+        if not inside[infoset]:
+          inside[infoset] = True
+          found[count] = infoset
+          count += 1
+  return found[:count], inside
+
+
+@numba.njit(cache=True)
+def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_hi,
+          down_parent, down_player, down_slot, down_chance_prob, up_node, up_position,
+          up_first_child, up_num_children, up_player, up_slot_offset, chance_prob,
+          strategy, reach, values, regrets, cumulative, weight):
+  """One CFR pass over the subgame: the roots' reach as given, reach top-down range
+  by range, values (and `update_player`'s regrets and sums) bottom-up root by root."""
+  for j in range(len(root_position)):
+    k = root_position[j]
+    for row in range(3):
+      reach[k, row] = root_reach[j, row]
+  for s in range(len(down_lo)):
+    cfr.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
+                            down_slot, down_chance_prob, strategy, reach)
+  for j in range(len(up_lo)):
+    cfr.accumulate(update_player, up_lo[j], up_hi[j], up_node, up_position,
+                   up_first_child, up_num_children, up_player, up_slot_offset,
+                   chance_prob, strategy, reach, values, regrets, cumulative, weight)
+
+
+class _TreeTables:
+  """What every SubgameView of one tree shares: the whole tree's CFR traversal, the
+  _tables arrays, and scratch reach and value arrays (one pass at a time; `owner`
+  is the solver whose gadget payoffs the value array's terminals hold). Fresh
+  arrays of the tree's size would cost a page fault per 4 KiB touched at every
+  resolve."""
+
+  def __init__(self, tree):
+    self.walk = cfr.whole_tree_walk(tree)
+    (self.child_begin, self.position_before, self.post_index,
+     self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
+                                    self.walk.up_node)
+    self.reach = np.empty((max(self.walk.num_internal, 1), 3))
+    self.values = np.empty(tree.num_nodes)
+    self.owner = None
+
+
+_TABLES = {}
+
+
+def _tree_tables(tree):
+  entry = _TABLES.pop(id(tree), None)
+  if entry is None or entry[0] is not tree:
+    entry = (tree, _TreeTables(tree))
+  _TABLES[id(tree)] = entry
+  while len(_TABLES) > 2:
+    _TABLES.pop(next(iter(_TABLES)))
+  return entry[1]
+
+
+class SubgameCFRPlus:
+  """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
+  (module docstring); cfr.CFRPlusSolver's solving API."""
+
+  def __init__(self, view):
+    self._view = view
+    tree = view.whole
+    self._tables = tables = _tree_tables(tree)
+    walk = tables.walk
+    roots = view.root_nodes[view.active_roots]
+    (self._root_position, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
+     self.subgame_nodes) = _ranges(roots, tables.child_begin, tables.position_before,
+                                   tables.post_index, tables.internal_below,
+                                   tree.max_depth)
+    order = np.argsort(self._up_lo)
+    if np.any(self._up_lo[order][1:] < self._up_hi[order][:-1]):
+      raise NestedRoots("A root of the subgame lies below another root.")
+    infosets, self.inside = _infosets(self._up_lo, self._up_hi, walk.up_node,
+                                      walk.up_player, tree.node_infoset,
+                                      tree.num_infosets)
+    owner = tree.infoset_player[infosets]
+    self._infosets = [infosets[owner == p] for p in (0, 1)]
+    self.own_infosets = self._infosets[view.player]
+    self._base = tree.num_infoset_actions
+    if view.variant == "resolve":
+      counts = np.full(len(view.gate_key), 2, dtype=np.int16)
+    elif view.variant == "max_margin":
+      counts = np.array([len(view.choice_counts)], dtype=np.int16)
+    else:
+      counts = np.zeros(0, dtype=np.int16)
+    self._gate_counts = counts
+    self._gate_offsets = (self._base + np.concatenate(
+        ([0], np.cumsum(counts)[:-1])).astype(np.int32) if len(counts) else
+                          np.zeros(0, dtype=np.int32))
+    self._gate_ids = np.arange(len(counts), dtype=np.int32)
+    size = self._base + int(counts.sum())
+    self._regrets = np.zeros(size)
+    self._cumulative = np.zeros(size)
+    self._strategy = np.zeros(size)
+    self._params = regret_matching.parse_regret_matcher("rm+").params()
+    self._values = tables.values
+    for p in (0, 1):
+      self._end(p, 1.0)
+    self._iteration = 0
+    self._log_weight_scale = 0.0
+    self.visited_states = 0
+
+  @property
+  def iterations(self):
+    return self._iteration
+
+  def _root_reach(self, strategy):
+    view = self._view
+    reach = np.empty((len(view.active_roots), 3))
+    reach[:, view.player] = 1.0
+    if view.variant == "resolve":
+      reach[:, view.opponent] = strategy[self._gate_offsets[view.gate]]
+    elif view.variant == "max_margin":
+      reach[:, view.opponent] = strategy[self._base + view.gate]
+    else:
+      reach[:, view.opponent] = 1.0
+    reach[:, 2] = view.root_chance
+    return reach
+
+  def _traverse(self, update_player, strategy, weight):
+    tables = self._tables
+    walk = tables.walk
+    if tables.owner is not self:
+      # Player 0's gadget payoffs at the subgame's terminals (internal nodes are
+      # overwritten by every pass).
+      view = self._view
+      tree = view.whole
+      _gadget_leaves(view.root_nodes[view.active_roots], tables.child_begin,
+                     tree.node_num_children, tree.node_utility, view.opponent,
+                     tree.utility_sum, np.asarray(view.scale, dtype=np.float64),
+                     np.asarray(view.shift, dtype=np.float64), tables.values)
+      tables.owner = self
+    _pass(update_player, self._root_position, self._root_reach(strategy),
+          self._down_lo, self._down_hi, self._up_lo, self._up_hi, walk.down_parent,
+          walk.down_player, walk.down_slot, walk.down_chance_prob, walk.up_node,
+          walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
+          walk.up_slot_offset, walk.chance_prob, strategy, tables.reach,
+          self._values, self._regrets, self._cumulative, weight)
+    self.visited_states += self.subgame_nodes
+    if update_player == self._view.opponent:
+      self._update_gadget(strategy, weight)
+
+  def root_values(self):
+    """o's gadget payoff at each active root after a pass."""
+    view = self._view
+    values = self._values[view.root_nodes[view.active_roots]]
+    return values if view.opponent == 0 else -values
+
+  def _update_gadget(self, strategy, weight):
+    """o's regrets and sums at the gadget's infosets from the roots' values, as
+    cfr.accumulate would at the copy's prefix nodes."""
+    view = self._view
+    follow = self.root_values()
+    if view.variant == "resolve":
+      offsets = self._gate_offsets[view.gate]
+      terminate = view.terminate_value[view.gate]
+      gate_value = strategy[offsets] * follow + strategy[offsets + 1] * terminate
+      # ufunc.at adds in index order, as the copy's post-order visits the gates.
+      np.add.at(self._regrets, offsets, view.root_chance * (follow - gate_value))
+      np.add.at(self._regrets, offsets + 1,
+                view.root_chance * (terminate - gate_value))
+      np.add.at(self._cumulative, offsets, weight * strategy[offsets])
+      np.add.at(self._cumulative, offsets + 1, weight * strategy[offsets + 1])
+    elif view.variant == "max_margin":
+      # Summed in the copy's order (its chance nodes', then o's choice's).
+      choice_values = np.zeros(len(view.choice_counts))
+      np.add.at(choice_values, view.gate, view.root_chance * follow)
+      slots = slice(self._base, self._base + len(choice_values))
+      top = 0.0
+      for probability, value in zip(strategy[slots].tolist(), choice_values.tolist()):
+        top += probability * value
+      self._regrets[slots] += choice_values - top
+      self._cumulative[slots] += weight * strategy[slots]
+
+  def _end(self, player, t):
+    tree = self._view.whole
+    cfr.end_iteration(self._infosets[player], tree.infoset_action_offset,
+                      tree.infoset_num_actions, self._regrets, self._strategy,
+                      self._params, t)
+    if player == self._view.opponent and len(self._gate_ids):
+      cfr.end_iteration(self._gate_ids, self._gate_offsets, self._gate_counts,
+                        self._regrets, self._strategy, self._params, t)
+
+  def evaluate_and_update_policy(self, observe=None):
+    """One CFR+ iteration; `observe` as cfr.GeneralCFRSolver's (reach per whole-tree
+    internal position, player 0's values per whole-tree node, at the subgame)."""
+    self._iteration += 1
+    t = float(self._iteration)
+    weight, self._log_weight_scale, rescale = cfr.strategy_weight(
+        t, 1.0, self._log_weight_scale)
+    if rescale != 1.0:
+      self._cumulative *= rescale
+    for player in (0, 1):
+      self._traverse(player, self._strategy, weight)
+      if observe is not None and player == 0:
+        observe(self._tables.reach, self._values)
+      self._end(player, t)
+
+  def evaluate(self, strategy, observe):
+    """observe(reach, values) of one pass with `strategy` (view slot form), no
+    update."""
+    self._traverse(_NO_UPDATE, strategy, 0.0)
+    observe(self._tables.reach, self._values)
+
+  def _offsets(self):
+    tree = self._view.whole
+    infosets = np.concatenate(self._infosets)
+    return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
+            np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
+
+  def average_strategy_slots(self):
+    """The average strategy in the view's slot form (uniform where never reached;
+    zero outside the subgame and gadget)."""
+    out = np.zeros(len(self._cumulative))
+    offsets, counts = self._offsets()
+    flat_tree.normalise_infosets(self._cumulative, offsets, counts, out)
+    return out
+
+  def current_strategy_slots(self):
+    return self._strategy.copy()
+
+  def average_at(self, infoset):
+    """The average strategy at whole-tree infoset `infoset` (uniform outside)."""
+    tree = self._view.whole
+    count = int(tree.infoset_num_actions[infoset])
+    if not self.inside[infoset]:
+      return np.full(count, 1.0 / count)
+    offset = int(tree.infoset_action_offset[infoset])
+    total = self._cumulative[offset:offset + count]
+    s = total.sum()
+    return total / s if s > 0 else np.full(count, 1.0 / count)
+
+
+class SubgameView(gadget_views.GadgetView):
+  """gadget_views.GadgetView solved in place (module docstring); same arguments.
+  Raises NestedRoots (a ValueError) when a root lies below another. It has no laid
+  out `tree`; `to_copy_slots` maps its strategies onto the copying view's, whose
+  exact gadget value, best responses and margins then apply."""
+
+  def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
+               variant="resolve", opponent_reach=None):
+    if variant is None:
+      raise ValueError("variant must be one of resolve, max_margin, unsafe; the whole "
+                       "game (variant None) is solved by GadgetView.")
+    self._copy = None
+    super().__init__(tree, state_keys, player, root_nodes, w, opponent_values,
+                     variant, opponent_reach)
+
+  def _build(self, first):
+    self._plan(first)
+
+  def _solver(self):
+    return SubgameCFRPlus(self)
+
+  @property
+  def num_nodes(self):
+    """Nodes the view spans: the subgame's and the gadget's prefix."""
+    prefix = {"resolve": 1 + 2 * len(self.active_roots),
+              "max_margin": 1 + len(self.choice_counts),
+              "unsafe": 1}[self.variant]
+    return self.solver.subgame_nodes + prefix
+
+  def locate(self, trace):
+    j = np.asarray(trace.next_root_of, dtype=np.int64)
+    return j, trace.next_roots, self.root_nodes[self.active_roots][j]
+
+  def whole_nodes(self, local_nodes):
+    """The view's nodes are the whole tree's."""
+    return np.asarray(local_nodes)
+
+  def positions(self, nodes):
+    return self.solver._tables.position_before[nodes]  # pylint: disable=protected-access
+
+  @property
+  def utility_sum(self):
+    return 0.0
+
+  def evaluate(self, slots, observe):
+    self.solver.evaluate(np.asarray(slots, dtype=np.float64), observe)
+
+  def average_at(self, infoset):
+    return self.solver.average_at(infoset)
+
+  def resolved_strategy(self, slots=None):
+    slots = self.average_slots() if slots is None else slots
+    tree = self.whole
+    own = self.solver.own_infosets
+    counts = tree.infoset_num_actions[own].astype(np.int64)
+    starts = np.repeat(tree.infoset_action_offset[own].astype(np.int64), counts)
+    where = starts + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts,
+                                                          counts))
+    return where, slots[where]
+
+  def to_copy_slots(self, copy, slots=None):
+    """`slots` (default: the average strategy) in the slot form of `copy`, the
+    copying GadgetView of the same inputs."""
+    slots = self.average_slots() if slots is None else slots
+    inner = copy.slot_source >= 0
+    out = np.empty(copy.tree.num_infoset_actions)
+    out[inner] = slots[copy.slot_source[inner]]
+    out[~inner] = slots[self.solver._base + np.flatnonzero(~inner)]  # pylint: disable=protected-access
+    return out
+
+  def copy(self):
+    """The copying GadgetView of the same inputs (built once, on request)."""
+    if self._copy is None:
+      self._copy = gadget_views.GadgetView(
+          self.whole, self.state_keys, self.player, self.root_nodes, self.w,
+          dict(zip(self.infoset_keys.tolist(), self.cbv.tolist())), self.variant,
+          self.opponent_reach)
+    return self._copy
+
+  def laid_out(self):
+    """(the copy's CompiledTree, the average strategy in its slot form)."""
+    copy = self.copy()
+    return copy.tree, self.to_copy_slots(copy)
+
+  def gadget_value(self, slots=None):
+    """o's expected gadget payoff (GadgetView.gadget_value, on the copy)."""
+    copy = self.copy()
+    return copy.gadget_value(self.to_copy_slots(copy, slots))
+
+  def counterfactual_best_response_values(self, slots=None):
+    """GadgetView.counterfactual_best_response_values, on the copy."""
+    copy = self.copy()
+    return copy.counterfactual_best_response_values(self.to_copy_slots(copy, slots))
+
+  def subgame_margin(self, slots=None, before=None):
+    """GadgetView.subgame_margin, on the copy."""
+    copy = self.copy()
+    return copy.subgame_margin(self.to_copy_slots(copy, slots), before)
