@@ -23,6 +23,22 @@ OpenSpiel's cfr.py and discounted_cfr.py, so `CFRSolver`, `CFRPlusSolver`,
 
 Presets of [S] Table 5.2 are in `PRESETS`; `visited_states` counts histories touched
 (including random-playout histories), the thesis's measure of progress ([S] §5.1).
+
+`cfrplayground=True` runs the thesis's own Java solver as it is written (CFRPlayground,
+DepthLimitedCFRSolver and RegretMatchingPlus; [S] §3.3.2), which is what its figures
+measure ("CFR+" there is CFR{rm=RM+,cse=1}, [S] App. A):
+- an iteration is ONE pass; with alternating updates iteration n updates player 1 when
+  n is odd and player 0 when n is even (so the thesis's 420 CFR+ iterations are 210
+  of ours per player, and its visited states count one pass per iteration);
+- RM+ clips a negative regret to 0 after each history's increment, not once per
+  iteration after the information set's histories are summed;
+- the cumulative strategy starts at 1/|A| per action, and each visited history of the
+  updated player multiplies it by (n/(n+1))^gamma before adding pi_i(h) * pi_c(h) *
+  sigma_I: an information set with k histories is discounted k times per pass, so its
+  effective exponent is about k * gamma.
+With these, CFR+ on python_ii_goofspiel(num_cards=5) reaches NashConv 0.0289 after 420
+iterations (23,407,020 visited states) and on python_latent_ttt 0.0969 after 23, the
+figures of [S] §6 (Figs 6.4 and 6.7).
 """
 
 import math
@@ -214,10 +230,15 @@ def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, stra
 @numba.njit(cache=True)
 def _accumulate(update_player, up_node, up_position, up_first_child, up_num_children,
                 up_player, up_slot_offset, chance_prob, strategy, reach, values,
-                regrets, cumulative, strategy_weight):
+                regrets, cumulative, strategy_weight, visit_decay, clip_per_history,
+                chance_weighted):
   """Values bottom-up (player 0's utility) and the updated players' regrets and sums.
 
-  `values` holds the leaves' utilities on entry; internal nodes are overwritten.
+  `values` holds the leaves' utilities on entry; internal nodes are overwritten. Each
+  of an updated player's histories sets s_I = visit_decay * s_I + strategy_weight *
+  pi_i(h) [* pi_c(h) if chance_weighted] * sigma_I (visit_decay 1 is the plain sum);
+  with `clip_per_history` a negative regret is set to 0 after each history's
+  increment (CFRPlayground's RM+) instead of once per iteration.
   """
   for i in range(len(up_node)):
     n = up_node[i]
@@ -247,8 +268,15 @@ def _accumulate(update_player, up_node, up_position, up_first_child, up_num_chil
       for a in range(count):
         regrets[offset + a] += counterfactual * (value - values[first + a])
       own = strategy_weight * reach[k, 1]
+    if clip_per_history:
+      for a in range(count):
+        if regrets[offset + a] < 0.0:
+          regrets[offset + a] = 0.0
+    if chance_weighted:
+      own *= reach[k, 2]
     for a in range(count):
-      cumulative[offset + a] += own * strategy[offset + a]
+      cumulative[offset + a] = visit_decay * cumulative[offset + a] + \
+          own * strategy[offset + a]
 
 
 @numba.njit(cache=True)
@@ -280,11 +308,13 @@ class GeneralCFRSolver:
       depth limit.
     estimable: optional bool array over tree nodes; only nodes marked True may be cut
       (continual resolving uses it to reach the player's next turn, [S] App. A.5).
+    cfrplayground: iterate as the thesis's Java solver does (module docstring)
+      instead of as OpenSpiel's CFR; accepts the matchers rm and rm+.
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
-               utility_estimator=None, estimable=None):
+               utility_estimator=None, estimable=None, cfrplayground=False):
     self._tree = as_compiled_tree(game)
     tree = self._tree
     self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
@@ -307,6 +337,14 @@ class GeneralCFRSolver:
       if estimable.shape != (tree.num_nodes,):
         raise ValueError(f"estimable must be a bool array of shape ({tree.num_nodes},), "
                          f"got {estimable.shape}.")
+    if not isinstance(cfrplayground, (bool, np.bool_)):
+      raise ValueError(f"cfrplayground must be True or False, got {cfrplayground!r}.")
+    self.cfrplayground = bool(cfrplayground)
+    if self.cfrplayground and (
+        self.regret_matcher.kind not in (regret_matching.RM, regret_matching.RM_PLUS)
+        or self.regret_matcher.exploration > 0.0):
+      raise ValueError(f"cfrplayground=True accepts the regret matchers rm and rm+, got "
+                       f"{self.regret_matcher}.")
     self.depth_limit = depth_limit
     self.utility_estimator = utility_estimator
     self._walk = _TraversalTree(tree, depth_limit, estimable)
@@ -316,6 +354,8 @@ class GeneralCFRSolver:
     self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
     self._regrets = np.zeros(tree.num_infoset_actions)
     self._cumulative = np.zeros(tree.num_infoset_actions)
+    if self.cfrplayground:  # its average strategy starts from a uniform weight 1
+      self._cumulative = tree.normalise_per_infoset(self._cumulative)
     self._strategy = np.empty(tree.num_infoset_actions)
     _end_iteration(self._all_infosets, tree.infoset_action_offset,
                    tree.infoset_num_actions, self._regrets, self._strategy,
@@ -356,6 +396,9 @@ class GeneralCFRSolver:
     """
     self._iteration += 1
     t = float(self._iteration)
+    if self.cfrplayground:
+      self._playground_iteration(observe)
+      return
     log_weight = self.cumulative_strategy_exponent * math.log(t) - \
         self._log_weight_scale
     weight = 1.0
@@ -376,7 +419,21 @@ class GeneralCFRSolver:
         observe(self._reach, self._values)
       self._end(self._all_infosets, t)
 
-  def _traverse(self, update_player, weight):
+  def _playground_iteration(self, observe):
+    """One CFRPlayground iteration: a single pass (module docstring)."""
+    n = self._iteration
+    player = _BOTH_PLAYERS
+    infosets = self._all_infosets
+    if self.alternating_updates:
+      player = 1 if n % 2 else 0
+      infosets = self._player_infosets[player]
+    decay = (n / (n + 1.0)) ** self.cumulative_strategy_exponent
+    self._traverse(player, 1.0, visit_decay=decay, playground=True)
+    if observe is not None:
+      observe(self._reach, self._values)
+    self._end(infosets, float(n))
+
+  def _traverse(self, update_player, weight, visit_decay=1.0, playground=False):
     walk = self._walk
     tree = self._tree
     if len(walk.leaf_nodes):
@@ -388,7 +445,9 @@ class GeneralCFRSolver:
     _accumulate(update_player, walk.up_node, walk.up_position, walk.up_first_child,
                 walk.up_num_children, walk.up_player, walk.up_slot_offset,
                 walk.chance_prob, self._strategy, self._reach, self._values,
-                self._regrets, self._cumulative, weight)
+                self._regrets, self._cumulative, weight, visit_decay,
+                playground and self.regret_matcher.kind == regret_matching.RM_PLUS,
+                playground)
     self.visited_states += walk.num_nodes
 
   def _end(self, infosets, t):
@@ -474,6 +533,7 @@ class GeneralCFRSolver:
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="
             f"{'alternating' if self.alternating_updates else 'simultaneous'}, "
             f"cse={self.cumulative_strategy_exponent:g}"
+            + (", cfrplayground" if self.cfrplayground else "")
             + (f", depth_limit={self.depth_limit}, estimator={self.utility_estimator}"
                if self.depth_limit is not None else "") + ")")
 
