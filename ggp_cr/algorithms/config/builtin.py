@@ -9,8 +9,9 @@ Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``
 ``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``, and ``cfrplayground-cfr+``, the thesis's CFR+
 as its Java code runs it), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
 thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed sampling (``es_mccfr``,
-``mixed``, ``locus``), and stock OpenSpiel solvers (``openspiel_*``). Players: ``random``, ``solver``, ``strategy``, ``human``, ``mcts``,
-``ismcts``, ``online_solving``, ``oos`` and ``cr``.
+``mixed``, ``locus``), and stock OpenSpiel solvers (``openspiel_*``). Players: ``random``,
+``solver``, ``strategy``, ``human``, ``mcts``, ``ismcts``, ``online_solving``, ``oos`` and
+``cr``.
 """
 
 import functools
