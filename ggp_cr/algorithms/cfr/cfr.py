@@ -23,6 +23,22 @@ OpenSpiel's cfr.py and discounted_cfr.py, so `CFRSolver`, `CFRPlusSolver`,
 
 Presets of [S] Table 5.2 are in `PRESETS`; `visited_states` counts histories touched
 (including random-playout histories), the thesis's measure of progress ([S] §5.1).
+
+`cfrplayground=True` runs the thesis's own Java solver as it is written (CFRPlayground,
+DepthLimitedCFRSolver and RegretMatchingPlus; [S] §3.3.2), which is what its figures
+measure ("CFR+" there is CFR{rm=RM+,cse=1}, [S] App. A):
+- an iteration is ONE pass; with alternating updates iteration n updates player 1 when
+  n is odd and player 0 when n is even (so the thesis's 420 CFR+ iterations are 210
+  of ours per player, and its visited states count one pass per iteration);
+- RM+ clips a negative regret to 0 after each history's increment, not once per
+  iteration after the information set's histories are summed;
+- the cumulative strategy starts at 1/|A| per action, and each visited history of the
+  updated player multiplies it by (n/(n+1))^gamma before adding pi_i(h) * pi_c(h) *
+  sigma_I: an information set with k histories is discounted k times per pass, so its
+  effective exponent is about k * gamma.
+With these, CFR+ on python_ii_goofspiel(num_cards=5) reaches NashConv 0.0289 after 420
+iterations (23,407,020 visited states) and on python_latent_ttt 0.0969 after 23, the
+figures of [S] §6 (Figs 6.4 and 6.7).
 """
 
 import math
@@ -33,12 +49,13 @@ import pyspiel
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
-_BOTH_PLAYERS = -1
+_BOTH_PLAYERS = traversal.BOTH_PLAYERS
 
 
 def as_compiled_tree(game_or_tree):
@@ -59,87 +76,6 @@ def as_compiled_tree(game_or_tree):
 _LOG_RESCALE = math.log(1e100)
 
 
-class _TraversalTree:
-  """The part of the compiled tree one CFR iteration walks, laid out for streaming.
-
-  Without a depth limit this is the whole tree. With one, histories deeper than the
-  limit that the estimator may evaluate become leaves (`leaf_nodes`, valued by the
-  estimator) and everything below them is dropped; breadth-first order and contiguous
-  children survive the filtering. `tree_node` maps each node here to the tree's node.
-
-  Only internal (chance and decision) nodes need reach probabilities, so they get
-  compact positions 0..K-1 in breadth-first order. The top-down pass reads per
-  position (after the root) its parent's position, the parent's player, the slot of
-  the action taken (decision parents) and the chance probability (chance parents);
-  the bottom-up pass reads per internal node, in depth-first post-order, its node,
-  position, first child, child count, player and slot offset. Both read their arrays
-  front to back.
-  """
-
-  def __init__(self, tree, depth_limit, estimable):
-    is_leaf = np.zeros(tree.num_nodes, dtype=bool)
-    if depth_limit is not None:
-      is_leaf = ((tree.node_depth > depth_limit) & (tree.node_num_children > 0))
-      if estimable is not None:
-        is_leaf &= estimable
-    if is_leaf.any():
-      keep = np.ones(tree.num_nodes, dtype=bool)
-      _mark_kept(tree.node_parent, is_leaf, keep)
-      self.tree_node = np.flatnonzero(keep).astype(np.int32)
-      new_index = np.full(tree.num_nodes, -1, dtype=np.int32)
-      new_index[self.tree_node] = np.arange(len(self.tree_node), dtype=np.int32)
-      old_parent = tree.node_parent[self.tree_node]
-      parent = np.where(old_parent >= 0, new_index[np.maximum(old_parent, 0)],
-                        -1).astype(np.int32)
-      leaf_here = is_leaf[self.tree_node]
-      num_children = np.where(leaf_here, 0, tree.node_num_children[self.tree_node])
-      num_children = num_children.astype(np.int16)
-      first_child = np.where(num_children > 0,
-                             new_index[tree.node_first_child[self.tree_node]],
-                             0).astype(np.int32)
-      player = tree.node_player[self.tree_node]
-      infoset = tree.node_infoset[self.tree_node]
-      self.chance_prob = tree.node_chance_prob[self.tree_node]
-      self.utility = tree.node_utility[self.tree_node]
-      self.leaf_nodes = np.flatnonzero(leaf_here).astype(np.int32)
-      self.leaf_tree_nodes = self.tree_node[self.leaf_nodes]
-    else:
-      self.tree_node = None
-      parent = tree.node_parent
-      num_children = tree.node_num_children
-      first_child = tree.node_first_child
-      player = tree.node_player
-      infoset = tree.node_infoset
-      self.chance_prob = tree.node_chance_prob
-      self.utility = tree.node_utility
-      self.leaf_nodes = np.zeros(0, dtype=np.int32)
-      self.leaf_tree_nodes = self.leaf_nodes
-    self.num_nodes = len(player)
-    slot_offset = np.where(player >= 0, tree.infoset_action_offset[np.maximum(infoset, 0)],
-                           -1).astype(np.int32)
-
-    internal = np.flatnonzero(num_children > 0).astype(np.int32)
-    position = np.full(self.num_nodes, -1, dtype=np.int32)
-    position[internal] = np.arange(len(internal), dtype=np.int32)
-    self.num_internal = len(internal)
-    below_root = internal[1:]
-    parents = parent[below_root]
-    self.down_parent = position[parents]
-    self.down_player = player[parents]
-    self.down_slot = np.where(self.down_player >= 0,
-                              slot_offset[parents] + (below_root - first_child[parents]),
-                              -1).astype(np.int32)
-    self.down_chance_prob = self.chance_prob[below_root]
-
-    postorder = _internal_postorder(first_child, num_children, tree.max_depth + 1)
-    self.up_node = postorder
-    self.up_position = position[postorder]
-    self.up_first_child = first_child[postorder]
-    self.up_num_children = num_children[postorder]
-    self.up_player = player[postorder]
-    self.up_slot_offset = slot_offset[postorder]
-
-
 def strategy_weight(t, exponent, log_scale):
   """(weight, new log_scale, rescale) of iteration t's strategy: t^exponent /
   e^log_scale, computed in log space; when it would exceed 1e100 the scale grows and
@@ -148,143 +84,6 @@ def strategy_weight(t, exponent, log_scale):
   if log_weight > _LOG_RESCALE:
     return 1.0, log_scale + log_weight, math.exp(-log_weight)
   return math.exp(log_weight), log_scale, 1.0
-
-
-_WALKS = {}
-
-
-def whole_tree_walk(tree):
-  """The _TraversalTree of all of `tree` (read-only), shared by every solver on the
-  same tree object; the last 2 trees' are kept."""
-  entry = _WALKS.pop(id(tree), None)
-  if entry is None or entry[0] is not tree:
-    entry = (tree, _TraversalTree(tree, None, None))
-  _WALKS[id(tree)] = entry
-  while len(_WALKS) > 2:
-    _WALKS.pop(next(iter(_WALKS)))
-  return entry[1]
-
-
-@numba.njit(cache=True)
-def _mark_kept(parent, is_leaf, keep):
-  """keep[n] = False below any leaf (nodes are breadth-first: parents come first)."""
-  for n in range(1, len(parent)):
-    p = parent[n]
-    keep[n] = keep[p] and not is_leaf[p]
-
-
-@numba.njit(cache=True)
-def _internal_postorder(first_child, num_children, max_stack):
-  """Internal nodes in depth-first post-order (children in order, before parents).
-
-  Accumulating regrets in this order adds each information set's histories in the
-  order of a recursive CFR, as OpenSpiel's solvers do, so that floating-point sums
-  (and hence whole runs) agree with theirs. Within one depth the order is increasing
-  in the breadth-first numbering, so the walk streams through each level.
-  """
-  num_internal = 0
-  for n in range(len(num_children)):
-    if num_children[n] > 0:
-      num_internal += 1
-  order = np.empty(num_internal, dtype=np.int32)
-  if num_internal == 0:
-    return order
-  stack_node = np.empty(max_stack, dtype=np.int32)
-  stack_next = np.empty(max_stack, dtype=np.int32)
-  top = 0
-  stack_node[0] = 0
-  stack_next[0] = 0
-  filled = 0
-  while top >= 0:
-    n = stack_node[top]
-    k = stack_next[top]
-    if k < num_children[n]:
-      stack_next[top] = k + 1
-      child = first_child[n] + k
-      if num_children[child] > 0:
-        top += 1
-        stack_node[top] = child
-        stack_next[top] = 0
-    else:
-      order[filled] = n
-      filled += 1
-      top -= 1
-  return order
-
-
-@numba.njit(cache=True)
-def _propagate_reach(down_parent, down_player, down_slot, down_chance_prob, strategy,
-                     reach):
-  """reach[k] = (pi_0, pi_1, pi_chance) of internal position k, top-down."""
-  reach[0, 0] = 1.0
-  reach[0, 1] = 1.0
-  reach[0, 2] = 1.0
-  propagate_positions(1, len(down_parent) + 1, down_parent, down_player, down_slot,
-                       down_chance_prob, strategy, reach)
-
-
-@numba.njit(cache=True)
-def propagate_positions(start, stop, down_parent, down_player, down_slot,
-                         down_chance_prob, strategy, reach):
-  """reach of internal positions start..stop-1 (> 0) from their parents' reach."""
-  for k in range(start, stop):
-    i = k - 1
-    p = down_parent[i]
-    r0 = reach[p, 0]
-    r1 = reach[p, 1]
-    rc = reach[p, 2]
-    q = down_player[i]
-    if q == 0:
-      r0 *= strategy[down_slot[i]]
-    elif q == 1:
-      r1 *= strategy[down_slot[i]]
-    else:
-      rc *= down_chance_prob[i]
-    reach[k, 0] = r0
-    reach[k, 1] = r1
-    reach[k, 2] = rc
-
-
-@numba.njit(cache=True)
-def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
-                up_num_children, up_player, up_slot_offset, chance_prob, strategy, reach,
-                values, regrets, cumulative, strategy_weight):
-  """Values bottom-up (player 0's utility) and the updated players' regrets and sums,
-  over post-order entries start..stop-1 (a subtree's internal nodes are contiguous
-  in post-order).
-
-  `values` holds the leaves' utilities on entry; internal nodes are overwritten.
-  """
-  for i in range(start, stop):
-    n = up_node[i]
-    first = up_first_child[i]
-    count = up_num_children[i]
-    q = up_player[i]
-    value = 0.0
-    if q < 0:
-      for c in range(first, first + count):
-        value += chance_prob[c] * values[c]
-      values[n] = value
-      continue
-    offset = up_slot_offset[i]
-    for a in range(count):
-      value += strategy[offset + a] * values[first + a]
-    values[n] = value
-    if update_player != _BOTH_PLAYERS and update_player != q:
-      continue
-    k = up_position[i]
-    if q == 0:
-      counterfactual = reach[k, 1] * reach[k, 2]
-      for a in range(count):
-        regrets[offset + a] += counterfactual * (values[first + a] - value)
-      own = strategy_weight * reach[k, 0]
-    else:
-      counterfactual = reach[k, 0] * reach[k, 2]
-      for a in range(count):
-        regrets[offset + a] += counterfactual * (value - values[first + a])
-      own = strategy_weight * reach[k, 1]
-    for a in range(count):
-      cumulative[offset + a] += own * strategy[offset + a]
 
 
 @numba.njit(cache=True)
@@ -316,11 +115,13 @@ class GeneralCFRSolver:
       depth limit.
     estimable: optional bool array over tree nodes; only nodes marked True may be cut
       (continual resolving uses it to reach the player's next turn, [S] App. A.5).
+    cfrplayground: iterate as the thesis's Java solver does (module docstring)
+      instead of as OpenSpiel's CFR; accepts the matchers rm and rm+.
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
-               utility_estimator=None, estimable=None):
+               utility_estimator=None, estimable=None, cfrplayground=False):
     self._tree = as_compiled_tree(game)
     tree = self._tree
     self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
@@ -343,20 +144,31 @@ class GeneralCFRSolver:
       if estimable.shape != (tree.num_nodes,):
         raise ValueError(f"estimable must be a bool array of shape ({tree.num_nodes},), "
                          f"got {estimable.shape}.")
+    if not isinstance(cfrplayground, (bool, np.bool_)):
+      raise ValueError(f"cfrplayground must be True or False, got {cfrplayground!r}.")
+    self.cfrplayground = bool(cfrplayground)
+    if self.cfrplayground and (
+        self.regret_matcher.kind not in (regret_matching.RM, regret_matching.RM_PLUS)
+        or self.regret_matcher.exploration > 0.0):
+      raise ValueError(f"cfrplayground=True accepts the regret matchers rm and rm+, got "
+                       f"{self.regret_matcher}.")
     self.depth_limit = depth_limit
     self.utility_estimator = utility_estimator
-    self._walk = (whole_tree_walk(tree) if depth_limit is None and estimable is None
-                  else _TraversalTree(tree, depth_limit, estimable))
+    self._walk = (traversal.whole_tree_walk(tree)
+                  if depth_limit is None and estimable is None
+                  else traversal.TraversalTree(tree, depth_limit, estimable))
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
     self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
     self._regrets = np.zeros(tree.num_infoset_actions)
     self._cumulative = np.zeros(tree.num_infoset_actions)
+    if self.cfrplayground:  # its average strategy starts from a uniform weight 1
+      self._cumulative = tree.normalise_per_infoset(self._cumulative)
     self._strategy = np.empty(tree.num_infoset_actions)
     end_iteration(self._all_infosets, tree.infoset_action_offset,
-                   tree.infoset_num_actions, self._regrets, self._strategy,
-                   self._params, 1.0)
+                  tree.infoset_num_actions, self._regrets, self._strategy,
+                  self._params, 1.0)
     self._values = self._walk.utility.copy()
     self._reach = np.empty((max(self._walk.num_internal, 1), 3))
     self._leaf_estimates = np.empty(len(self._walk.leaf_nodes))
@@ -391,6 +203,10 @@ class GeneralCFRSolver:
     depth limit) — continual resolving reads its estimates there without a pass of
     its own.
     """
+    if self.cfrplayground:
+      self._iteration += 1
+      self._playground_iteration(observe)
+      return
     t, weight = self._next_iteration()
     if self.alternating_updates:
       for player in (0, 1):
@@ -414,19 +230,35 @@ class GeneralCFRSolver:
       self._cumulative *= rescale
     return t, weight
 
-  def _traverse(self, update_player, weight):
+  def _playground_iteration(self, observe):
+    """One CFRPlayground iteration: a single pass (module docstring)."""
+    n = self._iteration
+    player = _BOTH_PLAYERS
+    infosets = self._all_infosets
+    if self.alternating_updates:
+      player = 1 if n % 2 else 0
+      infosets = self._player_infosets[player]
+    decay = (n / (n + 1.0)) ** self.cumulative_strategy_exponent
+    self._traverse(player, 1.0, visit_decay=decay, playground=True)
+    if observe is not None:
+      observe(self._reach, self._values)
+    self._end(infosets, float(n))
+
+  def _traverse(self, update_player, weight, visit_decay=1.0, playground=False):
     walk = self._walk
     tree = self._tree
     if len(walk.leaf_nodes):
       self.visited_states += self.utility_estimator.estimate(
           tree, walk.leaf_tree_nodes, self._leaf_estimates)
       self._values[walk.leaf_nodes] = self._leaf_estimates
-    _propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
-                     walk.down_chance_prob, self._strategy, self._reach)
-    accumulate(update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
-                walk.up_first_child, walk.up_num_children, walk.up_player,
-                walk.up_slot_offset, walk.chance_prob, self._strategy, self._reach, self._values,
-                self._regrets, self._cumulative, weight)
+    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
+                              walk.down_chance_prob, self._strategy, self._reach)
+    traversal.accumulate(
+        update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
+        walk.up_first_child, walk.up_num_children, walk.up_player, walk.up_slot_offset,
+        walk.chance_prob, self._strategy, self._reach, self._values, self._regrets,
+        self._cumulative, weight, visit_decay,
+        playground and self.regret_matcher.kind == regret_matching.RM_PLUS, playground)
     self.visited_states += walk.num_nodes
 
   def _end(self, infosets, t):
@@ -512,6 +344,7 @@ class GeneralCFRSolver:
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="
             f"{'alternating' if self.alternating_updates else 'simultaneous'}, "
             f"cse={self.cumulative_strategy_exponent:g}"
+            + (", cfrplayground" if self.cfrplayground else "")
             + (f", depth_limit={self.depth_limit}, estimator={self.utility_estimator}"
                if self.depth_limit is not None else "") + ")")
 

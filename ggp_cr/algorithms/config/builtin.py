@@ -6,13 +6,15 @@ module and no numba. Defaults are written as they would be typed and parsed like
 values; the thesis's settings come from presets.py.
 
 Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``lcfr``,
-``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``), outcome sampling (``os_mccfr`` with
-OpenSpiel's defaults, the thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed
-sampling (``es_mccfr``, ``mixed``, ``locus``), and stock OpenSpiel solvers
-(``openspiel_*``). Players: ``random``, ``solver``, ``strategy``, ``human``, ``mcts``,
-``ismcts``, ``online_solving``, ``oos`` and ``cr``.
+``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``, and ``cfrplayground-cfr+``, the thesis's CFR+
+as its Java code runs it), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
+thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed sampling (``es_mccfr``,
+``mixed``, ``locus``), and stock OpenSpiel solvers (``openspiel_*``). Players: ``random``,
+``solver``, ``strategy``, ``human``, ``mcts``, ``ismcts``, ``online_solving``, ``oos`` and
+``cr``.
 """
 
+import functools
 import importlib
 import math
 import pathlib
@@ -70,19 +72,22 @@ _DEPTH_PARAMETERS = (
 )
 
 
-def _build_general_cfr(game, seed, rm, updates, cse, dl, ue):
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
   estimator = None
   if dl is not None:
     estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
         ue, seed=seed)
   return _attribute("cfr.cfr", "GeneralCFRSolver")(
       game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
-      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator)
+      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator,
+      cfrplayground=cfrplayground)
 
 
 def _register_cfr_preset(name, summary):
   preset = presets.CFR_PRESETS[name]
-  registry.register_solver(name, summary, _build_general_cfr, (
+  build = functools.partial(_build_general_cfr,
+                            cfrplayground=preset.get("cfrplayground", False))
+  registry.register_solver(name, summary, build, (
       Parameter("rm", _regret_matcher, preset["regret_matcher"], _RM_HELP),
       Parameter("updates", _choice("updates", presets.CFR_UPDATES),
                 "alternating" if preset["alternating_updates"] else "simultaneous",
@@ -103,6 +108,9 @@ _register_cfr_preset("lcfr", "Linear CFR = DCFR(1,1,1) (= OpenSpiel's LCFRSolver
 _register_cfr_preset("deepstack-cfr", "RM+, simultaneous updates, plain averaging")
 _register_cfr_preset("thesis-dcfr", "the thesis's candidate DCFR(1.5,0.5,1.5), "
                      "alternating ([S] §5.1.1)")
+_register_cfr_preset("cfrplayground-cfr+", "[S]'s CFR+ as its Java code runs it: one "
+                     "player's pass per iteration, RM+ clipped per history, averaging "
+                     "discounted per history (the thesis's CFR+ figures)")
 
 
 # DCFR exponents (Brown & Sandholm 2019): finite, within number_ranges.MAX_EXPONENT;

@@ -20,6 +20,9 @@ CFR_PRESETS = {
         ("thesis-dcfr", "drm(1.5,0.5)", True, 1.5),
     )
 }
+# [S]'s CFR+ as its Java code runs it (cfr/cfr.py, cfrplayground): what the thesis's
+# CFR+ figures measure, e.g. its ch. 6 trunks.
+CFR_PRESETS["cfrplayground-cfr+"] = dict(CFR_PRESETS["cfr+"], cfrplayground=True)
 
 # Outcome-sampling settings (registry parameter names): OpenSpiel's defaults, and the
 # thesis's MC-CFR and VR-MCCFR candidates MC-CFR{DRM(1,1), cse 0.3, e 0.7} and that

@@ -479,9 +479,8 @@ class GadgetView:
   # --- Solving ----------------------------------------------------------------------
 
   def locate(self, trace):
-    """(j, local, copies) of `trace`'s next roots (next_root_estimates): the index
-    into the active roots of the root each lies below, its local node and that
-    root's local node."""
+    """(j, local, copies) per next root of `trace`: its active root's index, its
+    local node and its active root's local node (next_root_estimates)."""
     copies = self.root_copies[trace.next_root_of]
     local = _locate(self.whole.node_parent, self.whole.node_action_index,
                     trace.next_roots, self.root_nodes[self.active_roots][
@@ -494,8 +493,7 @@ class GadgetView:
     return self.tree.num_nodes
 
   def laid_out(self):
-    """(the gadget's CompiledTree, the average strategy in its slot form), e.g. for
-    the gadget solve's NashConv."""
+    """(the gadget's CompiledTree, the average strategy in its slot form)."""
     return self.tree, self.average_slots()
 
   def whole_nodes(self, local_nodes):
@@ -509,8 +507,7 @@ class GadgetView:
     return self._position[nodes]
 
   def opponent_values(self, node_values, local_nodes, j):
-    """o's values at local nodes below active roots `j`, in the original game's
-    units, from player 0's values `node_values` at the view's nodes."""
+    """o's original-unit values at local nodes below active roots j (player 0's in)."""
     values = node_values[local_nodes]
     if self.opponent == 1:
       values = self.utility_sum - values

@@ -31,10 +31,11 @@ import numpy as np
 
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.tree import flat_tree
 
-_NO_UPDATE = 2  # cfr.accumulate's update_player that updates no one
+_NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
 
 
 class NestedRoots(ValueError):
@@ -153,12 +154,13 @@ def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_
     for row in range(3):
       reach[k, row] = root_reach[j, row]
   for s in range(len(down_lo)):
-    cfr.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
+    traversal.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
                             down_slot, down_chance_prob, strategy, reach)
   for j in range(len(up_lo)):
-    cfr.accumulate(update_player, up_lo[j], up_hi[j], up_node, up_position,
+    traversal.accumulate(update_player, up_lo[j], up_hi[j], up_node, up_position,
                    up_first_child, up_num_children, up_player, up_slot_offset,
-                   chance_prob, strategy, reach, values, regrets, cumulative, weight)
+                   chance_prob, strategy, reach, values, regrets, cumulative, weight,
+                   1.0, False, False)
 
 
 class _TreeTables:
@@ -169,7 +171,7 @@ class _TreeTables:
   resolve."""
 
   def __init__(self, tree):
-    self.walk = cfr.whole_tree_walk(tree)
+    self.walk = traversal.whole_tree_walk(tree)
     (self.child_begin, self.position_before, self.post_index,
      self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
                                     self.walk.up_node)
@@ -286,7 +288,7 @@ class SubgameCFRPlus:
 
   def _update_gadget(self, strategy, weight):
     """o's regrets and sums at the gadget's infosets from the roots' values, as
-    cfr.accumulate would at the copy's prefix nodes."""
+    traversal.accumulate would at the copy's prefix nodes."""
     view = self._view
     follow = self.root_values()
     if view.variant == "resolve":
