@@ -6,7 +6,8 @@ extracted into it; timed separately, outside the matches), then continual resolv
 (--solver, the compiled path when the tree fits: the record says which) plays
 --matches matches in each seat against a uniform random player, with --preplay
 seconds at its first decision and --move seconds a move. Per game it prints: the
-share of the bot's later decisions that entered a new subgame and resolved it (which
+share of the bot's later decisions that entered a new subgame and resolved it (built
+its gadget and ran at least one iteration on it; which
 decisions enter one is decided by the reference subgame structure, compiled_subgames'
 trace along the match's history, whatever the bot's path saw: a live trace cut short
 hides entries; after a subgame the bot did not resolve, the compiled bot traces
@@ -21,6 +22,7 @@ machine.
       [--preplay=1] [--move=0.1] [--solver=cfr+]
 """
 
+import collections
 import statistics
 import time
 
@@ -99,17 +101,23 @@ def main(argv):
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     _prepare(game)
-    ratios, later, entered = [], [], []
+    ratios, later, entered, decisions = [], [], [], []
     path = None
     for match in range(_MATCHES.value):
       for seat in (0, 1):
         match_ratios, records, match_entered = _match(game, seat, 2 * match + seat)
         ratios += match_ratios
+        decisions += records
         later += records[1:]
         entered += [r for r, new in zip(records[1:], match_entered[1:]) if new]
         if records:
           path = records[0]["path"], records[0]["path_reason"]
-    resolved = [r for r in entered if r["new_subgame"]]
+    # Resolved: a new subgame was built and solved (at least one iteration on it).
+    resolved = [r for r in entered if r["new_subgame"] and r["iterations"] > 0]
+    reasons = collections.Counter(
+        r.get("fallback", "the bot's own trace saw no new subgame" if not
+              r["new_subgame"] else "built, no iteration ran")[:100] for r in entered
+        if r not in resolved)
     share = len(resolved) / len(entered) if entered else 1.0
     times = [r["setup_seconds"] for r in resolved] or [float("nan")]
     worst = max(worst, max(ratios))
@@ -120,6 +128,19 @@ def main(argv):
           f"{1000 * statistics.median(times):.1f} ms, max {1000 * max(times):.1f} ms; "
           f"time/budget max {max(ratios):.3f}, median {statistics.median(ratios):.3f}",
           flush=True)
+    if resolved:
+      sizes = [r["subgame_nodes"] for r in resolved]
+      iterations = [r["iterations"] for r in resolved]
+      print(f"  resolved subgames: median {statistics.median(sizes):,.0f} nodes (max "
+            f"{max(sizes):,}), median {statistics.median(iterations):g} CFR+ "
+            f"iterations in the decision (min {min(iterations)})")
+    for reason, count in reasons.most_common():
+      print(f"  not resolved ({count}): {reason}")
+    slowest = max(zip(ratios, decisions), key=lambda pair: pair[0])[1]
+    print("  slowest decision: " + ", ".join(
+        f"{k} {slowest[k]:.4g}" if isinstance(slowest[k], float) else f"{k} {slowest[k]}"
+        for k in ("setup_seconds", "seconds", "iterations", "subgame_nodes", "roots")
+        if k in slowest))
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")
 

@@ -36,6 +36,14 @@ PATHS = ("auto", "compiled", "live")
 COMPILED_NODES_LIMIT = 2_000_000
 
 
+# A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
+# subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
+_COPY_SECONDS_PER_NODE = 1.5e-7
+
+# Tracing the next turns below a subgame, per root (about 2 us measured on PAM{8}'s
+# groups of 15k-95k roots, including the estimates' setup).
+TRACE_SECONDS_PER_ROOT = 2e-6
+
 _KEYS = {}
 
 
@@ -114,7 +122,9 @@ class CompiledResolver:
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False):
-    """The resolver of the whole game (the bot's first decision)."""
+    """The resolver of the whole game (the bot's first decision); also prepares the
+    arrays its later subgames' views share."""
+    subgame_views.prepare(tree)
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None), use_cbr)
 
@@ -185,6 +195,10 @@ class CompiledResolver:
     if max_nodes is not None and size > max_nodes:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
+    if deadline is not None and (time.perf_counter() + TRACE_SECONDS_PER_ROOT *
+                                 len(group) > deadline):
+      raise CannotResolve(f"tracing the next turns below its {len(group):,} roots "
+                          "would not fit the move")
     profile = None
     inputs = "its iterations since the last refusal"
     if self.use_cbr:
@@ -193,7 +207,8 @@ class CompiledResolver:
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
     else:
       if self.refused and not self.estimates.iterations:
-        if deadline is not None and (time.perf_counter() + self.timing.get(
+        # One pass of the average strategy: about half an iteration's two passes.
+        if deadline is not None and (time.perf_counter() + 0.5 * self.timing.get(
             "per_iteration", 0.0) > deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")
@@ -218,6 +233,11 @@ class CompiledResolver:
       try:
         view = subgame_views.SubgameView(*arguments)
       except subgame_views.NestedRoots:
+        if deadline is not None and (time.perf_counter() +
+                                     _COPY_SECONDS_PER_NODE * size > deadline):
+          raise CannotResolve("a root lies below another root, so the subgame must be "
+                              f"copied, and a copy of {size:,} nodes would not fit the "
+                              "move") from None
         view = gadget_views.GadgetView(*arguments)
         info["view"] = "copied (a root lies below another root)"
     except ValueError as error:

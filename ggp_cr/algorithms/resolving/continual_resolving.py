@@ -57,8 +57,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   in the map it stays in the current subgame; if the next gadget cannot be built (the
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
-  subgame's build and first CFR+ iteration, at the seconds per node measured so far
-  in the match, would not fit the move: the bot then plays the current solve's strategy below
+  subgame's first CFR+ iteration, at the seconds per node measured so far in the
+  match, would not fit the move: the bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
   next turns below the refused subgame are then traced and the current solve's
@@ -111,20 +111,21 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# First guesses, per subgame node, of a compiled subgame's build (in-place view,
-# trace of the next turns, estimates) and of one CFR+ iteration on it: about 5 ms +
-# 30 ms and 25-30 ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core
-# machine (benchmarks/cr_compiled_resolve.py). Both are re-measured at every build.
-_BUILD_SECONDS_PER_NODE = 2.5e-8
+# A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
+# ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
+# benchmarks/cr_compiled_resolve.py); replaced after pre-play by the whole game's
+# iterations times _VIEW_SLOWDOWN (in-place views stream about 1.6 times slower than
+# the contiguous tree) and re-measured at every subgame's first iteration. Building a
+# view costs about 1-5 ms whatever its size; tracing its next turns is bounded by the
+# move's deadline (CannotResolve).
 _ITERATION_SECONDS_PER_NODE = 3e-8
-# A subgame is built only if its build and first iteration fit this share of the
-# move, the first iteration counted this many times over (its estimate's error).
-_RESOLVE_SHARE = 0.9
-_FIRST_ITERATION_MARGIN = 1.5
-_MEASURED_NODES = 20_000
-# Tracing below a refused subgame, per root of it (about 2 us measured on
-# PAM{8}'s groups of 15k-95k roots, including the estimates' setup).
-_DEFER_SECONDS_PER_ROOT = 2e-6
+_VIEW_SLOWDOWN = 1.6
+# A subgame is built only if its first iteration, counted this many times over (its
+# estimate's error), fits this share of the move; the iteration then runs only if it
+# still fits what is left.
+_RESOLVE_SHARE = 0.95
+_FIRST_ITERATION_MARGIN = 1.25
+_MEASURED_NODES = 200_000
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -242,7 +243,6 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._rng = np.random.default_rng([self._seed, self._matches])
     self.decisions = []
     self._prepared = None
-    self._seconds_per_node = _BUILD_SECONDS_PER_NODE
     self._iteration_seconds_per_node = _ITERATION_SECONDS_PER_NODE
     if self._tree is not None:
       self._prepare()
@@ -301,16 +301,18 @@ class ContinualResolvingBot(pyspiel.Bot):
 
   def _new_subgame(self, key, record, start, seconds):
     """Switches to the subgame of information state `key`; keeps the current
-    resolver (and notes why) if its gadget cannot be built."""
+    resolver (and notes why) if its gadget cannot be built, or (compiled path) if
+    its first iteration would not fit the move."""
     current = self.resolver
     try:
       if self._tree is not None:
-        per_node = (self._seconds_per_node +
-                    _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
-        self.resolver, info = current.next_subgame(
-            key, self.config.variant,
-            _RESOLVE_SHARE * seconds / per_node if seconds else None,
+        nodes_limit = (_RESOLVE_SHARE * seconds / (
+            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
+                       if seconds else None)
+        built, info = current.next_subgame(
+            key, self.config.variant, nodes_limit,
             start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
+        self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
@@ -322,7 +324,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         # The next subgame below this one can still be resolved (compiled_resolving)
         # if the trace below it fits the move.
         traced = current.defer(key, resolver.TRACE_SHARE * seconds /
-                               _DEFER_SECONDS_PER_ROOT if seconds else None)
+                               compiled_resolving.TRACE_SECONDS_PER_ROOT if seconds else None)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
       return
@@ -331,38 +333,45 @@ class ContinualResolvingBot(pyspiel.Bot):
       record["fallback"] = ("unsafe gadget has zero joint reach at the bot's "
                             "histories; resolve gadget used")
     if self._tree is not None:
+      self.resolver = built
       record["new_subgame"] = True
-      self._first_iteration(info["subgame_nodes"], record, start, seconds)
       return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
                        seconds, warm=warm, trunk=profile)
 
-  def _first_iteration(self, nodes, record, start, seconds):
-    """Re-measures the build per node and, when it fits the move (estimated with
-    _FIRST_ITERATION_MARGIN), runs the new subgame's first CFR+ iteration, which
-    also re-measures an iteration per node: so the size check of the next subgame
-    uses this match's speeds, and a subgame that was built is solved (the anytime
-    loop alone would not start an iteration it has no estimate for). Small
-    subgames' fixed costs would inflate the estimates: they do not count. The
-    estimates decay towards faster builds."""
-    now = time.perf_counter()
-    measured = nodes >= _MEASURED_NODES
-    if measured:
-      self._seconds_per_node = max(0.9 * self._seconds_per_node,
-                                   (now - start) / nodes)
-    if not seconds or self._move.iterations is not None:
+  def _first_iteration(self, built, nodes, record, start, seconds):
+    """Runs the first CFR+ iteration of the compiled resolver `built` when it fits
+    the move (estimated at the seconds per node measured in this match, counted
+    _FIRST_ITERATION_MARGIN times), re-measuring them; raises CannotResolve if it
+    would not fit (a subgame the bot switched to must be solved: the anytime loop
+    would not start an iteration it has no estimate for). Small subgames' fixed
+    costs would inflate the estimate: they do not count; the estimate is the mean of
+    the previous one and the new measurement."""
+    if not seconds:
       return
+    now = time.perf_counter()
     estimate = nodes * self._iteration_seconds_per_node
     if now + _FIRST_ITERATION_MARGIN * estimate > start + seconds:
-      return
-    self.resolver.iterate(1)
+      raise resolver.CannotResolve(
+          f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
+          f"would not fit the {1000 * (start + seconds - now):.0f} ms left of the move")
+    built.iterate(1)
     elapsed = time.perf_counter() - now
-    self.resolver.timing["per_iteration"] = elapsed
+    built.timing["per_iteration"] = elapsed
     record["iterations"] += 1
-    if measured:
-      self._iteration_seconds_per_node = max(0.9 * self._iteration_seconds_per_node,
-                                             elapsed / nodes)
+    if nodes >= _MEASURED_NODES:
+      self._iteration_seconds_per_node = 0.5 * (self._iteration_seconds_per_node +
+                                                elapsed / nodes)
+
+  def _estimate_from_trunk(self):
+    """The seconds per node of a subgame's CFR+ iteration, from the whole game's
+    iterations in pre-play (an in-place view streams about _VIEW_SLOWDOWN times
+    slower than the whole tree)."""
+    per_iteration = self.resolver.timing.get("per_iteration")
+    if per_iteration:
+      self._iteration_seconds_per_node = (_VIEW_SLOWDOWN * per_iteration /
+                                          self._tree.num_nodes)
 
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""
@@ -383,6 +392,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       # charged to it (module docstring).
       preplay_start = start - record.get("prepared_seconds", 0.0)
       record["iterations"] += self.resolver.run(preplay, preplay_start)
+      if self._tree is not None:
+        self._estimate_from_trunk()
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
       record["budget_seconds"] = seconds + (preplay.seconds or 0.0)

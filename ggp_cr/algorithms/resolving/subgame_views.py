@@ -193,6 +193,16 @@ def _tree_tables(tree):
   return entry[1]
 
 
+def prepare(tree):
+  """Builds the arrays every SubgameView of `tree` shares and touches them, so that
+  the first subgame of a match does not pay for it (continual resolving calls this
+  in pre-play)."""
+  tables = _tree_tables(tree)
+  tables.values.fill(0.0)
+  tables.reach.fill(0.0)
+  tables.owner = None
+
+
 class SubgameCFRPlus:
   """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
   (module docstring); cfr.CFRPlusSolver's solving API."""
