@@ -238,8 +238,11 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   np.testing.assert_array_equal(current.view.whole_nodes(local),
                                 current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
-  with pytest.raises(cr.CannotResolve, match="no iterations"):
+  with pytest.raises(cr.CannotResolve, match="roots would not fit the move"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
+  current.timing["per_iteration"] = 100.0  # the pass of the average would not fit
+  with pytest.raises(cr.CannotResolve, match="no iterations"):
+    current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
   for infoset in current.trace.own_infosets.tolist():  # one pass of the average
     try:
       _, info = current.next_subgame(infoset, "resolve")
