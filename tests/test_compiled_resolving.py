@@ -151,6 +151,24 @@ def test_bot_path_choice_and_reasons(tmp_path):
   assert first.decisions[0]["path"] == "compiled"
 
 
+def _second_decision(game, iteration_seconds_per_node):
+  """The record of player 0's second decision (chance's first outcomes, both players
+  check/call) of a cfr+ bot with 0.05 s moves whose per-node iteration estimate is
+  set to the given one."""
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
+                                                  solver="cfr+")
+  bot._iteration_seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
+  state = game.new_initial_state()
+  while len(bot.decisions) < 2:
+    if state.is_chance_node():
+      state.apply_action(state.chance_outcomes()[0][0])
+      continue
+    if state.current_player() == 0:
+      bot.step(state)
+    state.apply_action(1)
+  return bot.decisions[-1]
+
+
 def test_a_subgame_too_large_for_the_budget_is_not_built():
   """Fallback: the bot keeps its current solve, and the record says so."""
   game = pyspiel.load_game(GAMES[1])
@@ -163,18 +181,7 @@ def test_a_subgame_too_large_for_the_budget_is_not_built():
     resolver.next_subgame(infoset, "resolve", max_nodes=1)
   _, info = resolver.next_subgame(infoset, "resolve", max_nodes=tree.num_nodes)
   assert 0 < info["subgame_nodes"] <= tree.num_nodes
-  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
-                                                  solver="cfr+")
-  bot._iteration_seconds_per_node = 1.0  # every subgame is too large for the move
-  state = game.new_initial_state()
-  while len(bot.decisions) < 2:  # chance's first outcomes, both players check/call
-    if state.is_chance_node():
-      state.apply_action(state.chance_outcomes()[0][0])
-      continue
-    if state.current_player() == 0:
-      bot.step(state)
-    state.apply_action(1)
-  record = bot.decisions[-1]
+  record = _second_decision(game, 1.0)  # every subgame is too large for the move
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "more than" in record["fallback"]
   assert record["strategy"].startswith("the current subgame's solve")
@@ -185,29 +192,11 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
   left of the move: the bot keeps its current solve; with time left it switches and
   the decision runs the first iteration."""
   game = pyspiel.load_game(GAMES[1])
-
-  def second_decision(bot):
-    state = game.new_initial_state()
-    while len(bot.decisions) < 2:
-      if state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
-        continue
-      if state.current_player() == 0:
-        bot.step(state)
-      state.apply_action(1)
-    return bot.decisions[-1]
-
   monkeypatch.setattr(continual_resolving, "_RESOLVE_SHARE", 1e9)
-  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
-                                                  solver="cfr+")
-  bot._iteration_seconds_per_node = 1.0  # pylint: disable=protected-access
-  record = second_decision(bot)
+  record = _second_decision(game, 1.0)
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "would not fit" in record["fallback"]
-  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
-                                                  solver="cfr+")
-  bot._iteration_seconds_per_node = 1e-12  # pylint: disable=protected-access
-  record = second_decision(bot)
+  record = _second_decision(game, 1e-12)
   assert record["new_subgame"] and record["iterations"] >= 1
 
 
