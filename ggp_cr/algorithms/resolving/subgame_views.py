@@ -178,6 +178,7 @@ class _TreeTables:
     self.reach = np.empty((max(self.walk.num_internal, 1), 3))
     self.values = np.empty(tree.num_nodes)
     self.owner = None
+    self.touched = False
 
 
 _TABLES = {}
@@ -194,13 +195,14 @@ def _tree_tables(tree):
 
 
 def prepare(tree):
-  """Builds the arrays every SubgameView of `tree` shares and touches them, so that
-  the first subgame of a match does not pay for it (continual resolving calls this
-  in pre-play)."""
+  """Builds the arrays every SubgameView of `tree` shares and touches them once, so
+  that no subgame of a match pays for it (continual resolving calls this in
+  pre-play)."""
   tables = _tree_tables(tree)
-  tables.values.fill(0.0)
-  tables.reach.fill(0.0)
-  tables.owner = None
+  if not tables.touched:
+    tables.values.fill(0.0)
+    tables.reach.fill(0.0)
+    tables.touched = True
 
 
 class SubgameCFRPlus:
