@@ -11,6 +11,8 @@ tree (continual resolving's subgame_views).
 import numba
 import numpy as np
 
+from ggp_cr.algorithms.tree import flat_tree
+
 # accumulate's update_player that updates both players.
 BOTH_PLAYERS = -1
 
@@ -102,13 +104,8 @@ _WALKS = {}
 def whole_tree_walk(tree):
   """The TraversalTree of all of `tree` (read-only), shared by every solver on the
   same tree object; the last 2 trees' are kept."""
-  entry = _WALKS.pop(id(tree), None)
-  if entry is None or entry[0] is not tree:
-    entry = (tree, TraversalTree(tree, None, None))
-  _WALKS[id(tree)] = entry
-  while len(_WALKS) > 2:
-    _WALKS.pop(next(iter(_WALKS)))
-  return entry[1]
+  return flat_tree.per_tree(_WALKS, tree,
+                            lambda t: TraversalTree(t, None, None))
 
 
 @numba.njit(cache=True)

@@ -28,6 +28,7 @@ from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
@@ -49,13 +50,8 @@ _KEYS = {}
 
 def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
-  keys = _KEYS.pop(tree.game_string, None)
-  if keys is None or keys.tree is not tree:
-    keys = compiled_subgames.StateKeys.build(tree, cache_dir)
-  _KEYS[tree.game_string] = keys
-  while len(_KEYS) > 4:
-    _KEYS.pop(next(iter(_KEYS)))
-  return keys
+  return flat_tree.per_tree(
+      _KEYS, tree, lambda t: compiled_subgames.StateKeys.build(t, cache_dir), keep=4)
 
 
 def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,

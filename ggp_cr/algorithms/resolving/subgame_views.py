@@ -185,13 +185,7 @@ _TABLES = {}
 
 
 def _tree_tables(tree):
-  entry = _TABLES.pop(id(tree), None)
-  if entry is None or entry[0] is not tree:
-    entry = (tree, _TreeTables(tree))
-  _TABLES[id(tree)] = entry
-  while len(_TABLES) > 2:
-    _TABLES.pop(next(iter(_TABLES)))
-  return entry[1]
+  return flat_tree.per_tree(_TABLES, tree, _TreeTables)
 
 
 def prepare(tree):
@@ -367,9 +361,6 @@ class SubgameCFRPlus:
     offsets, counts = self._offsets()
     flat_tree.normalise_infosets(self._cumulative, offsets, counts, out)
     return out
-
-  def current_strategy_slots(self):
-    return self._strategy.copy()
 
   def average_at(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform outside)."""

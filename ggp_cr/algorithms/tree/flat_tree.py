@@ -69,6 +69,18 @@ _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
+def per_tree(store, tree, build, keep=2):
+  """`build(tree)`, memoised in the dict `store` for the last `keep` tree objects
+  used (keyed by identity: another tree of the same game gets its own)."""
+  entry = store.pop(id(tree), None)
+  if entry is None or entry[0] is not tree:
+    entry = (tree, build(tree))
+  store[id(tree)] = entry
+  while len(store) > keep:
+    store.pop(next(iter(store)))
+  return entry[1]
+
+
 @numba.njit(cache=True)
 def _node_reaches(node_player, node_infoset, node_parent, node_action_index,
                   node_chance_prob, infoset_action_offset, slots):
