@@ -256,6 +256,55 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   assert entered > 0
 
 
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES[1:])
+def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
+  """A subgame built but refused (its first iteration would not fit) is not traced
+  again: defer takes its resolver's trace, and the result equals a fresh trace
+  (max_margin orders its roots by choice: the indices are mapped back)."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_resolving.state_keys(tree)
+  compared = 0
+
+  def second_subgame(player):
+    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    whole.iterate(5)
+    for infoset in whole.trace.own_infosets.tolist():
+      try:
+        current, _ = whole.next_subgame(infoset, "resolve")
+      except cr.CannotResolve:
+        continue
+      if current.trace.num_next_roots:
+        current.iterate(5)
+        return current
+    return None
+
+  for player in (0, 1):
+    current = second_subgame(player)
+    if current is None:
+      continue
+    for infoset in current.trace.own_infosets.tolist():
+      try:
+        built, _ = current.next_subgame(infoset, variant)
+      except cr.CannotResolve:
+        continue
+      fresh = second_subgame(player)
+      assert fresh.defer(infoset)
+      complete = len(built.view.active_roots) == len(
+          current.trace.group_roots(infoset))
+      assert current.defer(infoset, max_roots=0, refused=built) == complete
+      if not complete:
+        continue
+      compared += 1
+      for name in ("next_roots", "next_root_of", "next_root_key", "group",
+                   "own_infosets"):
+        np.testing.assert_array_equal(getattr(current.trace, name),
+                                      getattr(fresh.trace, name))
+      break
+  assert compared
+
+
 def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   """In each match the bot's first new subgame is refused; later ones are resolved,
   and the records say which strategy was played."""

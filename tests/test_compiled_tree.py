@@ -306,3 +306,16 @@ def test_constant_sum_game():
   assert tree.utility_sum == 2.0
   terminal = tree.node_player == -4
   assert set(tree.node_utility[terminal].tolist()) == {-1.0, 1.0}
+
+
+@pytest.mark.parametrize("size,span", [(0, 10), (1, 1), (7, 1000), (5000, 20000),
+                                        (50, 10**9)])
+def test_unique_ids_equals_numpy_unique(size, span):
+  """The linear-time unique of ids (dense count, or np.unique for sparse ids) gives
+  np.unique's distinct values, first indices and inverse."""
+  values = np.random.default_rng(size).integers(0, span, size) - 3
+  ours = flat_tree.unique_ids(values)
+  expected = np.unique(values, return_index=True, return_inverse=True)
+  for got, want in zip(ours, expected):
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want.reshape(-1))

@@ -157,19 +157,26 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def defer(self, infoset, max_roots=None):
+  def defer(self, infoset, max_roots=None, refused=None):
     """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
     `trace` becomes the next turns below that subgame (their roots lie in this view,
     below the same roots), with fresh estimates that this solve's further iterations
-    collect (module docstring). Returns False, changing nothing, if the refused
-    subgame has more than `max_roots` roots (a trace that would not fit the move)."""
+    collect (module docstring). `refused` is the resolver built for that subgame, if
+    one was (refused because its first iteration would not fit): its trace is
+    reused when its view kept every root. Otherwise returns False, changing nothing,
+    if the refused subgame has more than `max_roots` roots (a trace that would not
+    fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
-    if max_roots is not None and len(group) > max_roots:
-      return False
-    below = compiled_subgames.trace_subgames(
-        self.view.whole, self.view.state_keys, self.view.player,
-        trace.next_roots[group])
+    if refused is not None and len(refused.view.active_roots) == len(group):
+      below = refused.trace  # traced below the view's active roots: all of group's
+      below.next_root_of = refused.view.active_roots[below.next_root_of]
+    else:
+      if max_roots is not None and len(group) > max_roots:
+        return False
+      below = compiled_subgames.trace_subgames(
+          self.view.whole, self.view.state_keys, self.view.player,
+          trace.next_roots[group])
     # Index of the view's root each next root lies below, as `trace`'s.
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below

@@ -32,6 +32,7 @@ import pyspiel
 
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 FIRST = recall.FIRST
 CURRENT = recall.CURRENT
@@ -273,17 +274,13 @@ class SubgameTrace:
     pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
         tree.node_player, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, self.player, self.root_nodes)
-    self.next_roots, first, pair_root_id = np.unique(
-        pair_root, return_index=True, return_inverse=True)
+    self.next_roots, first, pair_root_id = flat_tree.unique_ids(pair_root)
     self.next_root_of = pair_j[first]
     self.next_root_key = keys.keys[self.opponent, self.next_roots].astype(np.int64)
-    own = tree.node_infoset[pair_turn].astype(np.int64)
-    self.own_infosets, own_id = np.unique(own, return_inverse=True)
-    _, opponent_id = np.unique(keys.keys[self.opponent, pair_turn],
-                               return_inverse=True)
-    self.group = _union_groups(pair_root_id.astype(np.int64), own_id.astype(np.int64),
-                               opponent_id.astype(np.int64), len(self.next_roots),
-                               len(self.own_infosets))
+    self.own_infosets, _, own_id = flat_tree.unique_ids(tree.node_infoset[pair_turn])
+    _, _, opponent_id = flat_tree.unique_ids(keys.keys[self.opponent, pair_turn])
+    self.group = _union_groups(pair_root_id, own_id, opponent_id,
+                               len(self.next_roots), len(self.own_infosets))
     self._pair_root_id = pair_root_id
     self._pair_own_id = own_id
 

@@ -304,6 +304,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     resolver (and notes why) if its gadget cannot be built, or (compiled path) if
     its first iteration would not fit the move."""
     current = self.resolver
+    built = None
     try:
       if self._tree is not None:
         nodes_limit = (_RESOLVE_SHARE * seconds / (
@@ -324,7 +325,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         # The next subgame below this one can still be resolved (compiled_resolving)
         # if the trace below it fits the move.
         traced = current.defer(key, resolver.TRACE_SHARE * seconds /
-                               compiled_resolving.TRACE_SECONDS_PER_ROOT if seconds else None)
+                               compiled_resolving.TRACE_SECONDS_PER_ROOT if seconds else None,
+                               refused=built)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
       return

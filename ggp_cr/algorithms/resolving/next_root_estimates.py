@@ -9,6 +9,7 @@ instead (the bot's use_cbr), from one whole-tree pass.
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.tree import flat_tree
 
 
 class NextRootEstimates:
@@ -78,8 +79,7 @@ class NextRootEstimates:
     game's minimum utility, as the live path)."""
     group = np.asarray(group, dtype=np.int64)
     reach, opponent_reach = self.means()
-    keys, inverse = np.unique(self.trace.next_root_key[group], return_inverse=True)
-    inverse = inverse.reshape(-1)
+    keys, _, inverse = flat_tree.unique_ids(self.trace.next_root_key[group])
     k = np.bincount(inverse, weights=reach[group], minlength=len(keys))
     total = np.bincount(inverse, weights=self.value_sum[group], minlength=len(keys))
     weight = np.bincount(inverse, weights=self.weight_sum[group], minlength=len(keys))
