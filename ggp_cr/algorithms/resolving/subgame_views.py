@@ -73,33 +73,46 @@ def _tables(node_num_children, node_parent, up_node):
 @numba.njit(cache=True)
 def _ranges(roots, child_begin, position_before, post_index, internal_below,
             max_depth):
-  """Per root: its position, the post-order segment of its subtree and, depth by
-  depth below it, the range of internal positions; and the subgame's node count."""
+  """Per root: its position and the post-order segment of its subtree; the ranges of
+  internal positions below the roots, depth step by depth step (all roots' nodes one
+  level below their root, then two, ...: a node's parent is always in an earlier
+  range), adjacent ranges merged; and the subgame's node count."""
   num_roots = len(roots)
   down_lo = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
   down_hi = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
   root_position = np.empty(num_roots, dtype=np.int64)
   up_lo = np.empty(num_roots, dtype=np.int64)
   up_hi = np.empty(num_roots, dtype=np.int64)
-  nodes = 0
-  count = 0
+  begin = np.empty(num_roots, dtype=np.int64)
+  end = np.empty(num_roots, dtype=np.int64)
+  nodes = num_roots
   for j in range(num_roots):
     a = roots[j]
-    b = a + 1
     root_position[j] = position_before[a]
     up_hi[j] = post_index[a] + 1
     up_lo[j] = up_hi[j] - internal_below[a]
-    nodes += 1
-    a, b = child_begin[a], child_begin[b]
-    while b > a:
+    begin[j] = child_begin[a]
+    end[j] = child_begin[a + 1]
+  count = 0
+  deeper = True
+  while deeper:
+    deeper = False
+    for j in range(num_roots):
+      a, b = begin[j], end[j]
+      if b <= a:
+        continue
       nodes += b - a
       lo = position_before[a]
       hi = position_before[b]
       if hi > lo:
-        down_lo[count] = lo
-        down_hi[count] = hi
-        count += 1
-      a, b = child_begin[a], child_begin[b]
+        if count and down_hi[count - 1] == lo:
+          down_hi[count - 1] = hi
+        else:
+          down_lo[count] = lo
+          down_hi[count] = hi
+          count += 1
+      begin[j], end[j] = child_begin[a], child_begin[b]
+      deeper = True
   return root_position, down_lo[:count], down_hi[:count], up_lo, up_hi, nodes
 
 
@@ -216,6 +229,11 @@ class SubgameCFRPlus:
     order = np.argsort(self._up_lo)
     if np.any(self._up_lo[order][1:] < self._up_hi[order][:-1]):
       raise NestedRoots("A root of the subgame lies below another root.")
+    # Sibling roots' post-order segments are adjacent: one segment, the same order.
+    starts = np.flatnonzero(np.concatenate(
+        ([True], self._up_lo[1:] != self._up_hi[:-1])))
+    self._up_hi = self._up_hi[np.concatenate((starts[1:], [len(self._up_hi)])) - 1]
+    self._up_lo = self._up_lo[starts]
     infosets, self.inside = _infosets(self._up_lo, self._up_hi, walk.up_node,
                                       walk.up_player, tree.node_infoset,
                                       tree.num_infosets)
