@@ -6,6 +6,7 @@ convention); `exact_next_root_inputs` gives exact counterfactual best-response v
 instead (the bot's use_cbr), from one whole-tree pass.
 """
 
+import numba
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
@@ -48,24 +49,16 @@ class NextRootEstimates:
     (player 0, player 1, chance) reach of the view's internal position k, `values[n]`
     player 0's value below the view's node n (cfr.GeneralCFRSolver.
     evaluate_and_update_policy's `observe`)."""
-    if self._position is None:
-      self._position = (self.view.positions(self._local),
-                        self.view.positions(self._copies))
-    local, copies = self._position
     view = self.view
+    if self._position is None:
+      self._position = (view.positions(self._local), view.positions(self._copies),
+                        np.asarray(view.shift, dtype=np.float64)[self._j],
+                        np.asarray(view.scale, dtype=np.float64)[self._j])
+    local_position, copy_position, shift, scale = self._position
     self.iterations += 1
-    if not len(local):
-      return
-    w = self._w * reach[local, view.player] * reach[local, 2] / (
-        reach[copies, view.player] * reach[copies, 2])
-    at_root = reach[copies, view.opponent]
-    opponent = self._prior * np.divide(reach[local, view.opponent], at_root,
-                                       out=np.zeros(len(local)), where=at_root > 0)
-    values = view.opponent_values(values, self._local, self._j)
-    self.reach_sum += w
-    self.opponent_reach_sum += opponent
-    self.value_sum += w * values
-    self.weight_sum += w
+    _observe(view.player, float(view.utility_sum), local_position, copy_position,
+             self._local, self._w, self._prior, shift, scale, reach, values,
+             self.reach_sum, self.opponent_reach_sum, self.value_sum, self.weight_sum)
 
   def means(self):
     """(mean w, mean o reach) per next root over the iterations added."""
@@ -91,6 +84,29 @@ class NextRootEstimates:
       if k_i > 0:
         cbv[key] = k_i * t / wt if wt > 0 else k_i * unsampled_value
     return reach[group], opponent_reach[group], cbv
+
+
+@numba.njit(cache=True)
+def _observe(player, utility_sum, local_position, copy_position, local, w0, prior,
+             shift, scale, reach, values, reach_sum, opponent_reach_sum, value_sum,
+             weight_sum):
+  """NextRootEstimates.observe's sums, per next root i: w = w0 · π_p π_c from its
+  root, o's reach relative to its root times the prior, o's value in the original
+  game's units ((u_o + shift) / scale of the view's payoff)."""
+  opponent = 1 - player
+  for i in range(len(local)):
+    k, c = local_position[i], copy_position[i]
+    w = w0[i] * reach[k, player] * reach[k, 2] / (reach[c, player] * reach[c, 2])
+    at_root = reach[c, opponent]
+    ratio = reach[k, opponent] / at_root if at_root > 0 else 0.0
+    value = values[local[i]]
+    if opponent == 1:
+      value = utility_sum - value
+    value = (value + shift[i]) / scale[i]
+    reach_sum[i] += w
+    opponent_reach_sum[i] += prior[i] * ratio
+    value_sum[i] += w * value
+    weight_sum[i] += w
 
 
 def solve_with_estimates(view, estimates, iterations):
