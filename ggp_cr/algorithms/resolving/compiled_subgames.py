@@ -156,33 +156,41 @@ class StateKeys:
 @numba.njit(cache=True)
 def _walk_roots(node_player, node_first_child, node_num_children, node_chance_prob,
                 player, root_nodes):
-  """Depth-first from every root (children in order): (closest root, next turn s,
-  index of the walked root) of every path reaching END ([S] ch. 2), and the number
-  of nodes walked."""
-  capacity = 16
+  """From every root, level by level (children in order): (closest root, next turn
+  s, index of the walked root) of every path reaching END ([S] ch. 2), and the
+  number of nodes walked. (A frontier per level streams through the tree's
+  breadth-first arrays: several times faster than a depth-first stack.)"""
+  size = len(root_nodes)
+  frontier_node = np.empty(max(size, 16), dtype=np.int64)
+  frontier_track = np.empty(max(size, 16), dtype=np.int8)
+  frontier_root = np.empty(max(size, 16), dtype=np.int64)
+  frontier_j = np.empty(max(size, 16), dtype=np.int64)
+  for j in range(size):
+    start = root_nodes[j]
+    frontier_node[j] = start
+    frontier_track[j] = CURRENT if node_player[start] == player else FIRST
+    frontier_root[j] = -1
+    frontier_j[j] = j
+  capacity = 4 * size + 16
   pair_root = np.empty(capacity, dtype=np.int64)
   pair_turn = np.empty(capacity, dtype=np.int64)
   pair_j = np.empty(capacity, dtype=np.int64)
   num_pairs = 0
   walked = 0
-  stack_node = np.empty(64, dtype=np.int64)
-  stack_track = np.empty(64, dtype=np.int8)
-  stack_root = np.empty(64, dtype=np.int64)
-  for j in range(len(root_nodes)):
-    start = root_nodes[j]
-    top = 0
-    stack_node[0] = start
-    stack_track[0] = CURRENT if node_player[start] == player else FIRST
-    stack_root[0] = -1
-    while top >= 0:
-      node = stack_node[top]
-      track = stack_track[top]
-      root = stack_root[top]
-      top -= 1
+  while size:
+    next_node = np.empty(len(frontier_node), dtype=np.int64)
+    next_track = np.empty(len(frontier_node), dtype=np.int8)
+    next_root = np.empty(len(frontier_node), dtype=np.int64)
+    next_j = np.empty(len(frontier_node), dtype=np.int64)
+    next_size = 0
+    for i in range(size):
+      node = frontier_node[i]
+      track = frontier_track[i]
+      root = frontier_root[i]
       walked += 1
       acting = node_player[node]
       first = node_first_child[node]
-      for index in range(node_num_children[node] - 1, -1, -1):
+      for index in range(node_num_children[node]):
         child = first + index
         child_player = node_player[child]
         if child_player == _TERMINAL:
@@ -201,18 +209,33 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
             pair_j = _grow(pair_j, capacity)
           pair_root[num_pairs] = child_root
           pair_turn[num_pairs] = child
-          pair_j[num_pairs] = j
+          pair_j[num_pairs] = frontier_j[i]
           num_pairs += 1
           continue
-        top += 1
-        if top == len(stack_node):
-          stack_node = _grow(stack_node, 2 * top)
-          stack_track = _grow(stack_track, 2 * top)
-          stack_root = _grow(stack_root, 2 * top)
-        stack_node[top] = child
-        stack_track[top] = child_track
-        stack_root[top] = child_root
+        if next_size == len(next_node):
+          next_node = _grow(next_node, 2 * next_size)
+          next_track = _grow(next_track, 2 * next_size)
+          next_root = _grow(next_root, 2 * next_size)
+          next_j = _grow(next_j, 2 * next_size)
+        next_node[next_size] = child
+        next_track[next_size] = child_track
+        next_root[next_size] = child_root
+        next_j[next_size] = frontier_j[i]
+        next_size += 1
+    frontier_node, frontier_track = next_node, next_track
+    frontier_root, frontier_j = next_root, next_j
+    size = next_size
   return pair_root[:num_pairs], pair_turn[:num_pairs], pair_j[:num_pairs], walked
+
+
+@numba.njit(cache=True)
+def _first_walked(pair_j, inverse, count):
+  """Per next root, the smallest index of a walked root it was reached from."""
+  smallest = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+  for i in range(len(pair_j)):
+    if pair_j[i] < smallest[inverse[i]]:
+      smallest[inverse[i]] = pair_j[i]
+  return smallest
 
 
 @numba.njit(cache=True)
@@ -274,8 +297,8 @@ class SubgameTrace:
     pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
         tree.node_player, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, self.player, self.root_nodes)
-    self.next_roots, first, pair_root_id = flat_tree.unique_ids(pair_root)
-    self.next_root_of = pair_j[first]
+    self.next_roots, _, pair_root_id = flat_tree.unique_ids(pair_root)
+    self.next_root_of = _first_walked(pair_j, pair_root_id, len(self.next_roots))
     self.next_root_key = keys.keys[self.opponent, self.next_roots].astype(np.int64)
     self.own_infosets, _, own_id = flat_tree.unique_ids(tree.node_infoset[pair_turn])
     _, _, opponent_id = flat_tree.unique_ids(keys.keys[self.opponent, pair_turn])
