@@ -229,6 +229,10 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   below = int(current.trace.own_infosets[0])
   with pytest.raises(cr.CannotResolve, match="roots would not fit the move"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
+  with pytest.raises(cr.CannotResolve, match="roots would not fit the move"):
+    # The setup fits, but not with the first iteration's time kept free after it.
+    current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
+                         reserve_seconds_per_node=10.0)
   current.timing["per_iteration"] = 100.0  # the pass of the average would not fit
   with pytest.raises(cr.CannotResolve, match="no iterations"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
@@ -311,11 +315,11 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   original = compiled_resolving.CompiledResolver.next_subgame
   refused = set()
 
-  def refuse_first(self, infoset, variant, max_nodes=None, deadline=None):
+  def refuse_first(self, infoset, *args, **kwargs):
     if bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
       raise cr.CannotResolve("refused by the test")
-    return original(self, infoset, variant, max_nodes, deadline)
+    return original(self, infoset, *args, **kwargs)
 
   monkeypatch.setattr(compiled_resolving.CompiledResolver, "next_subgame",
                       refuse_first)

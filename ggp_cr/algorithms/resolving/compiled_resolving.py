@@ -41,9 +41,9 @@ COMPILED_NODES_LIMIT = 2_000_000
 # subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
 _COPY_SECONDS_PER_NODE = 1.5e-7
 
-# Tracing the next turns below a subgame, per root (about 2 us measured on PAM{8}'s
-# groups of 15k-95k roots, including the estimates' setup).
-TRACE_SECONDS_PER_ROOT = 2e-6
+# Setting a subgame up per root: its inputs, its view and the trace of the next turns
+# below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots).
+TRACE_SECONDS_PER_ROOT = 8e-7
 
 _KEYS = {}
 
@@ -184,13 +184,16 @@ class CompiledResolver:
     self.refused += 1
     return True
 
-  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None):
+  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
+                   reserve_seconds_per_node=0.0):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
-    `trace`); raises CannotResolve when its estimated reach is zero or its subgame
-    has more than `max_nodes` nodes (a view that would not be built in time). After
-    `defer` with no iteration since, the inputs are those of this solve's average
-    strategy (one pass, if this resolver's last iteration time fits before
-    time.perf_counter() `deadline`)."""
+    `trace`); raises CannotResolve when its estimated reach is zero, its subgame
+    has more than `max_nodes` nodes (a view that would not be built in time), or
+    its setup (TRACE_SECONDS_PER_ROOT a root) would not end
+    `reserve_seconds_per_node` times its node count (the time its first iteration
+    needs) before time.perf_counter() `deadline`. After `defer` with no iteration
+    since, the inputs are those of this solve's average strategy (one pass, about
+    half this resolver's last iteration time, which must fit as well)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
@@ -198,8 +201,10 @@ class CompiledResolver:
     if max_nodes is not None and size > max_nodes:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
+    # Kept free for the first iteration, after the setup.
+    reserve = float(reserve_seconds_per_node) * size
     if deadline is not None and (time.perf_counter() + TRACE_SECONDS_PER_ROOT *
-                                 len(group) > deadline):
+                                 len(group) + reserve > deadline):
       raise CannotResolve(f"tracing the next turns below its {len(group):,} roots "
                           "would not fit the move")
     profile = None
@@ -212,7 +217,8 @@ class CompiledResolver:
       if self.refused and not self.estimates.iterations:
         # One pass of the average strategy: about half an iteration's two passes.
         if deadline is not None and (time.perf_counter() + 0.5 * self.timing.get(
-            "per_iteration", 0.0) > deadline):
+            "per_iteration", 0.0) + TRACE_SECONDS_PER_ROOT * len(group) + reserve >
+                                     deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
@@ -237,7 +243,7 @@ class CompiledResolver:
         view = subgame_views.SubgameView(*arguments)
       except subgame_views.NestedRoots:
         if deadline is not None and (time.perf_counter() +
-                                     _COPY_SECONDS_PER_NODE * size > deadline):
+                                     _COPY_SECONDS_PER_NODE * size + reserve > deadline):
           raise CannotResolve("a root lies below another root, so the subgame must be "
                               f"copied, and a copy of {size:,} nodes would not fit the "
                               "move") from None

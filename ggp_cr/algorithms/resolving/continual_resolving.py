@@ -312,7 +312,8 @@ class ContinualResolvingBot(pyspiel.Bot):
                        if seconds else None)
         built, info = current.next_subgame(
             key, self.config.variant, nodes_limit,
-            start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
+            start + _RESOLVE_SHARE * seconds if seconds else None,
+            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
         self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
       else:
         gadget, profile, info = current.next_subgame(
