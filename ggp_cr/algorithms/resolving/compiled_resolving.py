@@ -41,9 +41,11 @@ COMPILED_NODES_LIMIT = 2_000_000
 # subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
 _COPY_SECONDS_PER_NODE = 1.5e-7
 
-# Setting a subgame up per root: its inputs, its view and the trace of the next turns
-# below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots).
-TRACE_SECONDS_PER_ROOT = 8e-7
+# Setting a subgame up, per root: its inputs, its view and the trace of the next turns
+# below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots); the
+# trace alone (about 0.35 us).
+SETUP_SECONDS_PER_ROOT = 8e-7
+TRACE_SECONDS_PER_ROOT = 4e-7
 
 _KEYS = {}
 
@@ -189,7 +191,7 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (TRACE_SECONDS_PER_ROOT a root) would not end
+    its setup (SETUP_SECONDS_PER_ROOT a root) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, about
@@ -203,7 +205,7 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     # Kept free for the first iteration, after the setup.
     reserve = float(reserve_seconds_per_node) * size
-    if deadline is not None and (time.perf_counter() + TRACE_SECONDS_PER_ROOT *
+    if deadline is not None and (time.perf_counter() + SETUP_SECONDS_PER_ROOT *
                                  len(group) + reserve > deadline):
       raise CannotResolve(f"tracing the next turns below its {len(group):,} roots "
                           "would not fit the move")
@@ -217,7 +219,7 @@ class CompiledResolver:
       if self.refused and not self.estimates.iterations:
         # One pass of the average strategy: about half an iteration's two passes.
         if deadline is not None and (time.perf_counter() + 0.5 * self.timing.get(
-            "per_iteration", 0.0) + TRACE_SECONDS_PER_ROOT * len(group) + reserve >
+            "per_iteration", 0.0) + SETUP_SECONDS_PER_ROOT * len(group) + reserve >
                                      deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")

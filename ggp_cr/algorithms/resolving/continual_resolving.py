@@ -64,7 +64,7 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   next turns below the refused subgame are then traced and the current solve's
   further iterations estimate their inputs, so the next subgame the bot enters is
   resolved again, compiled_resolving.CompiledResolver.defer, unless that trace would
-  not fit TRACE_SHARE of the move); an unsafe gadget with
+  not fit what is left of the move); an unsafe gadget with
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
@@ -85,10 +85,13 @@ pre-play), and a per-move limit; each is seconds (wall clock, checked after ever
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
-subgame whose roots cannot be built, or whose next turns cannot be traced, within
-BUILD_SHARE / TRACE_SHARE of the decision's budget is not resolved (the bot keeps or
-stays in its current subgame); the full-width solvers' compilation of each gadget
-cannot be interrupted, so their time budgets hold for small games only.
+subgame whose setup (inputs, view, trace of its next turns;
+compiled_resolving.SETUP_SECONDS_PER_ROOT a root) and first iteration would not fit
+the move (compiled path), or whose roots cannot be built, or next turns traced,
+within BUILD_SHARE / TRACE_SHARE of the decision's budget (live path), is not
+resolved (the bot keeps or stays in its current subgame); the live full-width
+solvers' compilation of each gadget cannot be interrupted, so their time budgets
+hold for small games only.
 """
 
 import time
@@ -324,10 +327,11 @@ class ContinualResolvingBot(pyspiel.Bot):
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
       if self._tree is not None:
         # The next subgame below this one can still be resolved (compiled_resolving)
-        # if the trace below it fits the move.
-        traced = current.defer(key, resolver.TRACE_SHARE * seconds /
-                               compiled_resolving.TRACE_SECONDS_PER_ROOT if seconds else None,
-                               refused=built)
+        # if the trace below it fits what is left of the move.
+        left = start + _RESOLVE_SHARE * seconds - time.perf_counter()
+        traced = current.defer(
+            key, max(left, 0.0) / compiled_resolving.TRACE_SECONDS_PER_ROOT
+            if seconds else None, refused=built)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
       return
