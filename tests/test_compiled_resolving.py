@@ -38,13 +38,22 @@ GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
 
 
+@pytest.fixture(params=["copied", "in_place"])
+def subgame_view(request, monkeypatch):
+  """Later subgames as copies (these games' subgames are all small) or in place."""
+  if request.param == "in_place":
+    monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
+  return request.param
+
+
 @pytest.mark.parametrize("use_cbr", [False, True])
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
-def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
+def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr,
+                                                 subgame_view):
   """Along random histories, the compiled resolver enters the same subgames as the
   live resolver.Resolver with CFR+ and its average strategy at each of the bot's turns is
-  the same to 1e-9."""
+  the same to 1e-9, with later subgames copied or solved in place."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   keys = compiled_subgames.StateKeys.build(tree)
@@ -71,6 +80,7 @@ def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr):
         else:
           ours, our_info = ours.next_subgame(infoset, variant)
           assert our_info["variant"] == info["variant"]
+          assert ("small" in our_info.get("view", "")) == (subgame_view == "copied")
           live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=0,
                               trunk=profile)
           for _ in range(3):
@@ -97,7 +107,7 @@ def test_run_keeps_iteration_and_time_budgets():
 
 @pytest.mark.parametrize("variant", ["resolve", "unsafe"])
 @pytest.mark.parametrize("game_string", GAMES[:2])
-def test_bot_plays_the_same_on_both_paths(game_string, variant):
+def test_bot_plays_the_same_on_both_paths(game_string, variant, subgame_view):
   """ContinualResolvingBot with CFR+ on the compiled path and on the live path: equal
   strategies to 1e-9 at every decision of random matches; each record names its path."""
   game = pyspiel.load_game(game_string)

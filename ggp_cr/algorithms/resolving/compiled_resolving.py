@@ -2,8 +2,10 @@
 
 `CompiledResolver` is resolver.Resolver with the full-width CFR+
 solver, built from integer ids only: a view (gadget_views.GadgetView for the whole
-game at the first decision, subgame_views.SubgameView, solved in place, for later
-subgames; a copying GadgetView when roots are nested), the SubgameTrace of the bot's next turns below it, and the next-root
+game at the first decision; for later subgames a copying GadgetView when the
+subgame is small, COPY_NODES_LIMIT, or its roots are nested, else
+subgame_views.SubgameView, solved in place), the SubgameTrace of the bot's next
+turns below it, and the next-root
 estimates collected each iteration. The bot keeps one per visited subgame: it looks
 its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
 same resolver keeps improving) and acts from `probabilities`.
@@ -40,6 +42,13 @@ COMPILED_NODES_LIMIT = 2_000_000
 # A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
 # subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
 _COPY_SECONDS_PER_NODE = 1.5e-7
+
+# Subgames of at most this many nodes are copied (a GadgetView, about 1-7 ms): their
+# CFR+ iterations run 4-7 times faster on contiguous arrays than in place on the
+# whole tree, whose nodes they visit scattered (Leduc{3,30}'s 10-13k-node subgames:
+# 0.1 vs 0.5-0.7 ms, benchmarks/cr_compiled_resolve.py), so the copy pays for itself
+# within a few iterations; larger ones are solved in place.
+COPY_NODES_LIMIT = 50_000
 
 # Setting a subgame up, per root: its inputs, its view and the trace of the next turns
 # below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots); the
@@ -242,7 +251,14 @@ class CompiledResolver:
                  cbv, variant, opponent_reach)
     try:
       try:
-        view = subgame_views.SubgameView(*arguments)
+        if size <= COPY_NODES_LIMIT and (deadline is None or time.perf_counter() +
+                                         _COPY_SECONDS_PER_NODE * size + reserve <=
+                                         deadline):
+          view = gadget_views.GadgetView(*arguments)
+          info["view"] = (f"copied (a small subgame: {size:,} <= {COPY_NODES_LIMIT:,} "
+                          "nodes iterate faster contiguously)")
+        else:
+          view = subgame_views.SubgameView(*arguments)
       except subgame_views.NestedRoots:
         if deadline is not None and (time.perf_counter() +
                                      _COPY_SECONDS_PER_NODE * size + reserve > deadline):
