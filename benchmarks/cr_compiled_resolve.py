@@ -2,7 +2,9 @@
 
 A resolve is what continual resolving does when the bot enters a new subgame ([S]
 ch. 2): turn the previous solve's estimates into the gadget's inputs, set the gadget
-up as a view solved in place on the whole game's compiled tree (subgame_views), trace the next subgames below it, and
+up as the bot does (compiled_resolving.subgame_view: a copy of a small subgame, else
+a view solved in place on the whole game's compiled tree), trace the next subgames
+below it, and
 run the first --iterations CFR+ iterations collecting the next estimates. The trunk
 (the whole game, --trunk_iterations CFR+ iterations with estimates) is solved first
 and timed separately, as are the tree's extraction and the state keys (cached under
@@ -24,10 +26,10 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
@@ -45,7 +47,8 @@ def _warm_up():
   """Compiles the numba kernels on Kuhn poker, outside the timings."""
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_subgames.StateKeys.build(tree)
-  _resolve_once(tree, keys, 0, 2)
+  for copy_nodes_limit in (None, 0):  # a copy, and a view in place
+    _resolve_once(tree, keys, 0, 2, copy_nodes_limit)
 
 
 def _solve_trunk(tree, keys, player, iterations):
@@ -56,16 +59,19 @@ def _solve_trunk(tree, keys, player, iterations):
   return trace, estimates
 
 
-def _resolve(tree, keys, player, trace, estimates, infoset, iterations):
-  """One resolve; returns (roots, view nodes, {part: seconds})."""
+def _resolve(tree, keys, player, trace, estimates, infoset, iterations,
+             copy_nodes_limit=None):
+  """One resolve; returns (roots, view nodes, {part: seconds}, "copied" / "in place")."""
   times = {}
   start = time.perf_counter()
   group = trace.group_roots(infoset)
   w, opponent_reach, cbv = estimates.inputs(group)
   times["inputs"] = time.perf_counter() - start
   start = time.perf_counter()
-  view = subgame_views.SubgameView(tree, keys, player, trace.next_roots[group], w,
-                                   cbv, "resolve", opponent_reach)
+  nodes = trace.next_roots[group]
+  view, how = compiled_resolving.subgame_view(
+      tree, keys, player, nodes, w, cbv, "resolve", opponent_reach,
+      int(keys.subtree_nodes[nodes].sum()), copy_nodes_limit=copy_nodes_limit)
   times["view"] = time.perf_counter() - start
   start = time.perf_counter()
   next_trace = view.trace()
@@ -74,15 +80,16 @@ def _resolve(tree, keys, player, trace, estimates, infoset, iterations):
   next_estimates = next_root_estimates.NextRootEstimates(view, next_trace)
   next_root_estimates.solve_with_estimates(view, next_estimates, iterations)
   times["cfr+"] = time.perf_counter() - start
-  return len(group), view.num_nodes, times
+  return len(group), view.num_nodes, times, "copied" if how else "in place"
 
 
-def _resolve_once(tree, keys, player, iterations):
+def _resolve_once(tree, keys, player, iterations, copy_nodes_limit=None):
   trace, estimates = _solve_trunk(tree, keys, player, 1)
   reach, _ = estimates.means()
   for infoset in trace.own_infosets.tolist():
     if reach[trace.own_roots(infoset)].sum() > 0:
-      return _resolve(tree, keys, player, trace, estimates, infoset, iterations)
+      return _resolve(tree, keys, player, trace, estimates, infoset, iterations,
+                      copy_nodes_limit)
   return None
 
 
@@ -114,13 +121,13 @@ def main(argv):
     chosen = rng.choice(candidates, size=min(_SUBGAMES.value, len(candidates)),
                         replace=False)
     for infoset in chosen.tolist():
-      roots, nodes, times = _resolve(tree, keys, player, trace, estimates, infoset,
-                                     _ITERATIONS.value)
+      roots, nodes, times, kind = _resolve(tree, keys, player, trace, estimates,
+                                           infoset, _ITERATIONS.value)
       total = sum(times.values())
       totals.append(total)
       parts = ", ".join(f"{k} {1000 * v:.2f} ms" for k, v in times.items())
       print(f"  resolve {tree.infoset_keys[infoset]!r}: {roots} roots, {nodes:,} view "
-            f"nodes, {1000 * total:.1f} ms ({parts})")
+            f"nodes ({kind}), {1000 * total:.1f} ms ({parts})")
   print(f"resolves: {len(totals)}, median {1000 * statistics.median(totals):.1f} ms, "
         f"max {1000 * max(totals):.1f} ms")
   print(f"seconds: {statistics.median(totals):.6f}")

@@ -111,6 +111,39 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   return "live", refusal, None, None
 
 
+def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
+                 size, deadline=None, reserve=0.0, copy_nodes_limit=None):
+  """(view, how) of a later subgame of `size` nodes: a copying GadgetView if it is
+  small (`copy_nodes_limit`, default COPY_NODES_LIMIT) or its roots are nested, else
+  a SubgameView solved in
+  place; `how` says why a copy was made ("" in place). Raises CannotResolve if a
+  nested subgame's copy would not end `reserve` seconds before time.perf_counter()
+  `deadline`, or if the gadget refuses its inputs."""
+  arguments = (tree, keys, player, root_nodes, w, cbv, variant, opponent_reach)
+  limit = COPY_NODES_LIMIT if copy_nodes_limit is None else copy_nodes_limit
+
+  def copy_fits():
+    return deadline is None or (time.perf_counter() + _COPY_SECONDS_PER_NODE * size +
+                                reserve <= deadline)
+
+  try:
+    if size <= limit and copy_fits():
+      return gadget_views.GadgetView(*arguments), (
+          f"copied (a small subgame: {size:,} <= {limit:,} nodes iterate "
+          "faster contiguously)")
+    try:
+      return subgame_views.SubgameView(*arguments), ""
+    except subgame_views.NestedRoots:
+      if not copy_fits():
+        raise CannotResolve("a root lies below another root, so the subgame must be "
+                            f"copied, and a copy of {size:,} nodes would not fit the "
+                            "move") from None
+      return gadget_views.GadgetView(*arguments), (
+          "copied (a root lies below another root)")
+  except ValueError as error:
+    raise CannotResolve(str(error)) from None
+
+
 class CompiledResolver:
   """CFR+ on `view` with the next subgames' estimates (module docstring).
 
@@ -247,26 +280,9 @@ class CompiledResolver:
           "these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
-    arguments = (self.view.whole, self.view.state_keys, self.view.player, nodes, w,
-                 cbv, variant, opponent_reach)
-    try:
-      try:
-        if size <= COPY_NODES_LIMIT and (deadline is None or time.perf_counter() +
-                                         _COPY_SECONDS_PER_NODE * size + reserve <=
-                                         deadline):
-          view = gadget_views.GadgetView(*arguments)
-          info["view"] = (f"copied (a small subgame: {size:,} <= {COPY_NODES_LIMIT:,} "
-                          "nodes iterate faster contiguously)")
-        else:
-          view = subgame_views.SubgameView(*arguments)
-      except subgame_views.NestedRoots:
-        if deadline is not None and (time.perf_counter() +
-                                     _COPY_SECONDS_PER_NODE * size + reserve > deadline):
-          raise CannotResolve("a root lies below another root, so the subgame must be "
-                              f"copied, and a copy of {size:,} nodes would not fit the "
-                              "move") from None
-        view = gadget_views.GadgetView(*arguments)
-        info["view"] = "copied (a root lies below another root)"
-    except ValueError as error:
-      raise CannotResolve(str(error)) from None
+    view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
+                             nodes, w, cbv, variant, opponent_reach, size, deadline,
+                             reserve)
+    if how:
+      info["view"] = how
     return CompiledResolver(view, self.use_cbr, profile), info
