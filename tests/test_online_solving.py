@@ -1,5 +1,7 @@
 """Tests of the online solving player and Online Outcome Sampling (OOS) bots."""
 
+import gc
+
 import numpy as np
 from open_spiel.python.bots import uniform_random
 import pyspiel
@@ -7,10 +9,12 @@ import pytest
 
 import ggp_cr.games  # pylint: disable=unused-import
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import online_solving
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
+from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
@@ -228,3 +232,45 @@ def test_copies_continue_histories_as_replays_do(player):
   tree = compiled_tree.cached_tree(game)
   np.testing.assert_array_equal(tree.policy_to_slots(shared.policy),
                                 tree.policy_to_slots(replayed.policy))
+
+
+@pytest.mark.parametrize("make", [
+    lambda game, move: online_solving.OnlineSolvingBot(game, 0, move=move, seed=0),
+    lambda game, move: continual_resolving.ContinualResolvingBot(
+        game, 0, move=move, solver="cfr+", seed=0)])
+def test_timed_decisions_pause_garbage_collection(make, monkeypatch):
+  """A timed decision runs with automatic garbage collection off (a full collection
+  can take longer than a move's margin) and turns it back on after, also when the
+  decision fails; decisions with iteration budgets leave it alone."""
+  game = pyspiel.load_game("kuhn_poker")
+  seen = []
+  original = anytime.spend
+
+  def spend(*args, **kwargs):
+    seen.append(gc.isenabled())
+    return original(*args, **kwargs)
+
+  monkeypatch.setattr(anytime, "spend", spend)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  assert gc.isenabled()
+  make(game, "0.01s").step(state)
+  assert seen and not any(seen) and gc.isenabled()
+  seen.clear()
+  make(game, "2it").step(state)
+  assert seen and all(seen) and gc.isenabled()
+  bot = make(game, "0.01s")
+  wrong_turn = state.child(0)
+  with pytest.raises(ValueError):
+    bot.step(wrong_turn)
+  assert gc.isenabled()
+
+  def failing(*args, **kwargs):
+    assert not gc.isenabled()
+    raise RuntimeError("solver failed")
+
+  monkeypatch.setattr(anytime, "spend", failing)
+  with pytest.raises(RuntimeError):
+    make(game, "0.01s").step(state)
+  assert gc.isenabled()

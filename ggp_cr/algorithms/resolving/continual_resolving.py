@@ -100,6 +100,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import utility_estimators
@@ -387,6 +388,11 @@ class ContinualResolvingBot(pyspiel.Bot):
     if state.current_player() != player:
       raise ValueError(f"It is player {state.current_player()}'s turn, not player "
                        f"{player}'s.")
+    with anytime.gc_paused(bool(self._move.seconds or self._preplay.seconds)):
+      return self._decide(state, start)
+
+  def _decide(self, state, start):
+    player = self._player_id
     key = state.information_state_string(player)
     record = {"key": key, "path": self.path, "path_reason": self.path_reason,
               "new_subgame": False, "iterations": 0}

@@ -245,9 +245,7 @@ class GadgetView:
     self.variant = variant
     self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
     num_roots = len(self.root_nodes)
-    ordered = (self.root_nodes if np.all(self.root_nodes[1:] > self.root_nodes[:-1])
-               else np.sort(self.root_nodes))
-    # (np.unique without return_* hashes: some 100x slower than a sort on 10^5 ids.)
+    ordered = np.sort(self.root_nodes)  # (np.unique hashes: 10x slower at 10^5 ids)
     if num_roots == 0 or np.any(ordered[1:] == ordered[:-1]):
       raise ValueError("root_nodes must be a non-empty set of distinct nodes.")
     if np.any(tree.node_player[self.root_nodes] == _TERMINAL):
