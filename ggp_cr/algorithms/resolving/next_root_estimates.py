@@ -47,35 +47,41 @@ class NextRootEstimates:
     (player 0, player 1, chance) reach of the view's internal position k, `values[n]`
     player 0's value below the view's node n (cfr.GeneralCFRSolver.
     evaluate_and_update_policy's `observe`)."""
+    self.iterations += 1
+    if not len(self._local):
+      return
+    w, opponent = self._reaches(reach)
+    values = self.view.opponent_values(values, self._local, self._j)
+    self.reach_sum += w
+    self.opponent_reach_sum += opponent
+    self.value_sum += w * values
+    self.weight_sum += w
+
+  def _reaches(self, reach):
+    """(w, o's reach) per next root from a pass's `reach` (`observe`)."""
     if self._position is None:
       self._position = (self.view.positions(self._local),
                         self.view.positions(self._copies))
     local, copies = self._position
     view = self.view
-    self.iterations += 1
-    if not len(local):
-      return
     w = self._w * reach[local, view.player] * reach[local, 2] / (
         reach[copies, view.player] * reach[copies, 2])
     at_root = reach[copies, view.opponent]
     opponent = self._prior * np.divide(reach[local, view.opponent], at_root,
                                        out=np.zeros(len(local)), where=at_root > 0)
-    values = view.opponent_values(values, self._local, self._j)
-    self.reach_sum += w
-    self.opponent_reach_sum += opponent
-    self.value_sum += w * values
-    self.weight_sum += w
+    return w, opponent
 
   def means(self):
     """(mean w, mean o reach) per next root over the iterations added."""
     count = max(self.iterations, 1)
     return self.reach_sum / count, self.opponent_reach_sum / count
 
-  def inputs(self, group, unsampled_value=None):
+  def inputs(self, group, unsampled_value=None, exact=None):
     """(w, o's reach, {o's key: CBV}) of the next roots `group` (indices into
     trace.next_roots): k_I = Σ_{r∈I} mean w(r), CBV(I) = k_I · Σ w v_o / Σ w.
-    A key with k_I > 0 but no weight gets k_I · `unsampled_value` (default: the
-    game's minimum utility, as the live path)."""
+    A key with k_I > 0 but no weight gets k_I times its value in `exact` (a callable
+    giving {key: CBV_norm} for such keys, e.g. `exact_normalised_values`) or else
+    `unsampled_value` (default: the game's minimum utility), as the live path."""
     group = np.asarray(group, dtype=np.int64)
     reach, opponent_reach = self.means()
     keys, inverse = np.unique(self.trace.next_root_key[group], return_inverse=True)
@@ -85,18 +91,50 @@ class NextRootEstimates:
     weight = np.bincount(inverse, weights=self.weight_sum[group], minlength=len(keys))
     if unsampled_value is None:
       unsampled_value = self.view.whole.game.min_utility()
+    unsampled = (k > 0) & ~(weight > 0)
+    known = exact() if exact is not None and unsampled.any() else {}
     cbv = {}
     for key, k_i, t, wt in zip(keys.tolist(), k.tolist(), total.tolist(),
                                weight.tolist()):
       if k_i > 0:
-        cbv[key] = k_i * t / wt if wt > 0 else k_i * unsampled_value
+        cbv[key] = k_i * t / wt if wt > 0 else k_i * known.get(key, unsampled_value)
+    self.unsampled = int(unsampled.sum())
     return reach[group], opponent_reach[group], cbv
+
+
+class SampledNextRootEstimates(NextRootEstimates):
+  """The next subgames' inputs collected while VR-MCCFR / MC-CFR samples `view`
+  (view_sampling.py): the sampled values weighted by w(h)/q(h) go into value_sum /
+  weight_sum (the kernel's scatter-adds), and the mean w and o's reach are those of
+  the solver's average strategy `average()` (one pass: for plain averaging
+  Σ_t π^{σ^t} = T π^{σ̄}), continual_resolving's sampling convention."""
+
+  def __init__(self, view, trace, average):
+    super().__init__(view, trace)
+    self._average = average
+
+  def means(self):
+    tree = self.view.tree
+    slots = self._average()
+    internal = np.flatnonzero(tree.node_num_children > 0)
+    return self._reaches(tree.node_reaches(slots)[:, internal].T)
 
 
 def solve_with_estimates(view, estimates, iterations):
   """`iterations` CFR+ iterations on `view`, adding each iteration's estimates."""
   for _ in range(iterations):
     view.solver.evaluate_and_update_policy(estimates.observe)
+
+
+def exact_normalised_values(tree, profile, player, next_roots, next_root_keys):
+  """{o's key: CBV_norm(I)} of o's counterfactual best response to `profile` at the
+  whole-tree next roots, over the keys with positive exact reach ([H] Def. 5's value
+  that safe resolving keeps; the live path's values of unsampled keys)."""
+  w, _, cbv = exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys)
+  keys, inverse = np.unique(next_root_keys, return_inverse=True)
+  k = np.bincount(inverse.reshape(-1), weights=w, minlength=len(keys))
+  return {key: cbv[key] / k_i for key, k_i in zip(keys.tolist(), k.tolist())
+          if k_i > 0}
 
 
 def exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys):
