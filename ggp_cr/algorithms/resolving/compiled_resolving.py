@@ -1,10 +1,16 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is resolver.Resolver with the full-width CFR+
-solver, built from integer ids only: a view (gadget_views.GadgetView for the whole
-game at the first decision, subgame_views.SubgameView, solved in place, for later
-subgames; a copying GadgetView when roots are nested), the SubgameTrace of the bot's next turns below it, and the next-root
-estimates collected each iteration. The bot keeps one per visited subgame: it looks
+`CompiledResolver` is resolver.Resolver with the full-width CFR+ solver or the
+sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the live path's
+CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from integer ids
+only: a view (gadget_views.GadgetView for the whole game at the first decision,
+subgame_views.SubgameView, solved in place, for later CFR+ subgames; a copying
+GadgetView when roots are nested, and for every subgame of the sampling solvers), the
+SubgameTrace of the bot's next turns below it, and the next-root estimates collected
+each iteration. Opponent root keys the sampling never reached get, at the whole
+game, o's exact counterfactual best-response value against the solve's average
+strategy, as the live path (resolver.Resolver._unsampled_values); elsewhere the
+game's minimum utility. The bot keeps one per visited subgame: it looks
 its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
 same resolver keeps improving) and acts from `probabilities`.
 
@@ -27,11 +33,13 @@ from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_views
+from ggp_cr.algorithms.resolving import view_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
+COMPILED_SOLVERS = ("cfr+",) + resolver.SAMPLING_SOLVERS
 # Extraction walks about 0.1-0.5 M histories a second on live states: the default
 # keeps a first extraction within seconds; cached trees of any size are used.
 COMPILED_NODES_LIMIT = 2_000_000
@@ -60,11 +68,10 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
   on pyspiel gadgets; tree and keys None).
 
-  "auto" takes the compiled path for the full-width CFR+ solver when the tree is in
-  this process, in `cache_dir`, or extractable within `nodes_limit` histories. The
-  sampling solvers stay live: their CFR-D-aware sampling at the gate, estimate
-  collection and playouts bounded at the next turns are not on views yet; so do
-  dl_cfr+ and keep_solver_data. "compiled" insists (ValueError if it cannot).
+  "auto" takes the compiled path for CFR+ and the sampling solvers (vr_mccfr,
+  mc_cfr: view_sampling.py) when the tree is in this process, in `cache_dir`, or
+  extractable within `nodes_limit` histories. dl_cfr+ and keep_solver_data stay
+  live. "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -75,9 +82,9 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   if path == "live":
     return "live", "live path requested", None, None
   refusal = None
-  if config.solver != "cfr+":
+  if config.solver not in COMPILED_SOLVERS:
     refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
-               "CFR+ only)")
+               f"{', '.join(COMPILED_SOLVERS)})")
   elif config.keep_solver_data:
     refusal = "keep_solver_data runs on the live path"
   if refusal is None:
@@ -100,40 +107,63 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   return "live", refusal, None, None
 
 
+def sampler(config, seed):
+  """A GadgetView `solver` argument: the sampling solver of `config` (a
+  resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
+  estimates of the view's next turns."""
+  return lambda view: view_sampling.ViewSampler(view, view.trace(), config, seed)
+
+
 class CompiledResolver:
-  """CFR+ on `view` with the next subgames' estimates (module docstring).
+  """CFR+ or a sampling solver (a view made with `sampler`) on `view`, with the next
+  subgames' estimates (module docstring).
 
   `use_cbr` with `trunk` (the bot's whole-tree profile so far; None at the whole
-  game) makes `next_subgame` use exact counterfactual best-response inputs.
+  game) makes `next_subgame` use exact counterfactual best-response inputs;
+  `config` (resolver.ResolverConfig) says how later subgames are solved (default
+  CFR+).
   """
 
-  def __init__(self, view, use_cbr=False, trunk=None):
+  def __init__(self, view, use_cbr=False, trunk=None, config=None):
     self.view = view
     self.use_cbr = bool(use_cbr)
     self.trunk = trunk
-    self.trace = view.trace()
+    self.config = config
     self.timing = {}
-    self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
+    self.sampler = (view.solver if isinstance(view.solver, view_sampling.ViewSampler)
+                    else None)
+    if self.sampler is not None:
+      self.estimates = self.sampler.estimates
+      self.trace = self.estimates.trace
+    else:
+      self.trace = view.trace()
+      self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
     self.refused = 0
 
   @classmethod
-  def whole_game(cls, tree, state_keys, player, use_cbr=False):
+  def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
     """The resolver of the whole game (the bot's first decision); also prepares the
-    arrays its later subgames' views share."""
+    arrays its later subgames' views share. `config` with a sampling solver samples
+    with `seed`."""
     subgame_views.prepare(tree)
+    solver = sampler(config, seed) if config is not None and config.sampling else None
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
-                                       variant=None), use_cbr)
+                                       variant=None, solver=solver), use_cbr,
+               config=config)
 
   @property
   def iterations(self):
     return self.view.iterations
 
   def iterate(self, num_iterations=1):
-    """`num_iterations` CFR+ iterations, adding their estimates at the next roots."""
+    """`num_iterations` iterations, adding their estimates at the next roots."""
+    if self.sampler is not None:
+      self.sampler.run(num_iterations)
+      return
     next_root_estimates.solve_with_estimates(self.view, self.estimates, num_iterations)
 
   def iteration(self):
-    """One CFR+ iteration (as the live solvers' `iteration`)."""
+    """One iteration (as the live solvers' `iteration`)."""
     self.iterate(1)
 
   @property
@@ -173,11 +203,31 @@ class CompiledResolver:
     # Index of the view's root each next root lies below, as `trace`'s.
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
-    self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
+    if self.sampler is not None:
+      self.sampler.collect(below)
+      self.estimates = self.sampler.estimates
+    else:
+      self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
     return True
 
-  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None):
+  def _exact_values(self, group, deadline):
+    """A callable giving o's exact CBV_norm per key at the next roots `group`
+    against the whole game's solve (NextRootEstimates.inputs' `exact`), or None
+    when the bot's strategy so far is not on the tree (a subgame without trunk) or
+    the three passes over the tree would not end before `deadline`."""
+    whole = self.view.whole
+    if self.view.variant is not None and self.trunk is None:
+      return None
+    if deadline is not None and (time.perf_counter() + resolver._SECONDS_PER_NODE_PASS *  # pylint: disable=protected-access
+                                 3 * whole.num_nodes > deadline):
+      return None
+    trace = self.trace
+    return lambda: next_root_estimates.exact_normalised_values(
+        whole, self.profile(), self.view.player, trace.next_roots[group],
+        trace.next_root_key[group])
+
+  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None, seed=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero or its subgame
     has more than `max_nodes` nodes (a view that would not be built in time). After
@@ -210,13 +260,16 @@ class CompiledResolver:
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
         inputs = "its average strategy"
-      w, opponent_reach, cbv = self.estimates.inputs(group)
+      w, opponent_reach, cbv = self.estimates.inputs(
+          group, exact=self._exact_values(group, deadline))
     own = np.isin(group, trace.own_roots(infoset))
     if not w[own].sum() > 0:
       raise CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if not self.use_cbr:
+      info["unsampled_opponent_infosets"] = self.estimates.unsampled
     if self.refused:
       info["after_refused"] = (
           f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
@@ -225,17 +278,25 @@ class CompiledResolver:
       info["variant"] = variant = "resolve"
     arguments = (self.view.whole, self.view.state_keys, self.view.player, nodes, w,
                  cbv, variant, opponent_reach)
+    sampling = self.config is not None and self.config.sampling
     try:
-      try:
-        view = subgame_views.SubgameView(*arguments)
-      except subgame_views.NestedRoots:
+      view = None
+      if sampling:
+        why = "the sampling solvers run on a copy"
+      else:
+        why = "a root lies below another root"
+        try:
+          view = subgame_views.SubgameView(*arguments)
+        except subgame_views.NestedRoots:
+          pass
+      if view is None:
         if deadline is not None and (time.perf_counter() +
                                      _COPY_SECONDS_PER_NODE * size > deadline):
-          raise CannotResolve("a root lies below another root, so the subgame must be "
-                              f"copied, and a copy of {size:,} nodes would not fit the "
-                              "move") from None
-        view = gadget_views.GadgetView(*arguments)
-        info["view"] = "copied (a root lies below another root)"
+          raise CannotResolve(f"{why}, so the subgame must be copied, and a copy of "
+                              f"{size:,} nodes would not fit the move")
+        view = gadget_views.GadgetView(
+            *arguments, solver=sampler(self.config, seed) if sampling else None)
+        info["view"] = f"copied ({why})"
     except ValueError as error:
       raise CannotResolve(str(error)) from None
-    return CompiledResolver(view, self.use_cbr, profile), info
+    return CompiledResolver(view, self.use_cbr, profile, self.config), info

@@ -68,13 +68,13 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
-Two paths ([S] ch. 2 either way): with the full-width CFR+ solver the bot runs on the
+Two paths ([S] ch. 2 either way): with CFR+, VR-MCCFR or MC-CFR the bot runs on the
 whole game's compiled tree (compiled_resolving: integer trace, gadget views, estimates
-as scatter-adds; equal to the live path to 1e-9) when the tree is in this process, in
-`cache_dir`, or extractable within `compiled_nodes_limit` histories; otherwise, and
-for the sampling solvers, dl_cfr+ and keep_solver_data, on live pyspiel gadgets. The
-sampling solvers stay live because their CFR-D-aware sampling at the gate, estimate
-collection and playouts bounded at the next turns are not on views yet. Every
+as scatter-adds; CFR+ equal to the live path to 1e-9, the sampling solvers, with
+view_sampling's CFR-D-aware gate, bounded playouts and w/q-weighted estimates, drawing
+the same random stream and holding the same tables to rounding) when the tree is in
+this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories;
+otherwise, and for dl_cfr+ and keep_solver_data, on live pyspiel gadgets. Every
 decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
@@ -135,11 +135,14 @@ _WARM = []
 
 
 def _warm_up_full_width():
-  """Loads (or compiles) the numba kernels of the full-width path once per process, on
-  Kuhn poker, so that a timed budget does not pay for it."""
+  """Loads (or compiles) the numba kernels of the full-width and the compiled path
+  once per process, on Kuhn poker, so that a timed budget does not pay for it."""
   if _WARM:
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  keys = compiled_resolving.state_keys(tree)
+  compiled_resolving.CompiledResolver.whole_game(
+      tree, keys, 0, config=resolver.ResolverConfig(), seed=0).iterate(1)
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)
@@ -202,7 +205,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.path, self.path_reason, self._tree, self._keys = compiled_resolving.choose_path(
         game, self.config, path, compiled_nodes_limit, cache_dir)
     outcome_sampling.warm_up(self.config.regret_matcher)
-    if use_cbr or not self.config.sampling:
+    if use_cbr or not self.config.sampling or self.path == "compiled":
       compiled_tree.cached_tree(game)
       _warm_up_full_width()
     self._seed = outcome_sampling.new_seed(seed)
@@ -253,7 +256,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     pre-play (module docstring)."""
     start = time.perf_counter()
     self._prepared = compiled_resolving.CompiledResolver.whole_game(
-        self._tree, self._keys, self._player_id, self.config.use_cbr)
+        self._tree, self._keys, self._player_id, self.config.use_cbr, self.config,
+        self._solver_seed())
     self._prepared_seconds = time.perf_counter() - start
 
   def restart_at(self, state):
@@ -306,13 +310,17 @@ class ContinualResolvingBot(pyspiel.Bot):
     current = self.resolver
     try:
       if self._tree is not None:
+        # A sampling iteration costs microseconds: only the copy is bounded.
+        sampling = self.config.sampling
         nodes_limit = (_RESOLVE_SHARE * seconds / (
             _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
-                       if seconds else None)
+                       if seconds and not sampling else None)
         built, info = current.next_subgame(
             key, self.config.variant, nodes_limit,
-            start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None)
-        self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
+            start + (1 - resolver.BUILD_SHARE) / 2 * seconds if seconds else None,
+            seed=self._solver_seed())
+        if not sampling:
+          self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
