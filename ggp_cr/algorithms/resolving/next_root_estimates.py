@@ -107,7 +107,8 @@ class SampledNextRootEstimates(NextRootEstimates):
   (view_sampling.py): the sampled values weighted by w(h)/q(h) go into value_sum /
   weight_sum (the kernel's scatter-adds), and the mean w and o's reach are those of
   the solver's average strategy `average()` (one pass: for plain averaging
-  Σ_t π^{σ^t} = T π^{σ̄}), continual_resolving's sampling convention."""
+  Σ_t π^{σ^t} = T π^{σ̄}), continual_resolving's sampling convention: o's reach
+  from the root on, whatever o's average at the gadget's own infosets."""
 
   def __init__(self, view, trace, average):
     super().__init__(view, trace)
@@ -115,7 +116,9 @@ class SampledNextRootEstimates(NextRootEstimates):
 
   def means(self):
     tree = self.view.tree
-    slots = self._average()
+    view = self.view
+    slots = np.array(self._average())
+    slots[view.infoset_source[tree.slot_infoset] < 0] = 1.0
     internal = np.flatnonzero(tree.node_num_children > 0)
     return self._reaches(tree.node_reaches(slots)[:, internal].T)
 
