@@ -125,8 +125,9 @@ def test_bot_path_choice_and_reasons(tmp_path):
   kuhn = pyspiel.load_game("kuhn_poker")
   bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="cfr+")
   assert bot.path == "compiled"
-  sampling = continual_resolving.ContinualResolvingBot(kuhn, 0)
-  assert sampling.path == "live" and "vr_mccfr" in sampling.path_reason
+  assert continual_resolving.ContinualResolvingBot(kuhn, 0).path == "compiled"
+  depth_limited = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="dl_cfr+")
+  assert depth_limited.path == "live" and "dl_cfr+" in depth_limited.path_reason
   # Not in this process nor on disk, and above the size limit: live, with the reason.
   game = pyspiel.load_game("python_leduc(max_raises=2,cards_per_suit=3)")
   with pytest.raises(ValueError, match="not available"):
@@ -262,11 +263,11 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   original = compiled_resolving.CompiledResolver.next_subgame
   refused = set()
 
-  def refuse_first(self, infoset, variant, max_nodes=None, deadline=None):
+  def refuse_first(self, infoset, variant, max_nodes=None, deadline=None, seed=None):
     if bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
       raise cr.CannotResolve("refused by the test")
-    return original(self, infoset, variant, max_nodes, deadline)
+    return original(self, infoset, variant, max_nodes, deadline, seed)
 
   monkeypatch.setattr(compiled_resolving.CompiledResolver, "next_subgame",
                       refuse_first)
