@@ -8,6 +8,7 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
@@ -76,11 +77,15 @@ def _assert_inputs_equal(ours, live):
     assert ours[1][key] == pytest.approx(value, rel=1e-9, abs=1e-9)
 
 
-def _both(game, tree, keys, player, config):
+def _both(game_string, player, config):
+  """(game, live resolver, compiled resolver) of the whole game, same seed."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
   live = cr.Resolver(tracing.Problem(game, player), config, seed=5)
   ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
                                                         config=config, seed=5)
-  return live, ours
+  return game, live, ours
 
 
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
@@ -89,13 +94,10 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
   """vr_mccfr (the thesis's candidate) at the whole game and one subgame deep: the
   same tables, the same next gadgets' inputs (w, o's reach, CBV per o key,
   unsampled keys valued from the tree at the whole game)."""
-  game = pyspiel.load_game(game_string)
-  tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
   config = cr.ResolverConfig(solver="vr_mccfr", variant=variant)
   compared = 0
   for player in (0, 1):
-    live, ours = _both(game, tree, keys, player, config)
+    game, live, ours = _both(game_string, player, config)
     live.solver.iterate(ITERATIONS)
     ours.iterate(ITERATIONS)
     _assert_same_tables(live, ours.view)
@@ -125,74 +127,72 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
   assert compared > 0
 
 
-@pytest.mark.parametrize("cfrd_aware", [True, False])
-def test_mc_cfr_and_the_plain_gate_equal_the_live_solver(cfrd_aware):
-  """mc_cfr (no baseline), with and without CFR-D-aware sampling at the gate."""
-  game = pyspiel.load_game(GAMES[1])
-  tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
-  live, ours = _both(game, tree, keys, 1, config)
+def _first_subgame(config, our_config):
+  """Small Leduc, player 1's first next subgame after ITERATIONS at the whole game:
+  the live resolver (`config`) and the compiled one (`our_config` from the subgame
+  on), each run for ITERATIONS more iterations there."""
+  game, live, ours = _both(GAMES[1], 1, config)
   live.solver.iterate(ITERATIONS)
   ours.iterate(ITERATIONS)
   own_key = live.trace.subgame_map.own_keys()[0]
   live_inputs = _inputs(live, own_key, "resolve")
+  ours.config = our_config
   our_inputs = _inputs(ours, own_key, "resolve")
   _assert_inputs_equal(our_inputs, live_inputs)
   deeper = cr.Resolver(tracing.Problem(game, 1, live_inputs[2]), config, seed=11)
   deeper.solver.iterate(ITERATIONS)
   our_inputs[2].iterate(ITERATIONS)
-  _assert_same_tables(deeper, our_inputs[2].view)
+  return deeper, our_inputs[2]
+
+
+@pytest.mark.parametrize("cfrd_aware", [True, False])
+def test_mc_cfr_and_the_plain_gate_equal_the_live_solver(cfrd_aware):
+  """mc_cfr (no baseline), with and without CFR-D-aware sampling at the gate."""
+  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  live, ours = _first_subgame(config, config)
+  _assert_same_tables(live, ours.view)
 
 
 def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
   """The equality above is no tautology: a compiled gadget sampled without the
   CFR-D-aware gate differs from the live solver with it."""
-  game = pyspiel.load_game(GAMES[1])
-  tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  aware = cr.ResolverConfig(solver="vr_mccfr")
-  plain = cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False)
-  live, ours = _both(game, tree, keys, 1, aware)
-  live.solver.iterate(ITERATIONS)
-  ours.iterate(ITERATIONS)
-  own_key = live.trace.subgame_map.own_keys()[0]
-  live_inputs = _inputs(live, own_key, "resolve")
-  ours.config = plain
-  our_inputs = _inputs(ours, own_key, "resolve")
-  deeper = cr.Resolver(tracing.Problem(game, 1, live_inputs[2]), aware, seed=11)
-  deeper.solver.iterate(ITERATIONS)
-  our_inputs[2].iterate(ITERATIONS)
+  live, ours = _first_subgame(
+      cr.ResolverConfig(solver="vr_mccfr"),
+      cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   with pytest.raises(AssertionError):
-    _assert_same_tables(deeper, our_inputs[2].view)
+    _assert_same_tables(live, ours.view)
 
 
 @pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
 def test_the_bot_plays_the_same_on_both_paths(solver):
   """ContinualResolvingBot with a sampling solver takes the compiled path (the record
-  says so) and, with the same seed and iteration budgets, plays as the live one."""
+  says so) and, with the same seed and iteration budgets, plays as the live one with
+  the same average strategy at every decision."""
   game = pyspiel.load_game(GAMES[2])
-  compiled_tree.cached_tree(game)
+  tree = compiled_tree.cached_tree(game)
   played = {}
   for path in ("compiled", "live"):
     bots = [continual_resolving.ContinualResolvingBot(
         game, p, preplay="100it", move="50it", solver=solver, path=path, seed=4)
             for p in (0, 1)]
-    rng = np.random.default_rng(1)
-    state = game.new_initial_state()
     policies = []
-    while not state.is_terminal():
-      if state.is_chance_node():
-        outcomes, probs = zip(*state.chance_outcomes())
-        state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-        continue
-      policy, action = bots[state.current_player()].step_with_policy(state)
-      policies.append([p for _, p in policy])
-      state.apply_action(action)
-    played[path] = policies
+
+    def observe(move, state, bots=bots, path=path, policies=policies):
+      if move.player < 0:
+        return
+      key = state.information_state_string(move.player)
+      resolver = bots[move.player].resolver
+      policies.append(
+          list(resolver.probabilities(tree.infoset_index(move.player, key)))
+          if path == "compiled" else
+          resolver.probabilities(key, state.legal_actions(move.player)))
+
+    history = matches.play(game, bots, 1, on_move=observe).history
+    played[path] = history, policies
     records = bots[0].decisions + bots[1].decisions
     assert {d["path"] for d in records} == {path}
     assert sum(d["new_subgame"] for d in records) > 2
-  assert len(played["compiled"]) == len(played["live"])
-  for ours, live in zip(played["compiled"], played["live"]):
+  assert played["compiled"][0] == played["live"][0]
+  assert len(played["compiled"][1]) == len(played["live"][1]) > 0
+  for ours, live in zip(*(played[path][1] for path in ("compiled", "live"))):
     np.testing.assert_allclose(ours, live, rtol=0, atol=1e-9)
