@@ -6,9 +6,36 @@ convention); `exact_next_root_inputs` gives exact counterfactual best-response v
 instead (the bot's use_cbr), from one whole-tree pass.
 """
 
+import numba
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
+
+_CHANCE = -1
+
+
+@numba.njit(cache=True)
+def _climb(node_parent, node_player, node_infoset, node_action_index,
+           node_chance_prob, infoset_action_offset, slots, local, copies, player):
+  """(chance × `player`'s reach, the other player's reach) of each node `local[i]`
+  from the node `copies[i]` above it, under the strategy `slots`."""
+  own = np.ones(len(local))
+  other = np.ones(len(local))
+  for i in range(len(local)):
+    node = local[i]
+    while node != copies[i]:
+      parent = node_parent[node]
+      acting = node_player[parent]
+      if acting == _CHANCE:
+        own[i] *= node_chance_prob[node]
+      else:
+        p = slots[infoset_action_offset[node_infoset[parent]] + node_action_index[node]]
+        if acting == player:
+          own[i] *= p
+        else:
+          other[i] *= p
+      node = parent
+  return own, other
 
 
 class NextRootEstimates:
@@ -76,6 +103,11 @@ class NextRootEstimates:
     count = max(self.iterations, 1)
     return self.reach_sum / count, self.opponent_reach_sum / count
 
+  def group_means(self, group):
+    """`means` of the next roots `group`."""
+    reach, opponent_reach = self.means()
+    return reach[group], opponent_reach[group]
+
   def inputs(self, group, unsampled_value=None, exact=None):
     """(w, o's reach, {o's key: CBV}) of the next roots `group` (indices into
     trace.next_roots): k_I = Σ_{r∈I} mean w(r), CBV(I) = k_I · Σ w v_o / Σ w.
@@ -83,10 +115,10 @@ class NextRootEstimates:
     giving {key: CBV_norm} for such keys, e.g. `exact_normalised_values`) or else
     `unsampled_value` (default: the game's minimum utility), as the live path."""
     group = np.asarray(group, dtype=np.int64)
-    reach, opponent_reach = self.means()
+    reach, opponent_reach = self.group_means(group)
     keys, inverse = np.unique(self.trace.next_root_key[group], return_inverse=True)
     inverse = inverse.reshape(-1)
-    k = np.bincount(inverse, weights=reach[group], minlength=len(keys))
+    k = np.bincount(inverse, weights=reach, minlength=len(keys))
     total = np.bincount(inverse, weights=self.value_sum[group], minlength=len(keys))
     weight = np.bincount(inverse, weights=self.weight_sum[group], minlength=len(keys))
     if unsampled_value is None:
@@ -99,28 +131,33 @@ class NextRootEstimates:
       if k_i > 0:
         cbv[key] = k_i * t / wt if wt > 0 else k_i * known.get(key, unsampled_value)
     self.unsampled = int(unsampled.sum())
-    return reach[group], opponent_reach[group], cbv
+    return reach, opponent_reach, cbv
 
 
 class SampledNextRootEstimates(NextRootEstimates):
   """The next subgames' inputs collected while VR-MCCFR / MC-CFR samples `view`
   (view_sampling.py): the sampled values weighted by w(h)/q(h) go into value_sum /
   weight_sum (the kernel's scatter-adds), and the mean w and o's reach are those of
-  the solver's average strategy `average()` (one pass: for plain averaging
-  Σ_t π^{σ^t} = T π^{σ̄}), continual_resolving's sampling convention: o's reach
-  from the root on, whatever o's average at the gadget's own infosets."""
+  the solver's average strategy `average()` (for plain averaging
+  Σ_t π^{σ^t} = T π^{σ̄}) from each next root's root on, continual_resolving's
+  sampling convention (o's gadget infosets above the roots do not count)."""
 
   def __init__(self, view, trace, average):
     super().__init__(view, trace)
     self._average = average
 
-  def means(self):
+  def group_means(self, group):
+    """(w, o's reach) of the next roots `group` under the average strategy, each
+    climbed from the root to its active root (depth × roots, not a tree pass)."""
     tree = self.view.tree
-    view = self.view
-    slots = np.array(self._average())
-    slots[view.infoset_source[tree.slot_infoset] < 0] = 1.0
-    internal = np.flatnonzero(tree.node_num_children > 0)
-    return self._reaches(tree.node_reaches(slots)[:, internal].T)
+    own, other = _climb(
+        tree.node_parent, tree.node_player, tree.node_infoset, tree.node_action_index,
+        tree.node_chance_prob, tree.infoset_action_offset, self._average(),
+        self._local[group], self._copies[group], self.view.player)
+    return self._w[group] * own, self._prior[group] * other
+
+  def means(self):
+    return self.group_means(np.arange(self.trace.num_next_roots))
 
 
 def solve_with_estimates(view, estimates, iterations):
