@@ -257,14 +257,16 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   assert entered > 0
 
 
-def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
+@pytest.mark.parametrize("solver", ["cfr+", "vr_mccfr"])
+def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver):
   """In each match the bot's first new subgame is refused; later ones are resolved,
   and the records say which strategy was played."""
   original = compiled_resolving.CompiledResolver.next_subgame
   refused = set()
+  bot = None  # The bot's warm-up on Kuhn poker is not refused.
 
   def refuse_first(self, infoset, variant, max_nodes=None, deadline=None, seed=None):
-    if bot._matches not in refused:  # pylint: disable=protected-access
+    if bot is not None and bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
       raise cr.CannotResolve("refused by the test")
     return original(self, infoset, variant, max_nodes, deadline, seed)
@@ -276,8 +278,9 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   for game_string in GAMES[2:]:
     game = pyspiel.load_game(game_string)
     for player in (0, 1):
+      bot = None
       bot = continual_resolving.ContinualResolvingBot(
-          game, player, preplay="5it", move="5it", solver="cfr+", seed=0)
+          game, player, preplay="5it", move="5it", solver=solver, seed=0)
       refused.clear()
       for _ in range(3):
         bot.restart()

@@ -141,8 +141,10 @@ def _warm_up_full_width():
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_resolving.state_keys(tree)
-  compiled_resolving.CompiledResolver.whole_game(
-      tree, keys, 0, config=resolver.ResolverConfig(), seed=0).iterate(1)
+  whole = compiled_resolving.CompiledResolver.whole_game(
+      tree, keys, 0, config=resolver.ResolverConfig(), seed=0)
+  whole.iterate(1)
+  whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve", seed=0)
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)

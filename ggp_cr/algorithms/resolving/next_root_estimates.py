@@ -84,6 +84,11 @@ class NextRootEstimates:
     self.value_sum += w * values
     self.weight_sum += w
 
+  @property
+  def local_nodes(self):
+    """The view's node of each next root."""
+    return self._local
+
   def _reaches(self, reach):
     """(w, o's reach) per next root from a pass's `reach` (`observe`)."""
     if self._position is None:

@@ -57,18 +57,22 @@ class ViewSampler:
                                    initial_track(view)) == recall.END).astype(np.int8)
     self._root_w = np.full(tree.num_nodes, -1.0)
     self._root_w[view.root_copies] = view.w[view.active_roots]
+    self._next_root = np.full(tree.num_nodes, -1, np.int64)
+    self.estimates = None
     self.collect(trace)
 
   def collect(self, trace):
-    """Collects the estimates of `trace`'s next roots from now on (fresh sums)."""
+    """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
+    next roots' node map is reset, not reallocated: a deferred subgame's move)."""
+    if self.estimates is not None:
+      self._next_root[self.estimates.local_nodes] = -1
     view = self.view
     self.estimates = next_root_estimates.SampledNextRootEstimates(
         view, trace, self.solver.average_strategy_slots)
-    _, local, _ = view.locate(trace)
-    next_root = np.full(view.tree.num_nodes, -1, np.int64)
-    next_root[local] = np.arange(len(local))
+    local = self.estimates.local_nodes
+    self._next_root[local] = np.arange(len(local))
     self.solver.set_resolving(
-        self._gate, self._playout, next_root, self._root_w, view.local_root,
+        self._gate, self._playout, self._next_root, self._root_w, view.local_root,
         view.scale, view.shift, view.player, self.estimates.value_sum,
         self.estimates.weight_sum)
 
