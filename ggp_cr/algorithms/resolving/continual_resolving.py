@@ -37,7 +37,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   each resolved subgame combined in, [S] §6) and the opponent's counterfactual best
   response gives v_o.
 * Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin
-  or unsafe; a gadget is a pyspiel game solved by the configured solver:
+  or unsafe; a gadget is a pyspiel game (on the compiled path a view of the whole
+  game's tree, the same gadget node for node) solved by the configured solver:
   - "vr_mccfr" (default) / "mc_cfr": outcome-sampling VR-MCCFR / MC-CFR on live states
     ([S] §3.3.3, the thesis's candidates: DRM(1,1), cse 0.3, e 0.7, ExpAvg(0.3)) with
     incremental tree building. CFR-D-aware sampling ([S] §3.3.3): at the resolve
@@ -58,7 +59,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
   subgame's first CFR+ iteration, at the seconds per node measured so far in the
-  match, would not fit the move: the bot then plays the current solve's strategy below
+  match, or for the sampling solvers the subgame's copy, would not fit the move: the
+  bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
   next turns below the refused subgame are then traced and the current solve's
@@ -235,9 +237,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     return players.copy_bot(self, shared)
 
   def decision_solver(self):
-    """The current subgame's solver (contracts.SolvingBot), or None before the first
+    """The current subgame's solver (contracts.SolvingBot; on the compiled path with
+    a sampling solver its view_sampling.ViewSampler), or None before the first
     decision."""
-    return None if self.resolver is None else self.resolver.solver
+    if self.resolver is None:
+      return None
+    return getattr(self.resolver, "sampler", None) or self.resolver.solver
 
   def restart(self):
     """A new match: no subgame yet; pre-play runs again at the first decision."""

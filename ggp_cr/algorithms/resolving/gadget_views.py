@@ -16,12 +16,10 @@ hold: resolve and unsafe payoffs are o's original utilities times the gadget's s
 max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
 integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
 another root is copied twice, as the pyspiel gadget holds both histories.
-compiled_outcome_sampling's MC-CFR / VR-MCCFR runs on a view's tree as it is;
-view_sampling.py adds continual resolving's CFR-D-aware sampling at the gate, bounded
-playouts and estimate collection.
+view_sampling.py runs compiled MC-CFR / VR-MCCFR on a view as continual resolving
+samples (CFR-D-aware gate, bounded playouts, estimate collection).
 
-The next subgames' inputs collected while solving a view are in
-next_root_estimates.py.
+The next subgames' inputs collected while solving a view: next_root_estimates.py.
 """
 
 import collections.abc
@@ -224,8 +222,7 @@ class GadgetView:
     variant: "resolve", "max_margin", "unsafe", or None for the whole game (roots
       [0]).
     opponent_reach: π_o(h) per root (unsafe only; default 1).
-    solver: makes the view's solver from the view (default CFR+; view_sampling.py's
-      compiled VR-MCCFR / MC-CFR).
+    solver: makes the view's solver from it (default CFR+; view_sampling's sampling).
   Raises ValueError as gadgets.Subgame / GadgetGame do on bad inputs.
   Attributes: `tree` (the view's CompiledTree), `root_copies` (local node of each
   root with positive gadget probability), `active_roots` (their indices into

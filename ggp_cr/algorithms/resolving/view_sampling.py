@@ -87,3 +87,17 @@ class ViewSampler:
 
   def average_strategy_slots(self):
     return self.solver.average_strategy_slots()
+
+  targeting_probability = 0.0  # contracts.SumsSolver: no targeting ([S] §5.2.2)
+
+  def runs_on(self, tree):
+    """Whether `tree` is the whole game's tree of this view (contracts.SumsSolver)."""
+    return tree.game_string == self.view.whole.game_string
+
+  def average_sums(self, tree, infoset):
+    """{action: average-strategy sum} at whole-tree infoset `infoset` (empty outside
+    the view; contracts.SumsSolver)."""
+    local = int(self.view.local_infoset[infoset])
+    if local < 0:
+      return {}
+    return self.solver.average_sums(self.view.tree, local)
