@@ -31,8 +31,8 @@ def _assert_same_tables(live, view):
   tree = view.tree
   compared = 0
   for infoset, key in enumerate(tree.infoset_keys):
-    slots = slice(tree.infoset_action_offset[infoset],
-                  tree.infoset_action_offset[infoset] + tree.infoset_num_actions[infoset])
+    offset = tree.infoset_action_offset[infoset]
+    slots = slice(offset, offset + tree.infoset_num_actions[infoset])
     data = live.solver.table.get(key)
     if data is None:
       assert not solver.cumulative[slots].any() and not solver.regrets[slots].any()

@@ -219,7 +219,7 @@ class CompiledResolver:
     whole = self.view.whole
     if self.view.variant is not None and self.trunk is None:
       return None
-    if deadline is not None and (time.perf_counter() + resolver._SECONDS_PER_NODE_PASS *  # pylint: disable=protected-access
+    if deadline is not None and (time.perf_counter() + resolver.SECONDS_PER_NODE_PASS *
                                  3 * whole.num_nodes > deadline):
       return None
     trace = self.trace

@@ -80,7 +80,7 @@ class CannotResolve(Exception):
 
 BUILD_SHARE = 0.4
 # About the time of one pass of a compiled kernel per tree node (shared machine).
-_SECONDS_PER_NODE_PASS = 5e-8
+SECONDS_PER_NODE_PASS = 5e-8
 TRACE_SHARE = 0.6
 
 
@@ -218,7 +218,7 @@ class Resolver:
     if (compiled_tree.tree_source(problem.original) == "process" and
         (problem.gadget is None or self.trunk is not None)):
       tree = compiled_tree.cached_tree(problem.original)
-      if deadline is not None and (time.perf_counter() + _SECONDS_PER_NODE_PASS * 3 *
+      if deadline is not None and (time.perf_counter() + SECONDS_PER_NODE_PASS * 3 *
                                    tree.num_nodes > deadline):
         tree = None
     else:
