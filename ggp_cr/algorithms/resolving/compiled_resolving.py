@@ -175,6 +175,12 @@ class CompiledResolver:
   # the next iteration would overrun; returns the iterations done.
   run = resolver.Resolver.run
 
+  @property
+  def batch_share(self):
+    """A sampling iteration costs microseconds, less than a kernel call: batches of
+    a hundredth of the budget (compiled_outcome_sampling's); CFR+: one at a time."""
+    return self.sampler.solver.batch_share if self.sampler is not None else None
+
   def probabilities(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the
     view or never reached), over its actions in the tree's order."""
