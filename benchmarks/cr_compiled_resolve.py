@@ -12,9 +12,19 @@ and timed separately, as are the tree's extraction and the state keys (cached un
 among the bot's next turns and resolved; per resolve it prints the roots, the view's
 nodes and the time of each part. The last line is `seconds: <median resolve>`.
 
+With --sampling_subgames=N > 0, the first N resolved subgames per player are also
+sampled by continual resolving's VR-MCCFR ([S] §3.3.3, the thesis's candidate) for
+--sampling_iterations iterations (two episodes each) on both paths, each from fresh
+tables with the same seed: compiled (view_sampling on a copying gadget view) and live
+(subgame_solvers.SamplingSolver on the pyspiel gadget); setup (compiled: copy + trace;
+live: gadget + trace of live states) is timed apart from the episodes. It prints
+episodes/s of both and their ratio, then `sampling ratio: <median compiled / live>`
+before the last line.
+
   python benchmarks/cr_compiled_resolve.py
       [--game=python_leduc(max_raises=3,cards_per_suit=30)] [--cache_dir=DIR]
       [--iterations=100] [--trunk_iterations=2] [--subgames=10] [--seed=0]
+      [--sampling_subgames=0] [--sampling_iterations=1000]
 """
 
 import statistics
@@ -29,7 +39,12 @@ import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_solvers
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
@@ -41,6 +56,39 @@ _TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 2,
                                          "CFR+ iterations of the trunk (untimed).")
 _SUBGAMES = flags.DEFINE_integer("subgames", 10, "Resolves per player.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed drawing the subgames.")
+_SAMPLING_SUBGAMES = flags.DEFINE_integer(
+    "sampling_subgames", 0, "Subgames per player also sampled by VR-MCCFR on both "
+    "paths (0: none).")
+_SAMPLING_ITERATIONS = flags.DEFINE_integer(
+    "sampling_iterations", 1000, "VR-MCCFR iterations per path and subgame.")
+_CONFIG = resolver.ResolverConfig()  # vr_mccfr, the thesis's candidate
+
+
+def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
+  """Episodes/s of VR-MCCFR on the subgame of `infoset`: (compiled, live, setup
+  seconds of each)."""
+  group = trace.group_roots(infoset)
+  w, opponent_reach, cbv = estimates.inputs(group)
+  roots = trace.next_roots[group]
+  start = time.perf_counter()
+  view = gadget_views.GadgetView(tree, keys, player, roots, w, cbv, "resolve",
+                                 opponent_reach,
+                                 solver=compiled_resolving.sampler(_CONFIG, 1))
+  setup = [time.perf_counter() - start]
+  start = time.perf_counter()
+  view.solver.run(iterations)
+  compiled = 2 * iterations / (time.perf_counter() - start)
+  start = time.perf_counter()
+  states = subgames.node_states(tree, roots)
+  subgame = gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
+                            {keys.key_string(k): v for k, v in cbv.items()},
+                            opponent_reach=opponent_reach)
+  problem = tracing.Problem(tree.game, player, gadgets.make_gadget(subgame, "resolve"))
+  live = subgame_solvers.SamplingSolver(problem, tracing.Trace(problem), _CONFIG, 1)
+  setup.append(time.perf_counter() - start)
+  start = time.perf_counter()
+  live.iterate(iterations)
+  return compiled, 2 * iterations / (time.perf_counter() - start), setup
 
 
 def _warm_up():
@@ -49,6 +97,14 @@ def _warm_up():
   keys = compiled_subgames.StateKeys.build(tree)
   for copy_nodes_limit in (None, 0):  # a copy, and a view in place
     _resolve_once(tree, keys, 0, 2, copy_nodes_limit)
+
+
+def _warm_up_sampling():
+  """Loads the sampling kernels on Kuhn poker, outside the timings."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  keys = compiled_subgames.StateKeys.build(tree)
+  trace, estimates = _solve_trunk(tree, keys, 0, 1)
+  _sample_both(tree, keys, 0, trace, estimates, trace.own_infosets[0], 2)
 
 
 def _solve_trunk(tree, keys, player, iterations):
@@ -106,8 +162,11 @@ def main(argv):
   print(f"state keys: {len(keys.strings):,} non-acting strings, ready in "
         f"{time.perf_counter() - start:.1f} s")
   _warm_up()
+  if _SAMPLING_SUBGAMES.value:
+    _warm_up_sampling()
   rng = np.random.default_rng(_SEED.value)
   totals = []
+  ratios = []
   for player in (0, 1):
     start = time.perf_counter()
     trace, estimates = _solve_trunk(tree, keys, player, _TRUNK_ITERATIONS.value)
@@ -120,7 +179,7 @@ def main(argv):
                   if reach[trace.own_roots(i)].sum() > 0]
     chosen = rng.choice(candidates, size=min(_SUBGAMES.value, len(candidates)),
                         replace=False)
-    for infoset in chosen.tolist():
+    for number, infoset in enumerate(chosen.tolist()):
       roots, nodes, times, kind = _resolve(tree, keys, player, trace, estimates,
                                            infoset, _ITERATIONS.value)
       total = sum(times.values())
@@ -128,8 +187,17 @@ def main(argv):
       parts = ", ".join(f"{k} {1000 * v:.2f} ms" for k, v in times.items())
       print(f"  resolve {tree.infoset_keys[infoset]!r}: {roots} roots, {nodes:,} view "
             f"nodes ({kind}), {1000 * total:.1f} ms ({parts})")
+      if number < _SAMPLING_SUBGAMES.value:
+        compiled, live, setup = _sample_both(tree, keys, player, trace, estimates,
+                                             infoset, _SAMPLING_ITERATIONS.value)
+        ratios.append(compiled / live)
+        print(f"    vr_mccfr: compiled {compiled:,.0f} episodes/s (copy + trace "
+              f"{setup[0]:.2f} s), live {live:,.0f} episodes/s (gadget + trace "
+              f"{setup[1]:.2f} s), ratio {compiled / live:.1f}")
   print(f"resolves: {len(totals)}, median {1000 * statistics.median(totals):.1f} ms, "
         f"max {1000 * max(totals):.1f} ms")
+  if ratios:
+    print(f"sampling ratio: {statistics.median(ratios):.1f}")
   print(f"seconds: {statistics.median(totals):.6f}")
 
 

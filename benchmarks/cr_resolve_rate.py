@@ -132,7 +132,7 @@ def main(argv):
       sizes = [r["subgame_nodes"] for r in resolved]
       iterations = [r["iterations"] for r in resolved]
       print(f"  resolved subgames: median {statistics.median(sizes):,.0f} nodes (max "
-            f"{max(sizes):,}), median {statistics.median(iterations):g} CFR+ "
+            f"{max(sizes):,}), median {statistics.median(iterations):g} {_SOLVER.value} "
             f"iterations in the decision (min {min(iterations)})")
     for reason, count in reasons.most_common():
       print(f"  not resolved ({count}): {reason}")

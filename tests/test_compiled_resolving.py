@@ -135,8 +135,9 @@ def test_bot_path_choice_and_reasons(tmp_path):
   kuhn = pyspiel.load_game("kuhn_poker")
   bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="cfr+")
   assert bot.path == "compiled"
-  sampling = continual_resolving.ContinualResolvingBot(kuhn, 0)
-  assert sampling.path == "live" and "vr_mccfr" in sampling.path_reason
+  assert continual_resolving.ContinualResolvingBot(kuhn, 0).path == "compiled"
+  depth_limited = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="dl_cfr+")
+  assert depth_limited.path == "live" and "dl_cfr+" in depth_limited.path_reason
   # Not in this process nor on disk, and above the size limit: live, with the reason.
   game = pyspiel.load_game("python_leduc(max_raises=2,cards_per_suit=3)")
   with pytest.raises(ValueError, match="not available"):
@@ -319,14 +320,16 @@ def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
   assert compared
 
 
-def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
+@pytest.mark.parametrize("solver", ["cfr+", "vr_mccfr"])
+def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver):
   """In each match the bot's first new subgame is refused; later ones are resolved,
   and the records say which strategy was played."""
   original = compiled_resolving.CompiledResolver.next_subgame
   refused = set()
+  bot = None  # The bot's warm-up on Kuhn poker is not refused.
 
   def refuse_first(self, infoset, *args, **kwargs):
-    if bot._matches not in refused:  # pylint: disable=protected-access
+    if bot is not None and bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
       raise cr.CannotResolve("refused by the test")
     return original(self, infoset, *args, **kwargs)
@@ -338,8 +341,9 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch):
   for game_string in GAMES[2:]:
     game = pyspiel.load_game(game_string)
     for player in (0, 1):
+      bot = None
       bot = continual_resolving.ContinualResolvingBot(
-          game, player, preplay="5it", move="5it", solver="cfr+", seed=0)
+          game, player, preplay="5it", move="5it", solver=solver, seed=0)
       refused.clear()
       for _ in range(3):
         bot.restart()

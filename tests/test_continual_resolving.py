@@ -190,7 +190,8 @@ def test_same_seed_same_play_other_seed_other_play():
   game = pyspiel.load_game(SMALL_LEDUC)
   runs = []
   for seed in (5, 5, 6):
-    bots = [cr.ContinualResolvingBot(game, p, preplay="30it", move="20it", seed=seed + p)
+    bots = [cr.ContinualResolvingBot(game, p, preplay="30it", move="20it", seed=seed + p,
+                                     path="live")
             for p in (0, 1)]
     result = _play(game, bots, 11)
     runs.append((result.history, [[(d["key"], d["iterations"]) for d in b.decisions]
@@ -389,7 +390,8 @@ def _kuhn_check_bet(card0, card1):
 
 def test_zero_own_reach_keeps_the_current_subgame():
   game, state = _kuhn_check_bet(2, 0)
-  bot = cr.ContinualResolvingBot(game, 0, preplay="30it", move="10it", seed=0)
+  bot = cr.ContinualResolvingBot(game, 0, preplay="30it", move="10it", seed=0,
+                                 path="live")
   first = game.new_initial_state()
   first.apply_action(2)
   first.apply_action(0)
@@ -403,7 +405,7 @@ def test_zero_own_reach_keeps_the_current_subgame():
 def test_unsafe_gadget_after_a_zero_probability_opponent_move_becomes_resolve():
   game, state = _kuhn_check_bet(1, 0)
   bot = cr.ContinualResolvingBot(game, 0, preplay="30it", move="10it", variant="unsafe",
-                                 seed=0)
+                                 path="live", seed=0)
   first = game.new_initial_state()
   first.apply_action(1)
   first.apply_action(0)

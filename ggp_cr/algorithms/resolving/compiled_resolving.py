@@ -1,12 +1,17 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is resolver.Resolver with the full-width CFR+
-solver, built from integer ids only: a view (gadget_views.GadgetView for the whole
-game at the first decision; for later subgames a copying GadgetView when the
-subgame is small, COPY_NODES_LIMIT, or its roots are nested, else
-subgame_views.SubgameView, solved in place), the SubgameTrace of the bot's next
-turns below it, and the next-root
-estimates collected each iteration. The bot keeps one per visited subgame: it looks
+`CompiledResolver` is resolver.Resolver with the full-width CFR+ solver or the
+sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the live path's
+CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from integer ids
+only: a view (gadget_views.GadgetView for the whole game at the first decision; for
+later subgames, `subgame_view`: a copying GadgetView when the subgame is small,
+COPY_NODES_LIMIT, its roots are nested, or a sampling solver runs on it, else
+subgame_views.SubgameView, solved in place), the SubgameTrace of the bot's next turns
+below it, and the next-root estimates collected each iteration. Opponent root keys the
+sampling never reached get, at the whole game, o's exact counterfactual best-response
+value against the solve's average strategy, as the live path (resolver.Resolver.
+_unsampled_values); elsewhere the game's minimum utility. The bot keeps one per
+visited subgame: it looks
 its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
 same resolver keeps improving) and acts from `probabilities`.
 
@@ -29,11 +34,13 @@ from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_views
+from ggp_cr.algorithms.resolving import view_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
+COMPILED_SOLVERS = ("cfr+",) + resolver.SAMPLING_SOLVERS
 # Extraction walks about 0.1-0.5 M histories a second on live states: the default
 # keeps a first extraction within seconds; cached trees of any size are used.
 COMPILED_NODES_LIMIT = 2_000_000
@@ -71,11 +78,10 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
   on pyspiel gadgets; tree and keys None).
 
-  "auto" takes the compiled path for the full-width CFR+ solver when the tree is in
-  this process, in `cache_dir`, or extractable within `nodes_limit` histories. The
-  sampling solvers stay live: their CFR-D-aware sampling at the gate, estimate
-  collection and playouts bounded at the next turns are not on views yet; so do
-  dl_cfr+ and keep_solver_data. "compiled" insists (ValueError if it cannot).
+  "auto" takes the compiled path for CFR+ and the sampling solvers (vr_mccfr,
+  mc_cfr: view_sampling.py) when the tree is in this process, in `cache_dir`, or
+  extractable within `nodes_limit` histories. dl_cfr+ and keep_solver_data stay
+  live. "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -86,9 +92,9 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   if path == "live":
     return "live", "live path requested", None, None
   refusal = None
-  if config.solver != "cfr+":
+  if config.solver not in COMPILED_SOLVERS:
     refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
-               "CFR+ only)")
+               f"{', '.join(COMPILED_SOLVERS)})")
   elif config.keep_solver_data:
     refusal = "keep_solver_data runs on the live path"
   if refusal is None:
@@ -111,14 +117,21 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   return "live", refusal, None, None
 
 
+def sampler(config, seed):
+  """A GadgetView `solver` argument: the sampling solver of `config` (a
+  resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
+  estimates of the view's next turns."""
+  return lambda view: view_sampling.ViewSampler(view, view.trace(), config, seed)
+
+
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
-                 size, deadline=None, reserve=0.0, copy_nodes_limit=None):
+                 size, deadline=None, reserve=0.0, copy_nodes_limit=None, solver=None):
   """(view, how) of a later subgame of `size` nodes: a copying GadgetView if it is
-  small (`copy_nodes_limit`, default COPY_NODES_LIMIT) or its roots are nested, else
-  a SubgameView solved in
-  place; `how` says why a copy was made ("" in place). Raises CannotResolve if a
-  nested subgame's copy would not end `reserve` seconds before time.perf_counter()
-  `deadline`, or if the gadget refuses its inputs."""
+  small (`copy_nodes_limit`, default COPY_NODES_LIMIT), its roots are nested or a
+  sampling `solver` (a GadgetView solver argument, e.g. `sampler`) runs on it, else a
+  SubgameView solved in place; `how` says why a copy was made ("" in place). Raises
+  CannotResolve if a needed copy would not end `reserve` seconds before
+  time.perf_counter() `deadline`, or if the gadget refuses its inputs."""
   arguments = (tree, keys, player, root_nodes, w, cbv, variant, opponent_reach)
   limit = COPY_NODES_LIMIT if copy_nodes_limit is None else copy_nodes_limit
 
@@ -126,58 +139,76 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
     return deadline is None or (time.perf_counter() + _COPY_SECONDS_PER_NODE * size +
                                 reserve <= deadline)
 
+  def copy(why):
+    if not copy_fits():
+      raise CannotResolve(f"{why}, so the subgame must be copied, and a copy of "
+                          f"{size:,} nodes would not fit the move")
+    return gadget_views.GadgetView(*arguments, solver=solver), f"copied ({why})"
+
   try:
+    if solver is not None:
+      return copy("the sampling solvers run on a copy")
     if size <= limit and copy_fits():
-      return gadget_views.GadgetView(*arguments), (
-          f"copied (a small subgame: {size:,} <= {limit:,} nodes iterate "
-          "faster contiguously)")
+      return copy(f"a small subgame: {size:,} <= {limit:,} nodes iterate faster "
+                  "contiguously")
     try:
       return subgame_views.SubgameView(*arguments), ""
     except subgame_views.NestedRoots:
-      if not copy_fits():
-        raise CannotResolve("a root lies below another root, so the subgame must be "
-                            f"copied, and a copy of {size:,} nodes would not fit the "
-                            "move") from None
-      return gadget_views.GadgetView(*arguments), (
-          "copied (a root lies below another root)")
+      return copy("a root lies below another root")
   except ValueError as error:
     raise CannotResolve(str(error)) from None
 
 
 class CompiledResolver:
-  """CFR+ on `view` with the next subgames' estimates (module docstring).
+  """CFR+ or a sampling solver (a view made with `sampler`) on `view`, with the next
+  subgames' estimates (module docstring).
 
   `use_cbr` with `trunk` (the bot's whole-tree profile so far; None at the whole
-  game) makes `next_subgame` use exact counterfactual best-response inputs.
+  game) makes `next_subgame` use exact counterfactual best-response inputs;
+  `config` (resolver.ResolverConfig) says how later subgames are solved (default
+  CFR+).
   """
 
-  def __init__(self, view, use_cbr=False, trunk=None):
+  def __init__(self, view, use_cbr=False, trunk=None, config=None):
     self.view = view
     self.use_cbr = bool(use_cbr)
     self.trunk = trunk
-    self.trace = view.trace()
+    self.config = config
     self.timing = {}
-    self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
+    self.sampler = (view.solver if isinstance(view.solver, view_sampling.ViewSampler)
+                    else None)
+    if self.sampler is not None:
+      self.estimates = self.sampler.estimates
+      self.trace = self.estimates.trace
+    else:
+      self.trace = view.trace()
+      self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
     self.refused = 0
 
   @classmethod
-  def whole_game(cls, tree, state_keys, player, use_cbr=False):
+  def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
     """The resolver of the whole game (the bot's first decision); also prepares the
-    arrays its later subgames' views share."""
+    arrays its later subgames' views share. `config` with a sampling solver samples
+    with `seed`."""
     subgame_views.prepare(tree)
+    solver = sampler(config, seed) if config is not None and config.sampling else None
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
-                                       variant=None), use_cbr)
+                                       variant=None, solver=solver), use_cbr,
+               config=config)
 
   @property
   def iterations(self):
     return self.view.iterations
 
   def iterate(self, num_iterations=1):
-    """`num_iterations` CFR+ iterations, adding their estimates at the next roots."""
+    """`num_iterations` iterations, adding their estimates at the next roots."""
+    if self.sampler is not None:
+      self.sampler.run(num_iterations)
+      return
     next_root_estimates.solve_with_estimates(self.view, self.estimates, num_iterations)
 
   def iteration(self):
-    """One CFR+ iteration (as the live solvers' `iteration`)."""
+    """One iteration (as the live solvers' `iteration`)."""
     self.iterate(1)
 
   @property
@@ -188,6 +219,12 @@ class CompiledResolver:
   # Iterates for a limits.Limit from time.perf_counter() `start`, stopping early when
   # the next iteration would overrun; returns the iterations done.
   run = resolver.Resolver.run
+
+  @property
+  def batch_share(self):
+    """A sampling iteration costs microseconds, less than a kernel call: batches of
+    a hundredth of the budget (compiled_outcome_sampling's); CFR+: one at a time."""
+    return self.sampler.solver.batch_share if self.sampler is not None else None
 
   def probabilities(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the
@@ -224,12 +261,32 @@ class CompiledResolver:
     # Index of the view's root each next root lies below, as `trace`'s.
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
-    self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
+    if self.sampler is not None:
+      self.sampler.collect(below)
+      self.estimates = self.sampler.estimates
+    else:
+      self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
     return True
 
+  def _exact_values(self, group, deadline):
+    """A callable giving o's exact CBV_norm per key at the next roots `group`
+    against the whole game's solve (NextRootEstimates.inputs' `exact`), or None
+    when the bot's strategy so far is not on the tree (a subgame without trunk) or
+    the three passes over the tree would not end before `deadline`."""
+    whole = self.view.whole
+    if self.view.variant is not None and self.trunk is None:
+      return None
+    if deadline is not None and (time.perf_counter() + resolver.SECONDS_PER_NODE_PASS *
+                                 3 * whole.num_nodes > deadline):
+      return None
+    trace = self.trace
+    return lambda: next_root_estimates.exact_normalised_values(
+        whole, self.profile(), self.view.player, trace.next_roots[group],
+        trace.next_root_key[group])
+
   def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
-                   reserve_seconds_per_node=0.0):
+                   reserve_seconds_per_node=0.0, seed=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
@@ -237,7 +294,8 @@ class CompiledResolver:
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, about
-    half this resolver's last iteration time, which must fit as well)."""
+    half this resolver's last iteration time, which must fit as well). `seed` seeds
+    a sampling solver's next resolver."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
@@ -267,22 +325,27 @@ class CompiledResolver:
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
         inputs = "its average strategy"
-      w, opponent_reach, cbv = self.estimates.inputs(group)
+      w, opponent_reach, cbv = self.estimates.inputs(
+          group, exact=self._exact_values(group, deadline))
     own = np.isin(group, trace.own_roots(infoset))
     if not w[own].sum() > 0:
       raise CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if not self.use_cbr:
+      info["unsampled_opponent_infosets"] = self.estimates.unsampled
     if self.refused:
       info["after_refused"] = (
           f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
           "these inputs")
     if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
       info["variant"] = variant = "resolve"
+    sampling = self.config is not None and self.config.sampling
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
                              nodes, w, cbv, variant, opponent_reach, size, deadline,
-                             reserve)
+                             reserve,
+                             solver=sampler(self.config, seed) if sampling else None)
     if how:
       info["view"] = how
-    return CompiledResolver(view, self.use_cbr, profile), info
+    return CompiledResolver(view, self.use_cbr, profile, self.config), info

@@ -37,7 +37,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   each resolved subgame combined in, [S] §6) and the opponent's counterfactual best
   response gives v_o.
 * Gadgets: gadgets.make_gadget with variant resolve (CFR-D, [S] §1.4.2), max_margin
-  or unsafe; a gadget is a pyspiel game solved by the configured solver:
+  or unsafe; a gadget is a pyspiel game (on the compiled path a view of the whole
+  game's tree, the same gadget node for node) solved by the configured solver:
   - "vr_mccfr" (default) / "mc_cfr": outcome-sampling VR-MCCFR / MC-CFR on live states
     ([S] §3.3.3, the thesis's candidates: DRM(1,1), cse 0.3, e 0.7, ExpAvg(0.3)) with
     incremental tree building. CFR-D-aware sampling ([S] §3.3.3): at the resolve
@@ -58,7 +59,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
   subgame's first CFR+ iteration, at the seconds per node measured so far in the
-  match, would not fit the move: the bot then plays the current solve's strategy below
+  match, or for the sampling solvers the subgame's copy, would not fit the move: the
+  bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
   next turns below the refused subgame are then traced and the current solve's
@@ -68,13 +70,13 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
-Two paths ([S] ch. 2 either way): with the full-width CFR+ solver the bot runs on the
+Two paths ([S] ch. 2 either way): with CFR+, VR-MCCFR or MC-CFR the bot runs on the
 whole game's compiled tree (compiled_resolving: integer trace, gadget views, estimates
-as scatter-adds; equal to the live path to 1e-9) when the tree is in this process, in
-`cache_dir`, or extractable within `compiled_nodes_limit` histories; otherwise, and
-for the sampling solvers, dl_cfr+ and keep_solver_data, on live pyspiel gadgets. The
-sampling solvers stay live because their CFR-D-aware sampling at the gate, estimate
-collection and playouts bounded at the next turns are not on views yet. Every
+as scatter-adds; CFR+ equal to the live path to 1e-9, the sampling solvers, with
+view_sampling's CFR-D-aware gate, bounded playouts and w/q-weighted estimates, drawing
+the same random stream and holding the same tables to rounding) when the tree is in
+this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories;
+otherwise, and for dl_cfr+ and keep_solver_data, on live pyspiel gadgets. Every
 decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
@@ -139,11 +141,16 @@ _WARM = []
 
 
 def _warm_up_full_width():
-  """Loads (or compiles) the numba kernels of the full-width path once per process, on
-  Kuhn poker, so that a timed budget does not pay for it."""
+  """Loads (or compiles) the numba kernels of the full-width and the compiled path
+  once per process, on Kuhn poker, so that a timed budget does not pay for it."""
   if _WARM:
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  keys = compiled_resolving.state_keys(tree)
+  whole = compiled_resolving.CompiledResolver.whole_game(
+      tree, keys, 0, config=resolver.ResolverConfig(), seed=0)
+  whole.iterate(1)
+  whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve", seed=0)
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)
@@ -206,7 +213,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.path, self.path_reason, self._tree, self._keys = compiled_resolving.choose_path(
         game, self.config, path, compiled_nodes_limit, cache_dir)
     outcome_sampling.warm_up(self.config.regret_matcher)
-    if use_cbr or not self.config.sampling:
+    if use_cbr or not self.config.sampling or self.path == "compiled":
       compiled_tree.cached_tree(game)
       _warm_up_full_width()
     self._seed = outcome_sampling.new_seed(seed)
@@ -234,9 +241,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     return players.copy_bot(self, shared)
 
   def decision_solver(self):
-    """The current subgame's solver (contracts.SolvingBot), or None before the first
+    """The current subgame's solver (contracts.SolvingBot; on the compiled path with
+    a sampling solver its view_sampling.ViewSampler), or None before the first
     decision."""
-    return None if self.resolver is None else self.resolver.solver
+    if self.resolver is None:
+      return None
+    return getattr(self.resolver, "sampler", None) or self.resolver.solver
 
   def restart(self):
     """A new match: no subgame yet; pre-play runs again at the first decision."""
@@ -257,7 +267,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     pre-play (module docstring)."""
     start = time.perf_counter()
     self._prepared = compiled_resolving.CompiledResolver.whole_game(
-        self._tree, self._keys, self._player_id, self.config.use_cbr)
+        self._tree, self._keys, self._player_id, self.config.use_cbr, self.config,
+        self._solver_seed())
     self._prepared_seconds = time.perf_counter() - start
 
   def restart_at(self, state):
@@ -311,14 +322,22 @@ class ContinualResolvingBot(pyspiel.Bot):
     built = None
     try:
       if self._tree is not None:
+        # A sampling iteration costs microseconds: only the copy is bounded (it may
+        # use (1 - BUILD_SHARE) / 2 of the move). A CFR+ subgame's setup may use the
+        # move up to its first iteration's estimated time.
+        sampling = self.config.sampling
         nodes_limit = (_RESOLVE_SHARE * seconds / (
             _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
-                       if seconds else None)
+                       if seconds and not sampling else None)
+        share = (1 - resolver.BUILD_SHARE) / 2 if sampling else _RESOLVE_SHARE
         built, info = current.next_subgame(
             key, self.config.variant, nodes_limit,
-            start + _RESOLVE_SHARE * seconds if seconds else None,
-            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
-        self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
+            start + share * seconds if seconds else None,
+            0.0 if sampling else
+            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node,
+            seed=self._solver_seed())
+        if not sampling:
+          self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,

@@ -16,11 +16,10 @@ hold: resolve and unsafe payoffs are o's original utilities times the gadget's s
 max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
 integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
 another root is copied twice, as the pyspiel gadget holds both histories.
-compiled_outcome_sampling's MC-CFR / VR-MCCFR runs on a view's tree as it is (without
-continual resolving's CFR-D-aware sampling at the gate or estimate collection).
+view_sampling.py runs compiled MC-CFR / VR-MCCFR on a view as continual resolving
+samples (CFR-D-aware gate, bounded playouts, estimate collection).
 
-The next subgames' inputs collected while solving a view are in
-next_root_estimates.py.
+The next subgames' inputs collected while solving a view: next_root_estimates.py.
 """
 
 import collections.abc
@@ -223,6 +222,7 @@ class GadgetView:
     variant: "resolve", "max_margin", "unsafe", or None for the whole game (roots
       [0]).
     opponent_reach: π_o(h) per root (unsafe only; default 1).
+    solver: makes the view's solver from it (default CFR+; view_sampling's sampling).
   Raises ValueError as gadgets.Subgame / GadgetGame do on bad inputs.
   Attributes: `tree` (the view's CompiledTree), `root_copies` (local node of each
   root with positive gadget probability), `active_roots` (their indices into
@@ -232,7 +232,7 @@ class GadgetView:
   """
 
   def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
-               variant="resolve", opponent_reach=None):
+               variant="resolve", opponent_reach=None, solver=None):
     if variant is not None and variant not in VARIANTS:
       raise ValueError(f"variant must be one of {', '.join(VARIANTS)} or None; got "
                        f"{variant!r}.")
@@ -279,7 +279,7 @@ class GadgetView:
       self.shift = np.zeros(1)
     else:
       self._build(first)
-    self.solver = self._solver()
+    self.solver = self._solver() if solver is None else solver(self)
 
   def _solver(self):
     """CFR+ on the view's tree."""

@@ -12,6 +12,32 @@ import numpy as np
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.tree import flat_tree
 
+_CHANCE = -1
+
+
+@numba.njit(cache=True)
+def _climb(node_parent, node_player, node_infoset, node_action_index,
+           node_chance_prob, infoset_action_offset, slots, local, copies, player):
+  """(chance × `player`'s reach, the other player's reach) of each node `local[i]`
+  from the node `copies[i]` above it, under the strategy `slots`."""
+  own = np.ones(len(local))
+  other = np.ones(len(local))
+  for i in range(len(local)):
+    node = local[i]
+    while node != copies[i]:
+      parent = node_parent[node]
+      acting = node_player[parent]
+      if acting == _CHANCE:
+        own[i] *= node_chance_prob[node]
+      else:
+        p = slots[infoset_action_offset[node_infoset[parent]] + node_action_index[node]]
+        if acting == player:
+          own[i] *= p
+        else:
+          other[i] *= p
+      node = parent
+  return own, other
+
 
 class NextRootEstimates:
   """The next subgames' inputs collected while CFR+ solves `view` ([S] ch. 2, §6).
@@ -60,30 +86,70 @@ class NextRootEstimates:
              self._local, self._w, self._prior, shift, scale, reach, values,
              self.reach_sum, self.opponent_reach_sum, self.value_sum, self.weight_sum)
 
+  @property
+  def local_nodes(self):
+    """The view's node of each next root."""
+    return self._local
+
   def means(self):
     """(mean w, mean o reach) per next root over the iterations added."""
     count = max(self.iterations, 1)
     return self.reach_sum / count, self.opponent_reach_sum / count
 
-  def inputs(self, group, unsampled_value=None):
+  def group_means(self, group):
+    """`means` of the next roots `group`."""
+    reach, opponent_reach = self.means()
+    return reach[group], opponent_reach[group]
+
+  def inputs(self, group, unsampled_value=None, exact=None):
     """(w, o's reach, {o's key: CBV}) of the next roots `group` (indices into
     trace.next_roots): k_I = Σ_{r∈I} mean w(r), CBV(I) = k_I · Σ w v_o / Σ w.
-    A key with k_I > 0 but no weight gets k_I · `unsampled_value` (default: the
-    game's minimum utility, as the live path)."""
+    A key with k_I > 0 but no weight gets k_I times its value in `exact` (a callable
+    giving {key: CBV_norm} for such keys, e.g. `exact_normalised_values`) or else
+    `unsampled_value` (default: the game's minimum utility), as the live path."""
     group = np.asarray(group, dtype=np.int64)
-    reach, opponent_reach = self.means()
+    reach, opponent_reach = self.group_means(group)
     keys, _, inverse = flat_tree.unique_ids(self.trace.next_root_key[group])
-    k = np.bincount(inverse, weights=reach[group], minlength=len(keys))
+    k = np.bincount(inverse, weights=reach, minlength=len(keys))
     total = np.bincount(inverse, weights=self.value_sum[group], minlength=len(keys))
     weight = np.bincount(inverse, weights=self.weight_sum[group], minlength=len(keys))
     if unsampled_value is None:
       unsampled_value = self.view.whole.game.min_utility()
+    unsampled = (k > 0) & ~(weight > 0)
+    known = exact() if exact is not None and unsampled.any() else {}
     cbv = {}
     for key, k_i, t, wt in zip(keys.tolist(), k.tolist(), total.tolist(),
                                weight.tolist()):
       if k_i > 0:
-        cbv[key] = k_i * t / wt if wt > 0 else k_i * unsampled_value
-    return reach[group], opponent_reach[group], cbv
+        cbv[key] = k_i * t / wt if wt > 0 else k_i * known.get(key, unsampled_value)
+    self.unsampled = int(unsampled.sum())
+    return reach, opponent_reach, cbv
+
+
+class SampledNextRootEstimates(NextRootEstimates):
+  """The next subgames' inputs collected while VR-MCCFR / MC-CFR samples `view`
+  (view_sampling.py): the sampled values weighted by w(h)/q(h) go into value_sum /
+  weight_sum (the kernel's scatter-adds), and the mean w and o's reach are those of
+  the solver's average strategy `average()` (for plain averaging
+  Σ_t π^{σ^t} = T π^{σ̄}) from each next root's root on, continual_resolving's
+  sampling convention (o's gadget infosets above the roots do not count)."""
+
+  def __init__(self, view, trace, average):
+    super().__init__(view, trace)
+    self._average = average
+
+  def group_means(self, group):
+    """(w, o's reach) of the next roots `group` under the average strategy, each
+    climbed from the root to its active root (depth × roots, not a tree pass)."""
+    tree = self.view.tree
+    own, other = _climb(
+        tree.node_parent, tree.node_player, tree.node_infoset, tree.node_action_index,
+        tree.node_chance_prob, tree.infoset_action_offset, self._average(),
+        self._local[group], self._copies[group], self.view.player)
+    return self._w[group] * own, self._prior[group] * other
+
+  def means(self):
+    return self.group_means(np.arange(self.trace.num_next_roots))
 
 
 @numba.njit(cache=True)
@@ -113,6 +179,17 @@ def solve_with_estimates(view, estimates, iterations):
   """`iterations` CFR+ iterations on `view`, adding each iteration's estimates."""
   for _ in range(iterations):
     view.solver.evaluate_and_update_policy(estimates.observe)
+
+
+def exact_normalised_values(tree, profile, player, next_roots, next_root_keys):
+  """{o's key: CBV_norm(I)} of o's counterfactual best response to `profile` at the
+  whole-tree next roots, over the keys with positive exact reach ([H] Def. 5's value
+  that safe resolving keeps; the live path's values of unsampled keys)."""
+  w, _, cbv = exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys)
+  keys, inverse = np.unique(next_root_keys, return_inverse=True)
+  k = np.bincount(inverse.reshape(-1), weights=w, minlength=len(keys))
+  return {key: cbv[key] / k_i for key, k_i in zip(keys.tolist(), k.tolist())
+          if k_i > 0}
 
 
 def exact_next_root_inputs(tree, profile, player, next_roots, next_root_keys):

@@ -80,7 +80,7 @@ class CannotResolve(Exception):
 
 BUILD_SHARE = 0.4
 # About the time of one pass of a compiled kernel per tree node (shared machine).
-_SECONDS_PER_NODE_PASS = 5e-8
+SECONDS_PER_NODE_PASS = 5e-8
 TRACE_SHARE = 0.6
 
 
@@ -104,12 +104,15 @@ class Resolver:
     self.solver = solver_type(problem, self.trace, config, seed,
                               warm.solver if warm is not None else None)
 
+  # anytime.spend's batches: one iteration per call here (live solvers).
+  batch_share = None
+
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
-    while twice the recent longest iteration still fits; the estimate carries over
-    to this resolver's later moves)."""
+    while twice the recent longest iteration, or batch, still fits; the estimate
+    carries over to this resolver's later moves)."""
     return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
-                         decay=0.95, timing=self.timing)
+                         decay=0.95, batch_share=self.batch_share, timing=self.timing)
 
   def probabilities(self, key, legal):
     """The average strategy at the bot's information state (uniform if unknown)."""
@@ -218,7 +221,7 @@ class Resolver:
     if (compiled_tree.tree_source(problem.original) == "process" and
         (problem.gadget is None or self.trunk is not None)):
       tree = compiled_tree.cached_tree(problem.original)
-      if deadline is not None and (time.perf_counter() + _SECONDS_PER_NODE_PASS * 3 *
+      if deadline is not None and (time.perf_counter() + SECONDS_PER_NODE_PASS * 3 *
                                    tree.num_nodes > deadline):
         tree = None
     else:

@@ -55,10 +55,23 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
          infoset_action_offset, max_depth, max_actions, params, exploration, cse,
          decay, use_baselines, delta, node_target, targeting, incremental, start,
          in_memory, visits, regrets, current, cumulative, last_average, regret_updates,
-         baselines, rng_state):
+         baselines, rng_state, node_gate, node_playout, node_next_root, node_root_w,
+         node_root_of, root_scale, root_shift, resolving_player, value_sum,
+         weight_sum):
   """Runs `num_iterations` iterations (one episode per player each); returns the
-  number of nodes touched."""
+  number of nodes touched. Continual resolving's gadgets (view_sampling.py; empty
+  arrays turn each off): `node_gate` marks CFR-D-aware gates (Follow = child 0 walked
+  with probability 1, Terminate = child 1 valued exactly), `node_playout` the nodes a
+  playout may start at, `node_next_root` the next roots whose sampled values, weighted
+  by w(h)/q(h), are added to value_sum / weight_sum (w from `node_root_w` at root
+  copies, times chance and `resolving_player`'s current strategy below them; values
+  in original units per root j = `node_root_of`: (v_o + shift_j) / scale_j)."""
   touched = 0
+  gates = len(node_gate) > 0
+  bounded = len(node_playout) > 0
+  collecting = len(node_next_root) > 0
+  opponent = 1 - resolving_player
+  path_w_child = np.empty(max_depth + 1)
   path_node = np.empty(max_depth + 1, np.int64)
   path_index = np.empty(max_depth + 1, np.int64)
   path_q = np.empty(max_depth + 1)
@@ -82,6 +95,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
       below = False
       depth = 0
       leaf_value = 0.0
+      w = node_root_w[0] if collecting else 0.0
       while True:
         touched += 1
         acting = node_player[node]
@@ -131,12 +145,26 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         else:
           for a in range(count):
             targeted[a] = untargeted[a]
-        r = _random(rng_state)
-        if targeted_episode:
-          index = _sample_index(targeted, count, r)
+        at_gate = gates and node_gate[node] != 0
+        if at_gate:
+          index = 0
+          targeted[0] = untargeted[0] = 1.0
         else:
-          index = _sample_index(untargeted, count, r)
+          r = _random(rng_state)
+          if targeted_episode:
+            index = _sample_index(targeted, count, r)
+          else:
+            index = _sample_index(untargeted, count, r)
         child = first + index
+        if collecting:
+          if node_root_w[child] >= 0.0:
+            w = node_root_w[child]
+          elif node_root_of[node] >= 0:
+            if acting == _CHANCE:
+              w *= untargeted[index]
+            elif acting == resolving_player:
+              w *= current[infoset_action_offset[node_infoset[node]] + index]
+          path_w_child[depth] = w
         if restricted:
           on_target = node_target[child] != _OFF_TARGET
         s1_child = s1 * targeted[index]
@@ -154,7 +182,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         s1 = s1_child
         s2 = s2_child
         node = child
-        if is_new and incremental:
+        if is_new and incremental and not at_gate and (
+            not bounded or node_playout[node] != 0):
           while node_player[node] != _TERMINAL:
             touched += 1
             first = node_first_child[node]
@@ -184,13 +213,24 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         conditional = path_q_child[d] / path_q[d]
         first = node_first_child[node]
         acting = node_player[node]
+        if collecting and node_next_root[first + index] >= 0:
+          weight = path_w_child[d] / path_q_child[d]
+          child_value = value if player == opponent else utility_sum - value
+          j = node_root_of[first + index]
+          root = node_next_root[first + index]
+          value_sum[root] += weight * (child_value + root_shift[j]) / root_scale[j]
+          weight_sum[root] += weight
         if acting == _CHANCE:
           value = node_chance_prob[first + index] * value / conditional
           continue
         infoset = node_infoset[node]
         offset = infoset_action_offset[infoset]
         count = node_num_children[node]
-        if use_baselines:
+        if gates and node_gate[node] != 0:
+          action_values[0] = value
+          terminate = node_utility[first + 1]
+          action_values[1] = terminate if player == 0 else utility_sum - terminate
+        elif use_baselines:
           for a in range(count):
             action_values[a] = baselines[player, offset + a]
           b = baselines[player, offset + index]
@@ -220,6 +260,13 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           last_average[infoset] = t
         value = node_value
   return touched
+
+
+def _no_resolving():
+  """The kernel's gadget arguments that turn the gadget semantics off."""
+  empty = np.zeros(0)
+  return (np.zeros(0, np.int8), np.zeros(0, np.int8), np.zeros(0, np.int64), empty,
+          np.zeros(0, np.int32), empty, empty, 0, np.zeros(0), np.zeros(0))
 
 
 class CompiledOutcomeSamplingSolver:
@@ -265,6 +312,19 @@ class CompiledOutcomeSamplingSolver:
     self.iterations = 0
     self.nodes_touched = 0
     self._max_actions = int(max(tree.node_num_children.max(initial=1), 1))
+    self._resolving = _no_resolving()
+
+  def set_resolving(self, node_gate, node_playout, node_next_root, node_root_w,
+                    node_root_of, root_scale, root_shift, resolving_player, value_sum,
+                    weight_sum):
+    """Continual resolving's gadget semantics (the kernel `_run`'s arguments of the
+    same names; view_sampling.py): value_sum / weight_sum are added to in place."""
+    self._resolving = (
+        np.asarray(node_gate, np.int8), np.asarray(node_playout, np.int8),
+        np.asarray(node_next_root, np.int64), np.asarray(node_root_w, np.float64),
+        np.asarray(node_root_of, np.int32), np.asarray(root_scale, np.float64),
+        np.asarray(root_shift, np.float64), int(resolving_player), value_sum,
+        weight_sum)
 
   batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
 
@@ -327,7 +387,7 @@ class CompiledOutcomeSamplingSolver:
         self.baseline is not None, self.targeting_probability, node_target, targeting,
         self.incremental, 1.0 / self.iteration_weight, self._in_memory, self.visits,
         self.regrets, self._current, self.cumulative, self._last_average,
-        self._regret_updates, self.baselines, self._rng_state)
+        self._regret_updates, self.baselines, self._rng_state, *self._resolving)
     self.iterations += int(num_iterations)
     self.nodes_touched += int(touched)
 

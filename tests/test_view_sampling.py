@@ -1,0 +1,198 @@
+"""Compiled VR-MCCFR / MC-CFR on gadget views equals the live sampling solver of
+continual resolving ([S] §3.3.3, ch. 2): the same random stream gives the same tables
+and the same next gadgets' inputs to 1e-9, two levels deep, for every variant."""
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.tree import compiled_tree
+
+GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+         "python_ii_goofspiel(num_cards=4)"]
+ITERATIONS = 150
+
+
+def _assert_same_tables(live, view):
+  """The live solver's regrets and cumulative strategy per information state string
+  equal the compiled solver's at the view's infosets (absent = never sampled)."""
+  solver = view.solver.solver
+  tree = view.tree
+  compared = 0
+  for infoset, key in enumerate(tree.infoset_keys):
+    offset = tree.infoset_action_offset[infoset]
+    slots = slice(offset, offset + tree.infoset_num_actions[infoset])
+    data = live.solver.table.get(key)
+    if data is None:
+      assert not solver.cumulative[slots].any() and not solver.regrets[slots].any()
+      continue
+    for name in ("regrets", "cumulative"):
+      np.testing.assert_allclose(getattr(solver, name)[slots], getattr(data, name),
+                                 rtol=1e-9, atol=1e-9, err_msg=f"{name} at {key}")
+    compared += 1
+  assert compared > 0
+  assert live.solver.nodes_touched == solver.nodes_touched
+
+
+def _inputs(resolver, own_key, variant):
+  """{root node: (w, o's reach)} and {o's key string: CBV} of a next subgame."""
+  if isinstance(resolver, cr.Resolver):
+    gadget, _, _ = resolver.next_subgame(own_key, variant)
+    subgame = gadget.subgame
+    tree = compiled_tree.cached_tree(subgame.game)
+    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
+    return (dict(zip(nodes, zip(subgame.reach.tolist(),
+                                subgame.opponent_reach.tolist()))),
+            subgame.opponent_values, gadget)
+  view = resolver.view
+  built, info = resolver.next_subgame(view.whole.infoset_index(view.player, own_key),
+                                      variant, seed=11)
+  w = built.view.w
+  nodes = built.view.root_nodes.tolist()
+  cbv = dict(zip(built.view.infoset_keys.tolist(), built.view.cbv.tolist()))
+  keys = view.state_keys
+  return (dict(zip(nodes, zip(w.tolist(), built.view.opponent_reach.tolist()))),
+          {keys.key_string(k): v for k, v in cbv.items()
+           if built.view.k[built.view.infoset_keys.tolist().index(k)] > 0},
+          built, info)
+
+
+def _assert_inputs_equal(ours, live):
+  assert ours[0].keys() == live[0].keys()
+  for node, pair in live[0].items():
+    np.testing.assert_allclose(ours[0][node], pair, rtol=1e-9, atol=1e-9)
+  assert ours[1].keys() == live[1].keys()
+  for key, value in live[1].items():
+    assert ours[1][key] == pytest.approx(value, rel=1e-9, abs=1e-9)
+
+
+def _both(game_string, player, config):
+  """(game, live resolver, compiled resolver) of the whole game, same seed."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  live = cr.Resolver(tracing.Problem(game, player), config, seed=5)
+  ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
+                                                        config=config, seed=5)
+  return game, live, ours
+
+
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
+  """vr_mccfr (the thesis's candidate) at the whole game and one subgame deep: the
+  same tables, the same next gadgets' inputs (w, o's reach, CBV per o key,
+  unsampled keys valued from the tree at the whole game)."""
+  config = cr.ResolverConfig(solver="vr_mccfr", variant=variant)
+  compared = 0
+  for player in (0, 1):
+    game, live, ours = _both(game_string, player, config)
+    live.solver.iterate(ITERATIONS)
+    ours.iterate(ITERATIONS)
+    _assert_same_tables(live, ours.view)
+    for own_key in live.trace.subgame_map.own_keys()[:2]:
+      try:
+        live_inputs = _inputs(live, own_key, variant)
+      except cr.CannotResolve:
+        continue
+      our_inputs = _inputs(ours, own_key, variant)
+      _assert_inputs_equal(our_inputs, live_inputs)
+      # One level down: the live gadget and the view solved with the same seed.
+      deeper = cr.Resolver(tracing.Problem(game, player, live_inputs[2]), config,
+                           seed=11)
+      view = our_inputs[2]
+      assert view.view.variant == our_inputs[3]["variant"]
+      deeper.solver.iterate(ITERATIONS // 2)
+      view.iterate(ITERATIONS // 2)
+      _assert_same_tables(deeper, view.view)
+      compared += 1
+      for next_key in deeper.trace.subgame_map.own_keys()[:2]:
+        try:
+          next_live = _inputs(deeper, next_key, "resolve")
+        except cr.CannotResolve:
+          continue
+        _assert_inputs_equal(_inputs(view, next_key, "resolve"), next_live)
+        compared += 1
+  assert compared > 0
+
+
+def _first_subgame(config, our_config):
+  """Small Leduc, player 1's first next subgame after ITERATIONS at the whole game:
+  the live resolver (`config`) and the compiled one (`our_config` from the subgame
+  on), each run for ITERATIONS more iterations there."""
+  game, live, ours = _both(GAMES[1], 1, config)
+  live.solver.iterate(ITERATIONS)
+  ours.iterate(ITERATIONS)
+  own_key = live.trace.subgame_map.own_keys()[0]
+  live_inputs = _inputs(live, own_key, "resolve")
+  ours.config = our_config
+  our_inputs = _inputs(ours, own_key, "resolve")
+  _assert_inputs_equal(our_inputs, live_inputs)
+  deeper = cr.Resolver(tracing.Problem(game, 1, live_inputs[2]), config, seed=11)
+  deeper.solver.iterate(ITERATIONS)
+  our_inputs[2].iterate(ITERATIONS)
+  return deeper, our_inputs[2]
+
+
+@pytest.mark.parametrize("cfrd_aware", [True, False])
+def test_mc_cfr_and_the_plain_gate_equal_the_live_solver(cfrd_aware):
+  """mc_cfr (no baseline), with and without CFR-D-aware sampling at the gate."""
+  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  live, ours = _first_subgame(config, config)
+  _assert_same_tables(live, ours.view)
+
+
+def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
+  """The equality above is no tautology: a compiled gadget sampled without the
+  CFR-D-aware gate differs from the live solver with it."""
+  live, ours = _first_subgame(
+      cr.ResolverConfig(solver="vr_mccfr"),
+      cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
+  with pytest.raises(AssertionError):
+    _assert_same_tables(live, ours.view)
+
+
+@pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
+def test_the_bot_plays_the_same_on_both_paths(solver):
+  """ContinualResolvingBot with a sampling solver takes the compiled path (the record
+  says so) and, with the same seed and iteration budgets, plays as the live one with
+  the same average strategy at every decision."""
+  game = pyspiel.load_game(GAMES[2])
+  tree = compiled_tree.cached_tree(game)
+  played = {}
+  for path in ("compiled", "live"):
+    bots = [continual_resolving.ContinualResolvingBot(
+        game, p, preplay="100it", move="50it", solver=solver, path=path, seed=4)
+            for p in (0, 1)]
+    policies = []
+
+    def observe(move, state, bots=bots, path=path, policies=policies):
+      if move.player < 0:
+        return
+      key = state.information_state_string(move.player)
+      resolver = bots[move.player].resolver
+      policies.append(
+          list(resolver.probabilities(tree.infoset_index(move.player, key)))
+          if path == "compiled" else
+          resolver.probabilities(key, state.legal_actions(move.player)))
+
+    history = matches.play(game, bots, 1, on_move=observe).history
+    played[path] = history, policies
+    records = bots[0].decisions + bots[1].decisions
+    assert {d["path"] for d in records} == {path}
+    assert sum(d["new_subgame"] for d in records) > 2
+  assert played["compiled"][0] == played["live"][0]
+  assert len(played["compiled"][1]) == len(played["live"][1]) > 0
+  for ours, live in zip(*(played[path][1] for path in ("compiled", "live"))):
+    np.testing.assert_allclose(ours, live, rtol=0, atol=1e-9)
