@@ -9,6 +9,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = [
@@ -22,6 +23,10 @@ GAMES = [
     "python_ii_goofspiel(num_cards=4,points_order=descending,"
     "returns_type=point_difference)",
     "python_ii_goofspiel(num_cards=1)",
+    "python_princess_monster(max_turns=4)",
+    "python_princess_monster(max_turns=3,rows=2,cols=3)",
+    "python_rps",
+    "python_rps(n=5)",
 ]
 
 
@@ -37,6 +42,35 @@ def _assert_same(tree):
 @pytest.mark.parametrize("game_string", GAMES)
 def test_native_state_keys_equal_the_pyspiel_walk(game_string):
   _assert_same(compiled_tree.cached_tree(pyspiel.load_game(game_string)))
+
+
+def test_latent_ttt_state_keys_on_sampled_nodes():
+  """python_latent_ttt (4.85M histories; the whole walk is the slow test below): at
+  sampled decision nodes the non-acting player's key has its string, and no two keys
+  of a player share a string (so equal keys iff equal strings)."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game("python_latent_ttt"))
+  keys = compiled_subgames.StateKeys.build(tree, route="native")
+  strings = list(tree.infoset_keys) + keys.strings
+  players = np.concatenate([tree.infoset_player,
+                            np.full(len(keys.strings), -1, np.int8)])
+  for p in (0, 1):
+    players[keys.keys[p][tree.node_player == 1 - p]] = p
+    owned = [strings[k] for k in np.flatnonzero(players == p)]
+    assert len(set(owned)) == len(owned)
+  assert (players >= 0).all()
+  rng = np.random.default_rng(11)
+  decisions = np.flatnonzero(tree.node_player >= 0)
+  nodes = np.concatenate([rng.choice(decisions, 300, replace=False),
+                          decisions[-50:]])  # the deepest, next to terminals
+  for node, state in subgames.node_states(tree, nodes).items():
+    other = 1 - int(tree.node_player[node])
+    assert keys.key_string(keys.keys[other, node]) == state.information_state_string(
+        other)
+
+
+@pytest.mark.slow
+def test_latent_ttt_state_keys_equal_the_pyspiel_walk():
+  _assert_same(compiled_tree.cached_tree(pyspiel.load_game("python_latent_ttt")))
 
 
 def test_native_state_keys_of_a_generically_extracted_tree():
@@ -60,7 +94,8 @@ def test_auto_route_skips_the_pyspiel_walk_where_native(monkeypatch, tmp_path):
 def test_state_keys_routes_are_checked():
   kuhn = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   with pytest.raises(ValueError, match="no native state keys; games with them: "
-                     "python_ii_goofspiel"):
+                     "python_ii_goofspiel, python_latent_ttt, python_leduc, "
+                     "python_princess_monster, python_rps"):
     compiled_subgames.StateKeys.build(kuhn, route="native")
   with pytest.raises(ValueError, match="route must be auto, generic or native"):
     compiled_subgames.StateKeys.build(kuhn, route="fast")
