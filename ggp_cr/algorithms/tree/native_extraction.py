@@ -180,6 +180,14 @@ def history_of(node, parent, depth, infoset, action_index, infoset_action_offset
 
 
 @numba.njit(cache=True)
+def other_key_arrays(num_nodes):
+  """For a state keys pass: each node's key of the player who does not act (all
+  -1), and room for each extra key's player and node (uninitialised)."""
+  return (np.full(num_nodes, -1, np.int32), np.empty(num_nodes, np.int8),
+          np.empty(num_nodes, np.int32))
+
+
+@numba.njit(cache=True)
 def previous_slot(mover, node, parent, player, infoset, action_index,
                   infoset_action_offset):
   """The slot of `mover`'s last own decision on the path to `node` (excluded), or -1.

@@ -192,9 +192,7 @@ def _other_keys(player, first_child, num_children, infoset, num_infosets):
   """The key of the player who does not act at each decision node: the information
   set of the node's decision children (it saw the whole history to the node, as they
   do) if it has any, else an extra key; and each extra's player and node."""
-  other = np.full(len(player), -1, np.int32)
-  extra_player = np.empty(len(player), np.int8)
-  extra_node = np.empty(len(player), np.int32)
+  other, extra_player, extra_node = native_extraction.other_key_arrays(len(player))
   num_extra = 0
   for node in range(len(player)):
     if player[node] < 0:

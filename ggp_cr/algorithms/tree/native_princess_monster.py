@@ -155,9 +155,7 @@ def _other_keys(player, parent, infoset, action_index, inf_player, inf_offset,
       next_key[inf_parent_slot[k]] = k
     else:
       first_key[inf_player[k]] = k
-  other = np.full(len(player), -1, np.int32)
-  extra_player = np.empty(len(player), np.int8)
-  extra_node = np.empty(len(player), np.int32)
+  other, extra_player, extra_node = native_extraction.other_key_arrays(len(player))
   num_extra = 0
   for node in range(len(player)):
     if player[node] < 0:
