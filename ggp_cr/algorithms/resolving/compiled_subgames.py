@@ -13,8 +13,10 @@ subgame's roots.
 Everything is node, infoset and integer key ids; no pyspiel state and no string is
 touched while tracing. The one thing the tree does not hold is the information state
 of the player who does not act at a decision node (the opponent's key at s and at the
-next roots): `StateKeys` interns those strings once per tree (a pyspiel walk over the
-whole game, cached on disk next to the tree) into integer keys.
+next roots): `StateKeys` interns those strings once per tree (cached on disk next to
+the tree) into integer keys, by the game's native state keys if it has them
+(native_extraction.state_keys: from the tree's arrays and the game's rules, in
+numba) or else by a pyspiel walk over the whole game.
 
 Key convention: `StateKeys.keys[p, node]` is player p's key at a decision node: its
 infoset index where p acts, and where the other player acts the index of p's infoset
@@ -33,6 +35,7 @@ import pyspiel
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 FIRST = recall.FIRST
 CURRENT = recall.CURRENT
@@ -78,9 +81,18 @@ class StateKeys:
     return self.strings[key - self.tree.num_infosets]
 
   @classmethod
-  def build(cls, tree, cache_dir=None):
+  def build(cls, tree, cache_dir=None, route="auto"):
     """Interns the non-acting player's strings of `tree` (read from / written to
-    `cache_dir` if given, keyed like the tree's own cache file)."""
+    `cache_dir` if given, keyed like the tree's own cache file). `route`: "auto"
+    (the game's native state keys if it has them, native_extraction.state_keys,
+    else the pyspiel walk), "generic" or "native" (ValueError if the game has
+    none); both give the same keys and strings."""
+    if route not in ("auto", "generic", "native"):
+      raise ValueError(f"route must be auto, generic or native; got {route!r}.")
+    native = None if route == "generic" else native_extraction.state_keys(tree.game)
+    if route == "native" and native is None:
+      raise ValueError(f"{tree.game} has no native state keys; games with them: "
+                       f"{', '.join(native_extraction.native_state_keys_games())}.")
     path = None
     if cache_dir is not None:
       tree_path = compiled_tree._cache_path(cache_dir, tree.game)  # pylint: disable=protected-access
@@ -94,39 +106,10 @@ class StateKeys:
     for p in range(2):
       acting = tree.node_player == p
       keys[p, acting] = tree.node_infoset[acting]
-    strings = []
-    # A string that is also one of the player's infosets keeps the infoset's id.
-    lookup = {(int(p), k): i for i, (p, k) in enumerate(
-        zip(tree.infoset_player.tolist(), tree.infoset_keys))}
-    stack = [(0, tree.game.new_initial_state())]
-    first_child, num_children = tree.node_first_child, tree.node_num_children
-    node_player = tree.node_player
-    while stack:
-      node, state = stack.pop()
-      player = int(node_player[node])
-      if player >= 0:
-        other = 1 - player
-        text = state.information_state_string(other)
-        key = lookup.get((other, text))
-        if key is None:
-          key = lookup[(other, text)] = tree.num_infosets + len(strings)
-          strings.append(text)
-        keys[other, node] = key
-      count = int(num_children[node])
-      if not count:
-        continue
-      first = int(first_child[node])
-      actions = ([a for a, _ in state.chance_outcomes()] if player < 0
-                 else state.legal_actions())
-      for index in range(count - 1, -1, -1):
-        child = first + index
-        if node_player[child] == _TERMINAL:
-          continue
-        if index == 0:
-          state.apply_action(actions[0])
-          stack.append((child, state))
-        else:
-          stack.append((child, state.child(actions[index])))
+    if native is None:
+      strings = _walk_strings(tree, keys)
+    else:
+      strings = _native_strings(tree, keys, *native(tree))
     result = cls(tree, keys, strings)
     if path is not None:
       blob = np.frombuffer("\x00".join(strings).encode("utf-8"), dtype=np.uint8)
@@ -151,6 +134,93 @@ class StateKeys:
     if keys.size and int(keys.max(initial=-1)) >= tree.num_infosets + len(strings):
       raise ValueError(f"{path} has keys without strings.")
     return cls(tree, keys, strings)
+
+
+def _walk_strings(tree, keys):
+  """Fills the non-acting player's keys by a pyspiel walk over the whole game
+  (depth-first, children in order: extra strings are numbered in that order);
+  returns the extra strings."""
+  strings = []
+  # A string that is also one of the player's infosets keeps the infoset's id.
+  lookup = {(int(p), k): i for i, (p, k) in enumerate(
+      zip(tree.infoset_player.tolist(), tree.infoset_keys))}
+  stack = [(0, tree.game.new_initial_state())]
+  first_child, num_children = tree.node_first_child, tree.node_num_children
+  node_player = tree.node_player
+  while stack:
+    node, state = stack.pop()
+    player = int(node_player[node])
+    if player >= 0:
+      other = 1 - player
+      text = state.information_state_string(other)
+      key = lookup.get((other, text))
+      if key is None:
+        key = lookup[(other, text)] = tree.num_infosets + len(strings)
+        strings.append(text)
+      keys[other, node] = key
+    count = int(num_children[node])
+    if not count:
+      continue
+    first = int(first_child[node])
+    actions = ([a for a, _ in state.chance_outcomes()] if player < 0
+               else state.legal_actions())
+    for index in range(count - 1, -1, -1):
+      child = first + index
+      if node_player[child] == _TERMINAL:
+        continue
+      if index == 0:
+        state.apply_action(actions[0])
+        stack.append((child, state))
+      else:
+        stack.append((child, state.child(actions[index])))
+  return strings
+
+
+def _native_strings(tree, keys, other, strings):
+  """Fills the non-acting player's keys from a native state keys function's
+  (other, strings), its extras renumbered in the pyspiel walk's order; returns the
+  extra strings."""
+  if len(other) != tree.num_nodes or len(strings) != int(
+      max(other.max(initial=-1) + 1 - tree.num_infosets, 0)):
+    raise ValueError("The native state keys do not fit the tree.")
+  rank = _first_visits(tree.node_player, tree.node_first_child, tree.node_num_children,
+                       other, tree.num_infosets, len(strings))
+  extra = other >= tree.num_infosets
+  other = other.copy()
+  other[extra] = tree.num_infosets + rank[other[extra] - tree.num_infosets]
+  for p in range(2):
+    waiting = tree.node_player == 1 - p
+    keys[p, waiting] = other[waiting]
+  ordered = [None] * len(strings)
+  for i, text in zip(rank.tolist(), strings):
+    ordered[i] = text
+  return ordered
+
+
+@numba.njit(cache=True)
+def _first_visits(node_player, node_first_child, node_num_children, other, num_infosets,
+                  num_extra):
+  """Each extra key's rank in the order the pyspiel walk meets them first
+  (depth-first from the root, children in order, terminals skipped)."""
+  rank = np.full(num_extra, -1, np.int64)
+  stack = np.empty(len(node_player), np.int64)
+  stack[0] = 0
+  top, seen = 1, 0
+  while top:
+    top -= 1
+    node = stack[top]
+    key = other[node] - num_infosets
+    if key >= 0 and rank[key] < 0:
+      rank[key] = seen
+      seen += 1
+    first = node_first_child[node]
+    for index in range(node_num_children[node] - 1, -1, -1):
+      if node_player[first + index] != _TERMINAL:
+        stack[top] = first + index
+        top += 1
+  if seen != num_extra:
+    raise ValueError("A native extra state key is at no node.")
+  return rank
 
 
 @numba.njit(cache=True)

@@ -2,9 +2,10 @@
 
 Spec README.md, architecture principle 2; see native_extraction.py. A game supplies
 `children(state, player, params, out_state, out_player, out_utility, out_prob,
-out_action)`, expanding a node whose state is one int64, and `seen(node, state, player,
-parent, infoset, action_index, infoset_action_offset, infoset_actions, params)`, what the
-mover observed since its own previous decision; `params` is an int64 array. Numba cannot
+out_action)`, expanding a node whose state is one int64, and `seen(mover, node, state,
+player, parent, infoset, action_index, infoset_action_offset, infoset_actions, params)`,
+what `mover` observed since its own previous decision (at a node where it acts, or where
+the other player acts: its information state there, see `other_identities`); `params` is an int64 array. Numba cannot
 cache functions taking functions, so the games are dispatched here by number.
 """
 
@@ -32,13 +33,13 @@ def _children(game, state, player, params, out_state, out_player, out_utility, o
 
 
 @numba.njit(cache=True)
-def _seen(game, node, state, player, parent, infoset, action_index, inf_offset,
+def _seen(game, mover, node, state, player, parent, infoset, action_index, inf_offset,
           inf_actions, params):
   if game == LEDUC:
-    return native_leduc.seen(node, state, player, parent, infoset, action_index,
+    return native_leduc.seen(mover, node, state, player, parent, infoset, action_index,
                              inf_offset, inf_actions, params)
-  return native_ii_goofspiel.seen(node, state, player, parent, infoset, action_index,
-                                  inf_offset, inf_actions, params)
+  return native_ii_goofspiel.seen(mover, node, state, player, parent, infoset,
+                                  action_index, inf_offset, inf_actions, params)
 
 
 @numba.njit(cache=True)
@@ -111,9 +112,10 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
     if p == _CHANCE:
       infoset[node] = -1
     else:
-      observed = _seen(game, node, state, player, parent, infoset, action_index, inf_offset,
-                      inf_actions, params)
-      previous = native_extraction.previous_slot(node, parent, player, infoset, action_index, inf_offset)
+      observed = _seen(game, p, node, state, player, parent, infoset, action_index,
+                       inf_offset, inf_actions, params)
+      previous = native_extraction.previous_slot(p, node, parent, player, infoset,
+                                                 action_index, inf_offset)
       identity = (np.int64(p), np.int64(previous), observed)
       k = lookup.get(identity, -1)
       if k < 0:
@@ -152,3 +154,89 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
            inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
            inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy()),
           chance_prob, inf_seen[:num_inf].copy())
+
+
+@numba.njit(cache=True)
+def node_states(game, root_state, params, player, first_child, num_children,
+                max_children):
+  """Every node's state, recomputed from a tree's breadth-first arrays (its nodes'
+  children in the order of `_children`, as `fill` wrote them)."""
+  num_nodes = len(player)
+  state = np.empty(num_nodes, np.int64)
+  out_state = np.empty(max_children, np.int64)
+  out_player = np.empty(max_children, np.int64)
+  out_utility = np.empty(max_children)
+  out_prob = np.empty(max_children)
+  out_action = np.empty(max_children, np.int64)
+  state[0] = root_state
+  for node in range(num_nodes):
+    if player[node] == _TERMINAL:
+      continue
+    count = _children(game, state[node], player[node], params, out_state, out_player,
+                      out_utility, out_prob, out_action)
+    if count != num_children[node]:
+      raise ValueError("The tree is not this game's: a node's children differ.")
+    state[first_child[node]:first_child[node] + count] = out_state[:count]
+  return state
+
+
+@numba.njit(cache=True)
+def other_identities(game, state, params, player, parent, infoset, action_index,
+                     inf_player, inf_offset, inf_actions, inf_parent_slot, inf_node):
+  """The information state of the player who does not act, at every decision node.
+
+  It is identified as an information set is in `fill` (that player as the mover: its
+  previous own slot and what it saw since), so it is the information set with that
+  identity if the player has one, else an extra state numbered num_infosets + i in
+  breadth-first order. Returns each node's key (-1 at chance and terminal nodes),
+  each infoset's `seen` and each extra's player, previous slot and `seen`.
+  """
+  num_inf = len(inf_player)
+  lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
+  inf_seen = np.empty(num_inf, np.int64)
+  for k in range(num_inf):
+    inf_seen[k] = _seen(game, inf_player[k], inf_node[k], state, player, parent, infoset,
+                        action_index, inf_offset, inf_actions, params)
+    lookup[(np.int64(inf_player[k]), np.int64(inf_parent_slot[k]), inf_seen[k])] = k
+  other = np.full(len(player), -1, np.int32)
+  capacity = 1024
+  extra_player = np.empty(capacity, np.int8)
+  extra_previous = np.empty(capacity, np.int32)
+  extra_seen = np.empty(capacity, np.int64)
+  num_extra = 0
+  for node in range(len(player)):
+    if player[node] < 0:
+      continue
+    mover = 1 - player[node]
+    previous = native_extraction.previous_slot(mover, node, parent, player, infoset,
+                                               action_index, inf_offset)
+    observed = _seen(game, mover, node, state, player, parent, infoset, action_index,
+                     inf_offset, inf_actions, params)
+    identity = (np.int64(mover), np.int64(previous), observed)
+    k = lookup.get(identity, -1)
+    if k < 0:
+      k = num_inf + num_extra
+      lookup[identity] = k
+      if num_extra == len(extra_player):
+        extra_player = native_extraction.grow(extra_player, num_extra + 1)
+        extra_previous = native_extraction.grow(extra_previous, num_extra + 1)
+        extra_seen = native_extraction.grow(extra_seen, num_extra + 1)
+      extra_player[num_extra], extra_previous[num_extra] = mover, previous
+      extra_seen[num_extra] = observed
+      num_extra += 1
+    other[node] = k
+  return (other, inf_seen, extra_player[:num_extra].copy(),
+          extra_previous[:num_extra].copy(), extra_seen[:num_extra].copy())
+
+
+def tree_identities(game, tree, root_state, params, max_children):
+  """`other_identities` of a game's CompiledTree (extracted by any route): each
+  node's key of the player who does not act, each infoset's `seen`, and the extras'
+  (players, previous slots, seens)."""
+  state = node_states(game, root_state, params, tree.node_player, tree.node_first_child,
+                      tree.node_num_children, max_children)
+  other, inf_seen, *extra = other_identities(
+      game, state, params, tree.node_player, tree.node_parent, tree.node_infoset,
+      tree.node_action_index, tree.infoset_player, tree.infoset_action_offset,
+      tree.infoset_actions, tree.infoset_parent_slot, tree.infoset_node)
+  return other, inf_seen, extra

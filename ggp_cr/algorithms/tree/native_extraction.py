@@ -24,6 +24,7 @@ from ggp_cr.algorithms.tree import flat_tree
 TERMINAL, CHANCE = -4, -1
 _DECODE_CHUNK = 1 << 14  # keys decoded per call
 _EXTRACTORS = {}
+_STATE_KEYS = {}
 # The module of each game's extractor, imported (and so registered) on first use, so
 # that this module imports none of them: imports run from the game modules to here.
 _GAME_MODULES = {
@@ -56,6 +57,35 @@ def extractor(game):
   return function
 
 
+def register_state_keys(short_name):
+  """Decorator: registers the native state keys of the game `short_name`, a function
+  tree -> (other, strings): `other[node]` the key of the player who does not act at
+  decision node `node` (the id of that player's infoset with the same information
+  state string, else num_infosets + i), -1 at chance and terminal nodes, and
+  `strings[i]` the string of extra key num_infosets + i. (The extras' numbering is
+  the function's own; compiled_subgames.StateKeys renumbers them.)"""
+  def decorate(function):
+    _STATE_KEYS[short_name] = function
+    return function
+  return decorate
+
+
+def state_keys(game):
+  """The native state keys function of `game` (see register_state_keys), or None if
+  the game, or this parameterization of it, has no native extractor or none."""
+  if extractor(game) is None:
+    return None
+  return _STATE_KEYS.get(game.get_type().short_name)
+
+
+def native_state_keys_games():
+  """Short names of the games with native state keys."""
+  for short_name in _GAME_MODULES:
+    if short_name not in _EXTRACTORS:
+      importlib.import_module(f"ggp_cr.algorithms.tree.{_GAME_MODULES[short_name]}")
+  return sorted(_STATE_KEYS)
+
+
 def has_native(game):
   """Whether `game` has a native extractor."""
   return extractor(game) is not None
@@ -79,6 +109,17 @@ def decode_keys(buffer, length):
     keys.extend(str(buffer[start:end].data, "ascii").split("\x00"))
     start = end + 1
   return keys
+
+
+def decode_tail(buffer, length, first):
+  """The keys from the `first`-th on of a decode_keys buffer."""
+  if first == 0:
+    return decode_keys(buffer, length)
+  separators = np.flatnonzero(buffer[:length] == 0)
+  if len(separators) < first:
+    return []
+  start = int(separators[first - 1]) + 1
+  return decode_keys(buffer[start:], length - start)
 
 
 def keys_by_chunks(write, num_infosets):
@@ -139,9 +180,18 @@ def history_of(node, parent, depth, infoset, action_index, infoset_action_offset
 
 
 @numba.njit(cache=True)
-def previous_slot(node, parent, player, infoset, action_index, infoset_action_offset):
-  """The slot of the mover's own previous decision on the path to `node`, or -1."""
-  mover = player[node]
+def other_key_arrays(num_nodes):
+  """For a state keys pass: each node's key of the player who does not act (all
+  -1), and room for each extra key's player and node (uninitialised)."""
+  return (np.full(num_nodes, -1, np.int32), np.empty(num_nodes, np.int8),
+          np.empty(num_nodes, np.int32))
+
+
+@numba.njit(cache=True)
+def previous_slot(mover, node, parent, player, infoset, action_index,
+                  infoset_action_offset):
+  """The slot of `mover`'s last own decision on the path to `node` (excluded), or -1.
+  (`mover` need not act at `node`: the non-acting player's state, see state_keys.)"""
   child = node
   up = parent[node]
   while up >= 0 and player[up] != mover:

@@ -19,6 +19,7 @@ _MASK = (1 << _MAX_CARDS) - 1
 _HAND1, _PRIZES, _PRIZE, _BID0, _RESULT, _SCORE = 15, 30, 45, 49, 53, 55
 _SCORE_OFFSET = 128  # the score, within +-120, is stored + 128 in bits 55-62
 _NO_RESULT = 3
+_PENDING = _NO_RESULT * 16  # no result and no prize (prizes are >= 1): a bid pending
 _RESULT_WORDS = np.zeros((3, 4), np.uint8)
 for _row, _word in enumerate((b"won", b"draw", b"lost")):
   _RESULT_WORDS[_row, :len(_word)] = np.frombuffer(_word, np.uint8)
@@ -92,11 +93,14 @@ def children(state, player, params, out_state, out_player, out_utility, out_prob
 
 
 @numba.njit(cache=True)
-def seen(node, state, player, parent, infoset, action_index, inf_offset, inf_actions,
-         params):
-  """The last turn's result from the mover's view and the new prize: result * 16 + prize."""
+def seen(mover, node, state, player, parent, infoset, action_index, inf_offset,
+         inf_actions, params):
+  """The last turn's result from `mover`'s view and the new prize: result * 16 +
+  prize. Player 0 where player 1 bids has seen nothing since its bid: _PENDING."""
+  if mover == 0 and player[node] == 1:
+    return _PENDING
   result = state[node] >> _RESULT & 3
-  if player[node] == 1 and result != _NO_RESULT:
+  if mover == 1 and result != _NO_RESULT:
     result = 2 - result
   return result * 16 + (state[node] >> _PRIZE & 15)
 
@@ -123,6 +127,9 @@ def _key_lengths(inf_parent_slot, inf_seen, inf_actions, slot_infoset):
     size = native_extraction.num_digits(inf_seen[k] % 16)
     if previous < 0:  # "p0: Prize(p)"
       size += 11
+    elif inf_seen[k] == _PENDING:  # the previous key + " Bet(b)"
+      size = (lengths[slot_infoset[previous]] + 6
+              + native_extraction.num_digits(inf_actions[previous] + 1))
     else:  # the previous key + " Bet(b) result, Prize(p)"
       size += (lengths[slot_infoset[previous]] + 16 + _RESULT_LENGTHS[inf_seen[k] // 16]
                + native_extraction.num_digits(inf_actions[previous] + 1))
@@ -153,6 +160,10 @@ def _keys(first, last, inf_player, inf_parent_slot, inf_seen, inf_actions, slot_
       else:
         length = native_extraction.write_bytes(keys, length, bet_text)
         length = native_extraction.write_int(keys, length, inf_actions[previous] + 1)
+        if inf_seen[j] == _PENDING:  # player 0's state while player 1 bids
+          keys[length] = 41  # ")"
+          length += 1
+          continue
         keys[length], keys[length + 1] = 41, 32  # ") "
         result = inf_seen[j] // 16
         length = native_extraction.write_bytes(
@@ -169,9 +180,8 @@ def supports(game):
   return game.num_cards <= _MAX_CARDS
 
 
-@native_extraction.register("python_ii_goofspiel", supports)
-def extract(game):
-  """The CompiledTree of python_ii_goofspiel, any points_order and returns_type."""
+def _setup(game):
+  """The driver's params, root state and root player."""
   n = game.num_cards
   all_cards = (1 << n) - 1
   random_order = game.is_random_order
@@ -183,17 +193,46 @@ def extract(game):
   else:
     root_state |= game.prize_order[0] << _PRIZE
     root_player = 0
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
   params = np.array([n, random_order, game.returns_type == "point_difference"]
                     + list(game.prize_order or []), np.int64)
-  num_nodes = native_driver.count(native_driver.II_GOOFSPIEL, np.int64(root_state),
-                                  root_player, params, n, 3 * n + 1)
+  return params, np.int64(root_state), root_player
+
+
+def _key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, first):
+  """The keys of infosets first.. (those before, if any, are the earlier keys)."""
+  slot_infoset = native_extraction.slot_owners(inf_offset, len(inf_actions))
+  lengths = _key_lengths(inf_parent_slot, inf_seen, inf_actions, slot_infoset)
+  return native_extraction.keys_by_chunks(
+      lambda start, last: _keys(first + start, first + last, inf_player,
+                                inf_parent_slot, inf_seen, inf_actions, slot_infoset,
+                                lengths), len(inf_player) - first)
+
+
+@native_extraction.register("python_ii_goofspiel", supports)
+def extract(game):
+  """The CompiledTree of python_ii_goofspiel, any points_order and returns_type."""
+  n = game.num_cards
+  params, root_state, root_player = _setup(game)
+  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
+  num_nodes = native_driver.count(native_driver.II_GOOFSPIEL, root_state, root_player,
+                                  params, n, 3 * n + 1)
   arrays, chance_prob, inf_seen = native_driver.fill(
-      native_driver.II_GOOFSPIEL, num_nodes, np.int64(root_state), root_player, params,
-      n, False)
-  slot_infoset = native_extraction.slot_owners(arrays[10], len(arrays[11]))
-  lengths = _key_lengths(arrays[12], inf_seen, arrays[11], slot_infoset)
-  keys = native_extraction.keys_by_chunks(
-      lambda first, last: _keys(first, last, arrays[8], arrays[12], inf_seen, arrays[11],
-                                slot_infoset, lengths), len(arrays[8]))
+      native_driver.II_GOOFSPIEL, num_nodes, root_state, root_player, params, n, False)
+  keys = _key_list(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], 0)
   return native_extraction.tree_from_arrays(game, arrays, keys, chance_prob)
+
+
+@native_extraction.register_state_keys("python_ii_goofspiel")
+def state_keys(tree):
+  """The non-acting player's keys and extra strings (native_extraction.state_keys).
+  Player 1 where player 0 bids is in the information set it bids from next (if it
+  has one); player 0 where player 1 bids has its previous key + " Bet(b)"."""
+  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
+  params, root_state, _ = _setup(tree.game)
+  other, inf_seen, extra = native_driver.tree_identities(
+      native_driver.II_GOOFSPIEL, tree, root_state, params, tree.game.num_cards)
+  return other, _key_list(np.concatenate([tree.infoset_player, extra[0]]),
+                          np.concatenate([tree.infoset_parent_slot, extra[1]]),
+                          np.concatenate([inf_seen, extra[2]]),
+                          tree.infoset_action_offset, tree.infoset_actions,
+                          tree.num_infosets)

@@ -152,17 +152,28 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
       depth[child] = depth[node] + 1
       index += 1
     num_children[node] = index
-  # Keys "p<player>:<move>/<revealed or ->" ..., once per infoset.
-  keys = np.empty(num_infosets * (_KEY_BYTES + 1), np.uint8)
+  keys, length = _write_keys(inf_player, inf_node, parent, depth, infoset, action_index,
+                             inf_offset, inf_actions)
+  return (player, infoset, parent, first_child, num_children, action_index, utility,
+          depth, inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+          inf_node, keys, length)
+
+
+@numba.njit(cache=True)
+def _write_keys(players, nodes, parent, depth, infoset, action_index, inf_offset,
+                inf_actions):
+  """Keys "p<player>:<move>/<revealed or ->" ...: the moves of players[i] on the path
+  to nodes[i] (where it acts, or where the other player does), as bytes."""
+  keys = np.empty(len(players) * (_KEY_BYTES + 1), np.uint8)
   history = np.empty(16, np.int64)
   length = 0
-  for k in range(num_infosets):
-    node = inf_node[k]
+  for k in range(len(players)):
+    node = nodes[k]
     d = depth[node]
     native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
                                  inf_actions, history)
     length = native_extraction.start_key(keys, length, k)
-    p = inf_player[k]
+    p = players[k]
     keys[length], keys[length + 1], keys[length + 2] = 112, 48 + p, 58  # "p0:"
     length += 3
     for i in range(p, d, 2):
@@ -173,9 +184,30 @@ def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
       keys[length + 1] = 47  # "/"
       keys[length + 2] = 45 if i == 0 else 48 + history[i - 1]  # "-" or the reveal
       length += 3
-  return (player, infoset, parent, first_child, num_children, action_index, utility,
-          depth, inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
-          inf_node, keys, length)
+  return keys, length
+
+
+@numba.njit(cache=True)
+def _other_keys(player, first_child, num_children, infoset, num_infosets):
+  """The key of the player who does not act at each decision node: the information
+  set of the node's decision children (it saw the whole history to the node, as they
+  do) if it has any, else an extra key; and each extra's player and node."""
+  other, extra_player, extra_node = native_extraction.other_key_arrays(len(player))
+  num_extra = 0
+  for node in range(len(player)):
+    if player[node] < 0:
+      continue
+    k = -1
+    for child in range(first_child[node], first_child[node] + num_children[node]):
+      if player[child] >= 0:
+        k = infoset[child]
+        break
+    if k < 0:
+      k = num_infosets + num_extra
+      extra_player[num_extra], extra_node[num_extra] = 1 - player[node], node
+      num_extra += 1
+    other[node] = k
+  return other, extra_player[:num_extra].copy(), extra_node[:num_extra].copy()
 
 
 @native_extraction.register("python_latent_ttt")
@@ -184,3 +216,15 @@ def extract(game):
   num_nodes, num_infosets, num_slots = _count(_HAS_LINE, _POPCOUNT)
   return native_extraction.tree_from_filled(
       game, _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT))
+
+
+@native_extraction.register_state_keys("python_latent_ttt")
+def state_keys(tree):
+  """The non-acting player's keys and extra strings (native_extraction.state_keys)."""
+  other, extra_player, extra_node = _other_keys(
+      tree.node_player, tree.node_first_child, tree.node_num_children,
+      tree.node_infoset, tree.num_infosets)
+  keys, length = _write_keys(extra_player, extra_node, tree.node_parent,
+                             tree.node_depth, tree.node_infoset, tree.node_action_index,
+                             tree.infoset_action_offset, tree.infoset_actions)
+  return other, native_extraction.decode_keys(keys, length)

@@ -91,10 +91,9 @@ def children(state, player, params, out_state, out_player, out_utility, out_prob
 
 
 @numba.njit(cache=True)
-def seen(node, state, player, parent, infoset, action_index, inf_offset, inf_actions,
-         params):
-  """The opponent's actions and the cards the mover saw since its previous decision."""
-  mover = player[node]
+def seen(mover, node, state, player, parent, infoset, action_index, inf_offset,
+         inf_actions, params):
+  """The opponent's actions and the cards `mover` saw since its previous decision."""
   observed = 0
   child = node
   up = parent[node]
@@ -176,21 +175,49 @@ def supports(game):
           and game.num_cards <= _MAX_CARDS)
 
 
+def _setup(game):
+  """The driver's params, root state and most children of a node."""
+  params = np.array([game.stacks[0], game.stacks[1], game.max_raises, game.num_cards,
+                     game.fold_only_facing_bet, game.deal_from_deck], np.int64)
+  root_state = np.int64(1 << _CHIPS0 | 1 << _CHIPS1)  # the antes
+  return params, root_state, max(game.num_cards, 3)
+
+
+def _write_keys(game, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions):
+  names, name_lengths = native_extraction.name_table(
+      [game.card_name(card) for card in range(game.num_cards)])
+  return _keys(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, names,
+               name_lengths)
+
+
 @native_extraction.register("python_leduc", supports)
 def extract(game):
   """The CompiledTree of python_leduc, all six parameters (within `supports`)."""
   from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  params = np.array([game.stacks[0], game.stacks[1], game.max_raises, game.num_cards,
-                     game.fold_only_facing_bet, game.deal_from_deck], np.int64)
-  root_state = np.int64(1 << _CHIPS0 | 1 << _CHIPS1)  # the antes
-  max_children = max(game.num_cards, 3)
+  params, root_state, max_children = _setup(game)
   max_depth = 3 + 2 * game.max_round_length
   num_nodes = native_driver.count(native_driver.LEDUC, root_state, _CHANCE, params,
                                   max_children, max_depth)
   arrays, chance_prob, inf_seen = native_driver.fill(
       native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children, True)
-  names, name_lengths = native_extraction.name_table(
-      [game.card_name(card) for card in range(game.num_cards)])
-  keys, length = _keys(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], names,
-                       name_lengths)
+  keys, length = _write_keys(game, arrays[8], arrays[12], inf_seen, arrays[10],
+                             arrays[11])
   return native_extraction.tree_from_filled(game, arrays + (keys, length), chance_prob)
+
+
+@native_extraction.register_state_keys("python_leduc")
+def state_keys(tree):
+  """The non-acting player's keys and extra strings (native_extraction.state_keys):
+  its string is written like an information set's key from its previous own slot and
+  what it saw since ("P1 card:2 R1:" where player 0 opens, "P0 card:1 R1:r" after
+  player 0's raise)."""
+  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
+  params, root_state, max_children = _setup(tree.game)
+  other, inf_seen, extra = native_driver.tree_identities(
+      native_driver.LEDUC, tree, root_state, params, max_children)
+  players = np.concatenate([tree.infoset_player, extra[0]])
+  keys, length = _write_keys(tree.game, players,
+                             np.concatenate([tree.infoset_parent_slot, extra[1]]),
+                             np.concatenate([inf_seen, extra[2]]),
+                             tree.infoset_action_offset, tree.infoset_actions)
+  return other, native_extraction.decode_tail(keys, length, tree.num_infosets)

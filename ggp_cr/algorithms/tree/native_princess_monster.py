@@ -101,18 +101,31 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
       parent[child] = node
       action_index[child] = i
       depth[child] = depth[node] + 1
-  # Keys "p<player> moves:(r,c) (r,c) ...", once per infoset.
-  keys = np.empty(num_inf * (10 + (max_moves // 2 + 1) * (names.shape[1] + 1)),
+  keys, length = _write_keys(inf_player[:num_inf], inf_node[:num_inf], parent, depth,
+                             infoset, action_index, inf_offset, inf_actions, names,
+                             name_lengths, max_moves)
+  return (player, infoset, parent, first_child, num_children, action_index, utility,
+          depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
+          inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
+          inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy(), keys, length)
+
+
+@numba.njit(cache=True)
+def _write_keys(players, nodes, parent, depth, infoset, action_index, inf_offset,
+                inf_actions, names, name_lengths, max_moves):
+  """Keys "p<player> moves:(r,c) (r,c) ...": the moves of players[i] on the path to
+  nodes[i] (where it acts, or where the other player does), as bytes."""
+  keys = np.empty(len(players) * (10 + (max_moves // 2 + 1) * (names.shape[1] + 1)),
                   np.uint8)
   history = np.empty(max_moves + 1, np.int64)
   prefix = np.array([112, 48, 32, 109, 111, 118, 101, 115, 58], np.uint8)  # "p0 moves:"
   length = 0
-  for k in range(num_inf):
-    node = inf_node[k]
+  for k in range(len(players)):
+    node = nodes[k]
     native_extraction.history_of(node, parent, depth, infoset, action_index, inf_offset,
                                  inf_actions, history)
     length = native_extraction.start_key(keys, length, k)
-    p = inf_player[k]
+    p = players[k]
     for i in range(len(prefix)):
       keys[length + i] = prefix[i]
     keys[length + 1] += p
@@ -125,29 +138,80 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
       for j in range(name_lengths[cell]):
         keys[length + j] = names[cell, j]
       length += name_lengths[cell]
-  return (player, infoset, parent, first_child, num_children, action_index, utility,
-          depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
-          inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
-          inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy(), keys, length)
+  return keys, length
 
 
-@native_extraction.register("python_princess_monster")
-def extract(game):
-  """The CompiledTree of python_princess_monster, any max_turns, rows and cols."""
+@numba.njit(cache=True)
+def _other_keys(player, parent, infoset, action_index, inf_player, inf_offset,
+                inf_parent_slot, num_slots):
+  """The key of the player who does not act at each decision node: its information
+  set (fixed by its previous own slot, the parent's, as in `_fill`) if it has one,
+  else an extra key; and each extra's player and first node."""
+  num_inf = len(inf_player)
+  next_key = np.full(num_slots, -1, np.int64)  # own slot -> next own key
+  first_key = np.full(2, -1, np.int64)
+  for k in range(num_inf):
+    if inf_parent_slot[k] >= 0:
+      next_key[inf_parent_slot[k]] = k
+    else:
+      first_key[inf_player[k]] = k
+  other, extra_player, extra_node = native_extraction.other_key_arrays(len(player))
+  num_extra = 0
+  for node in range(len(player)):
+    if player[node] < 0:
+      continue
+    mover = 1 - player[node]
+    up = parent[node]
+    previous = inf_offset[infoset[up]] + action_index[node] if up >= 0 else -1
+    k = next_key[previous] if previous >= 0 else first_key[mover]
+    if k < 0:
+      k = num_inf + num_extra
+      if previous >= 0:
+        next_key[previous] = k
+      else:
+        first_key[mover] = k
+      extra_player[num_extra], extra_node[num_extra] = mover, node
+      num_extra += 1
+    other[node] = k
+  return other, extra_player[:num_extra].copy(), extra_node[:num_extra].copy()
+
+
+def _tables(game):
+  """The neighbour table and the cell names for the numba passes."""
   num_cells = game.num_cells
   neighbours = np.zeros((num_cells, 4), np.int64)
   num_neighbours = np.zeros(num_cells, np.int64)
   for cell, targets in enumerate(game.neighbours):
     neighbours[cell, :len(targets)] = targets
     num_neighbours[cell] = len(targets)
-  encoded = [name.encode("ascii") for name in game.cell_names]
-  names = np.zeros((num_cells, max(map(len, encoded))), np.uint8)
-  for cell, name in enumerate(encoded):
-    names[cell, :len(name)] = np.frombuffer(name, np.uint8)
-  name_lengths = np.array([len(name) for name in encoded], np.int64)
+  names, name_lengths = native_extraction.name_table(game.cell_names)
+  return neighbours, num_neighbours, names, name_lengths
+
+
+@native_extraction.register("python_princess_monster")
+def extract(game):
+  """The CompiledTree of python_princess_monster, any max_turns, rows and cols."""
+  neighbours, num_neighbours, names, name_lengths = _tables(game)
   max_moves = 2 * game.max_turns
-  start_monster = num_cells - 1
+  start_monster = game.num_cells - 1
   num_nodes = _count(neighbours, num_neighbours, start_monster, max_moves)
   filled = _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names,
                  name_lengths)
   return native_extraction.tree_from_filled(game, filled)
+
+
+@native_extraction.register_state_keys("python_princess_monster")
+def state_keys(tree):
+  """The non-acting player's keys and extra strings (native_extraction.state_keys):
+  a player observes nothing, so where the other player moves it is in the information
+  set its last own move leads to, if it has one (its string is its own moves)."""
+  other, extra_player, extra_node = _other_keys(
+      tree.node_player, tree.node_parent, tree.node_infoset, tree.node_action_index,
+      tree.infoset_player, tree.infoset_action_offset, tree.infoset_parent_slot,
+      len(tree.infoset_actions))
+  _, _, names, name_lengths = _tables(tree.game)
+  keys, length = _write_keys(extra_player, extra_node, tree.node_parent,
+                             tree.node_depth, tree.node_infoset, tree.node_action_index,
+                             tree.infoset_action_offset, tree.infoset_actions, names,
+                             name_lengths, 2 * tree.game.max_turns)
+  return other, native_extraction.decode_keys(keys, length)

@@ -46,3 +46,15 @@ def extract(game):
               "infoset_parent_slot": np.array([-1, -1], np.int32),
               "infoset_node": np.array([0, 1], np.int32)}
   return native_extraction.build_tree(game, nodes, infosets, ["p0", "p1"])
+
+
+@native_extraction.register_state_keys("python_rps")
+def state_keys(tree):
+  """The non-acting player's keys and extra strings (native_extraction.state_keys):
+  player 1 at the root is in its one information set "p1"; player 0 where player 1
+  picks has seen its own pick, "p0 pick:<k>" (extra key 2 + pick)."""
+  n = tree.game.n
+  other = np.full(tree.num_nodes, -1, np.int32)
+  other[0] = 1
+  other[1:n + 1] = 2 + np.arange(n)
+  return other, [f"p0 pick:{pick + 1}" for pick in range(n)]
