@@ -11,7 +11,10 @@ has to be assembled from many decisions:
   the bot provides it; bots without it must read their own past moves from the state),
   and finally reports its policy at I (`step_with_policy`). Using one seed per player
   makes every replay the same player instance up to the point where the histories part,
-  like the thesis's copying of the player object.
+  like the thesis's copying of the player object. Clonable bots are copied after each
+  decision instead; a bot with `decision_key` (continual resolving with iteration
+  budgets) decides once for all information sets whose keys say the copies would end
+  equal (one resolve per subgame: Leduc{100,100,3,30} in minutes).
 * `game_playing_evaluation` (Lisý et al. 2015's aggregate method, [S] GamePlayingEvaluator):
   play matches against a random opponent (seats alternate; the opponent avoids moves
   that end the match when it can, as in the thesis's implementation, so matches reach
