@@ -233,10 +233,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     """For the traversing evaluator (evaluators.traversing_evaluation): a key such
     that copies of this bot deciding at states with equal keys end equal (same
     resolver, tables and random stream) and play `current_policy` there; None when
-    that is not known: time budgets (the iterations vary), the live path, exact CBR
-    inputs, inputs estimated after a refusal (compiled_resolving.CompiledResolver.
-    entry_key). The bot ignores the moves it is told (inform_action)."""
-    if self._tree is None or self._move.seconds or self._preplay.seconds:
+    that is not known: time budgets (the iterations vary), the live path, solvers
+    other than CFR+ (tested for it only), exact CBR inputs, inputs estimated after a
+    refusal (compiled_resolving.CompiledResolver.entry_key). The bot ignores the
+    moves it is told (inform_action)."""
+    if (self._tree is None or self.config.solver != "cfr+" or self._move.seconds or
+        self._preplay.seconds):
       return None
     if self.resolver is None:
       return ("first", self._preplay_pending)
