@@ -19,6 +19,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import continual_resolving as cr
 from ggp_cr.algorithms.resolving import resolver as resolver_lib
 from ggp_cr.algorithms.resolving import subgames
@@ -480,3 +481,64 @@ def test_exploitability_falls_with_the_budget_and_exact_values_help():
                         move="300it") < 2e-3
   assert exploitability(preplay="10it", move="10it") > \
       exploitability(preplay="500it", move="500it")
+
+
+@pytest.mark.parametrize("game_string,variant", [
+    ("python_leduc(max_raises=2,cards_per_suit=3)", "resolve"),
+    ("python_leduc(max_raises=2,cards_per_suit=3)", "max_margin"),
+    ("python_leduc(max_raises=2,cards_per_suit=3)", "unsafe"),
+    ("python_ii_goofspiel(num_cards=4)", "resolve")])
+def test_traversal_sharing_equal_decisions_gives_the_plain_strategy(game_string,
+                                                                     variant):
+  """Compiled CR with iteration budgets: deciding once per decision key (one resolve
+  per subgame) assembles the strategy the traversal asking every information set's
+  own copy does, to 1e-9."""
+  game = pyspiel.load_game(game_string)
+  budget = limits.Budget.parse("3it", "2it")
+  player = f"cr(solver=cfr+,variant={variant})"
+  shared, plain = (evaluators.traversing_evaluation(game, player, budget, seed=1,
+                                                    share_decisions=share)
+                   for share in (True, False))
+  np.testing.assert_allclose(shared.policy.action_probability_array,
+                             plain.policy.action_probability_array, atol=1e-9, rtol=0)
+  assert abs(shared.nash_conv - plain.nash_conv) < 1e-9
+  assert shared.decisions == plain.decisions == plain.infosets_total
+  assert plain.shared_decisions == 0 < shared.shared_decisions
+
+
+def test_decision_keys_only_for_deterministic_compiled_decisions():
+  game = pyspiel.load_game(SMALL_LEDUC)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  timed = cr.ContinualResolvingBot(game, 0, preplay="0", move="0.05s", solver="cfr+")
+  live = cr.ContinualResolvingBot(game, 0, move="5it", solver="cfr+", path="live")
+  assert timed.decision_key(state) is None and live.decision_key(state) is None
+  bot = cr.ContinualResolvingBot(game, 0, preplay="3it", move="2it", solver="cfr+")
+  assert bot.decision_key(state) == ("first", True)
+  policy, _ = bot.step_with_policy(state)
+  assert policy == bot.current_policy(state)
+  later = state.child(2)
+  later.apply_action(1)
+  later.apply_action(later.chance_outcomes()[0][0])
+  assert bot.decision_key(later)[0] == "enter"
+
+
+def test_clones_share_the_subgame_views_arrays_not_the_solves(monkeypatch):
+  # In place (this game's subgames are small enough to be copied otherwise).
+  monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
+  game = pyspiel.load_game(SMALL_LEDUC)
+  bot = cr.ContinualResolvingBot(game, 0, preplay="3it", move="2it", solver="cfr+")
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  bot.step(state)
+  state.apply_action(2)
+  state.apply_action(1)
+  state.apply_action(state.chance_outcomes()[0][0])
+  bot.step(state)
+  solver = bot.resolver.view.solver
+  copy = bot.clone().resolver.view.solver
+  assert copy._tables is solver._tables and copy._values is solver._values
+  assert copy._regrets is not solver._regrets
+  np.testing.assert_array_equal(copy._cumulative, solver._cumulative)

@@ -172,10 +172,12 @@ def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant,
                                               use_cbr, path):
   game = pyspiel.load_game(game_string)
   _Recorded.made = []
+  # The bound sums the solves every information set's own copy holds (copies of
+  # one solve count once per copy): no decisions shared between copies.
   evaluation = evaluators.traversing_evaluation(
       game, lambda g, p, seed, budget: _Recorded(
           g, p, solver="cfr+", variant=variant, use_cbr=use_cbr, preplay=iterations,
-          move=iterations, seed=p, path=path))
+          move=iterations, seed=p, path=path), share_decisions=False)
   bound, solves = _cfrd_bound(game)
   assert solves > 2  # Two trunks and at least one gadget.
   threshold = bound / 2 if use_cbr else bound

@@ -11,7 +11,10 @@ has to be assembled from many decisions:
   the bot provides it; bots without it must read their own past moves from the state),
   and finally reports its policy at I (`step_with_policy`). Using one seed per player
   makes every replay the same player instance up to the point where the histories part,
-  like the thesis's copying of the player object.
+  like the thesis's copying of the player object. Clonable bots are copied after each
+  decision instead; a bot with `decision_key` (continual resolving with iteration
+  budgets) decides once for all information sets whose keys say the copies would end
+  equal (one resolve per subgame: Leduc{100,100,3,30} in minutes).
 * `game_playing_evaluation` (Lisý et al. 2015's aggregate method, [S] GamePlayingEvaluator):
   play matches against a random opponent (seats alternate; the opponent avoids moves
   that end the match when it can, as in the thesis's implementation, so matches reach
@@ -65,6 +68,7 @@ class Evaluation:
   nash_conv: float = float("nan")
   exploitability: float = float("nan")
   decisions: int = 0
+  shared_decisions: int = 0
   mean_init_seconds: float = 0.0
   mean_move_seconds: float = 0.0
   infosets_defined: int = 0
@@ -94,6 +98,11 @@ def _policy_of(bot, state, player):
   except (pyspiel.SpielError, RuntimeError, NotImplementedError) as error:
     raise ValueError(f"The player does not report its policy (step_with_policy): "
                      f"{error}") from None
+  return _checked(pairs, state, player), int(chosen)
+
+
+def _checked(pairs, state, player):
+  """[(action, probability)] at `state` as {legal action: probability}, normalised."""
   legal = set(state.legal_actions(player))
   probabilities = {}
   for action, probability in pairs:
@@ -105,7 +114,7 @@ def _policy_of(bot, state, player):
   if not total > 0:
     raise ValueError("The player reported a policy with no positive probability at "
                      f"{state.information_state_string(player)!r}.")
-  return {a: p / total for a, p in probabilities.items() if a in legal}, int(chosen)
+  return {a: p / total for a, p in probabilities.items() if a in legal}
 
 
 def _fill(tree, slots, infoset, probabilities):
@@ -154,6 +163,40 @@ class _Traversal:
     self.evaluation.decisions += 1
     return result
 
+  def decide_groups(self, parent, following, representatives, acting,
+                    share_decisions=True):
+    """Yields (bot, [(infoset, state, {action: probability})]) for the pairs
+    `following` of an information set and the state where the bot `parent` decided
+    before it (None: `parent` is fresh), one group at a time: each group's bot is a
+    copy of `parent`, held to the action leading on (bots with force_action), that
+    decided at the group's first information set; the others in the group are
+    those where `parent.decision_key` (bots that have it, with `share_decisions`)
+    gives the same key, which the bot's `current_policy` answers without deciding
+    again."""
+    forcing = parent.provides_force_action()
+    keyed = share_decisions and callable(getattr(parent, "decision_key", None))
+    groups = {}
+    for infoset, parent_state in following:
+      target = representatives[infoset]
+      action = (int(self.tree.infoset_actions[self.tree.infoset_parent_slot[infoset]])
+                if parent_state is not None else None)
+      key = parent.decision_key(target) if keyed else None
+      key = ("alone", infoset) if key is None else (action if forcing else None, key)
+      groups.setdefault(key, []).append((infoset, target, parent_state, action))
+    for members in groups.values():
+      bot = parent.clone()
+      (infoset, target, parent_state, action), rest = members[0], members[1:]
+      if parent_state is not None and forcing:
+        bot.force_action(parent_state, action)
+      state = self.feed(bot, target, acting, _last_own_move(target, acting))
+      decided = [(infoset, state, self.decide(bot, state, acting)[0])]
+      for infoset, target, _, _ in rest:
+        decided.append((infoset, target, _checked(bot.current_policy(target), target,
+                                                  acting)))
+        self.evaluation.decisions += 1
+        self.evaluation.shared_decisions += 1
+      yield bot, decided
+
   def feed(self, bot, target, acting, start=0):
     """Replays `target`'s history from move `start`: tells the bot the other moves and
     has it choose (then holds it to the history's action) at its own decisions."""
@@ -180,7 +223,8 @@ def _last_own_move(state, acting):
 
 
 def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress=None,
-                          progress_seconds=5.0, share_prefixes=True):
+                          progress_seconds=5.0, share_prefixes=True,
+                          share_decisions=True):
   """Asks the player at every information set of the game; exact ([S] §3.5).
 
   With `share_prefixes`, a clonable bot (`is_clonable()`) is asked once per
@@ -188,7 +232,12 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
   that decided at the player's previous information set, held to the action leading
   on (CFRPlayground's copying). Otherwise (or for bots that cannot be cloned) a
   fresh bot replays each information set's whole history: the same policy, at the
-  cost of re-deciding every earlier decision.
+  cost of re-deciding every earlier decision. With `share_decisions` too, a bot
+  offering `decision_key(state)` and `current_policy(state)` (continual resolving
+  with iteration budgets) decides once for all information sets after the same
+  decision whose keys are equal (the copies would end equal); the others read its
+  policy (`Evaluation.shared_decisions` counts them): the same strategy, with one
+  resolve per subgame instead of one per information set.
 
   Args:
     game: a small two-player zero-sum sequential perfect-recall pyspiel game.
@@ -224,22 +273,24 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
     roots = [i for i in np.flatnonzero(tree.infoset_player == acting).tolist()
              if sequences.parent[i] < 0]
     if share_prefixes and first.is_clonable():
-      # (infoset, bot to clone, state where the parent decided, action taken there)
-      stack = [(infoset, first, None, None) for infoset in roots]
+      # Depth first: one group's copy at each level is alive at a time.
+      stack = [traversal.decide_groups(first, [(i, None) for i in roots],
+                                       representatives, acting, share_decisions)]
       while stack:
-        infoset, parent_bot, parent_state, parent_action = stack.pop()
-        bot = parent_bot.clone()
-        if parent_state is not None and bot.provides_force_action():
-          bot.force_action(parent_state, parent_action)
-        target = representatives[infoset]
-        state = traversal.feed(bot, target, acting, _last_own_move(target, acting))
-        probabilities, _ = traversal.decide(bot, state, acting)
-        _fill(tree, slots, infoset, probabilities)
-        for child in sequences.children[infoset]:
-          action = int(tree.infoset_actions[tree.infoset_parent_slot[child]])
-          stack.append((child, bot, state, action))
-        done += 1
-        report()
+        step = next(stack[-1], None)
+        if step is None:
+          stack.pop()
+          continue
+        bot, group = step
+        following = []
+        for infoset, state, probabilities in group:
+          _fill(tree, slots, infoset, probabilities)
+          done += 1
+          report()
+          following += [(child, state) for child in sequences.children[infoset]]
+        if following:
+          stack.append(traversal.decide_groups(bot, following, representatives, acting,
+                                               share_decisions))
     else:
       for infoset in np.flatnonzero(tree.infoset_player == acting).tolist():
         bot = first if first is not None else traversal.new_bot(acting, seeds[acting])

@@ -159,6 +159,13 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
     raise CannotResolve(str(error)) from None
 
 
+def _own_reach(trace, infoset, group, w, opponent_reach):
+  """Whether w, and w times o's reach (per next root of `group`), are positive at the
+  roots of the bot's own infoset `infoset` (next_subgame's tests)."""
+  own = np.isin(group, trace.own_roots(infoset))
+  return bool(w[own].sum() > 0), bool((w[own] * opponent_reach[own]).sum() > 0)
+
+
 class CompiledResolver:
   """CFR+ or a sampling solver (a view made with `sampler`) on `view`, with the next
   subgames' estimates (module docstring).
@@ -285,6 +292,24 @@ class CompiledResolver:
         whole, self.profile(), self.view.player, trace.next_roots[group],
         trace.next_root_key[group])
 
+  def entry_key(self, infoset):
+    """What the next decision at the bot's infoset `infoset` depends on, given this
+    resolver and an iteration budget: ("same",) if it is no next turn in another
+    subgame, else ("enter", the next roots' group, next_subgame's two tests that
+    depend on the infoset: the bot's own reach there, and the joint reach, positive);
+    infosets with equal keys give the same next resolver. None when that is not known without
+    changing the resolver (exact CBR inputs; inputs that a pass would first estimate
+    after a refusal)."""
+    trace = self.trace
+    if infoset not in trace:
+      return ("same",)
+    if self.use_cbr or (self.refused and not self.estimates.iterations):
+      return None
+    group = trace.group_roots(infoset)
+    w, opponent_reach = self.estimates.means()
+    return ("enter", int(group[0])) + _own_reach(trace, infoset, group, w[group],
+                                                 opponent_reach[group])
+
   def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
                    reserve_seconds_per_node=0.0, seed=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
@@ -327,8 +352,8 @@ class CompiledResolver:
         inputs = "its average strategy"
       w, opponent_reach, cbv = self.estimates.inputs(
           group, exact=self._exact_values(group, deadline))
-    own = np.isin(group, trace.own_roots(infoset))
-    if not w[own].sum() > 0:
+    reached, jointly = _own_reach(trace, infoset, group, w, opponent_reach)
+    if not reached:
       raise CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
@@ -339,7 +364,7 @@ class CompiledResolver:
       info["after_refused"] = (
           f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
           "these inputs")
-    if variant == "unsafe" and not (w[own] * opponent_reach[own]).sum() > 0:
+    if variant == "unsafe" and not jointly:
       info["variant"] = variant = "resolve"
     sampling = self.config is not None and self.config.sampling
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,

@@ -240,6 +240,34 @@ class ContinualResolvingBot(pyspiel.Bot):
                                    self.resolver.problem.compiled) if item is not None]
     return players.copy_bot(self, shared)
 
+  def decision_key(self, state):
+    """For the traversing evaluator (evaluators.traversing_evaluation): a key such
+    that copies of this bot deciding at states with equal keys end equal (same
+    resolver, tables and random stream) and play `current_policy` there; None when
+    that is not known: time budgets (the iterations vary), the live path, solvers
+    other than CFR+ (tested for it only), exact CBR inputs, inputs estimated after a
+    refusal (compiled_resolving.CompiledResolver.entry_key). The bot ignores the
+    moves it is told (inform_action)."""
+    if (self._tree is None or self.config.solver != "cfr+" or self._move.seconds or
+        self._preplay.seconds):
+      return None
+    if self.resolver is None:
+      return ("first", self._preplay_pending)
+    return self.resolver.entry_key(self._tree.infoset_index(
+        self._player_id, state.information_state_string(self._player_id)))
+
+  def current_policy(self, state):
+    """[(action, probability)] of the current solve's average strategy at the bot's
+    information state in `state`, without solving further."""
+    legal = state.legal_actions(self._player_id)
+    key = state.information_state_string(self._player_id)
+    if self._tree is not None:
+      probabilities = list(self.resolver.probabilities(
+          self._tree.infoset_index(self._player_id, key)))
+    else:
+      probabilities = self.resolver.probabilities(key, legal)
+    return list(zip(legal, probabilities))
+
   def decision_solver(self):
     """The current subgame's solver (contracts.SolvingBot; on the compiled path with
     a sampling solver its view_sampling.ViewSampler), or None before the first
@@ -440,16 +468,12 @@ class ContinualResolvingBot(pyspiel.Bot):
                       else "the current subgame's solve (same subgame)")
     record["setup_seconds"] = time.perf_counter() - start
     record["iterations"] += self.resolver.run(self._move, move_start)
-    legal = state.legal_actions(player)
-    if self._tree is not None:
-      probabilities = list(self.resolver.probabilities(
-          self._tree.infoset_index(player, key)))
-    else:
-      probabilities = self.resolver.probabilities(key, legal)
-    action = legal[outcome_sampling.sample_index(probabilities, self._rng.random())]
+    policy = self.current_policy(state)
+    action = policy[outcome_sampling.sample_index([p for _, p in policy],
+                                                  self._rng.random())][0]
     record["seconds"] = time.perf_counter() - start
     self.decisions.append(record)
-    return list(zip(legal, probabilities)), action
+    return policy, action
 
   def step(self, state):
     return self.step_with_policy(state)[1]

@@ -193,6 +193,11 @@ class _TreeTables:
     self.owner = None
     self.touched = False
 
+  def __deepcopy__(self, memo):
+    """Shared, not copied: copies of a solver (a continual-resolving bot's clone)
+    use the same arrays."""
+    return self
+
 
 _TABLES = {}
 
@@ -257,7 +262,6 @@ class SubgameCFRPlus:
     self._cumulative = np.zeros(size)
     self._strategy = np.zeros(size)
     self._params = regret_matching.parse_regret_matcher("rm+").params()
-    self._values = tables.values
     for p in (0, 1):
       self._end(p, 1.0)
     self._iteration = 0
@@ -267,6 +271,10 @@ class SubgameCFRPlus:
   @property
   def iterations(self):
     return self._iteration
+
+  @property
+  def _values(self):
+    return self._tables.values
 
   def _root_reach(self, strategy):
     view = self._view
