@@ -53,6 +53,7 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import first_action
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -419,6 +420,17 @@ class _RecordingBot(pyspiel.Bot):
         self._add(self._tree.infoset_keys[other],
                   solver.average_sums(self._tree, other))
     return action
+
+
+def first_action_nash_conv(game, player, budget=limits.Budget(), seed=0):
+  """NashConv of the player's first action strategies ([S] §6, Figs 6.2-6.3;
+  first_action.py): each seat's bot, seeded as traversing_evaluation(game, player,
+  budget, seed) seeds it, decides at its first information set and the whole-game
+  strategy it then holds is evaluated."""
+  _check_sequential(game)
+  make = _bot_factory(player, game, budget)
+  return first_action.first_action_evaluation(compiled_tree.cached_tree(game), make,
+                                              _player_seeds(seed))[0]
 
 
 def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=100,
