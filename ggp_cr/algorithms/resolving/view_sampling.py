@@ -53,8 +53,6 @@ class ViewSampler:
       gate = ((infoset >= 0) & (view.infoset_source[np.maximum(infoset, 0)] < 0)
               ).astype(np.int8)
     self._gate = gate
-    self._playout = (recall.tracks(tree.node_player, tree.node_parent, view.player,
-                                   initial_track(view)) == recall.END).astype(np.int8)
     self._root_w = np.full(tree.num_nodes, -1.0)
     self._root_w[view.root_copies] = view.w[view.active_roots]
     self._next_root = np.full(tree.num_nodes, -1, np.int64)
@@ -72,7 +70,7 @@ class ViewSampler:
     local = self.estimates.local_nodes
     self._next_root[local] = np.arange(len(local))
     self.solver.set_resolving(
-        self._gate, self._playout, self._next_root, self._root_w, view.local_root,
+        self._gate, initial_track(view), self._next_root, self._root_w, view.local_root,
         view.scale, view.shift, view.player, self.estimates.value_sum,
         self.estimates.weight_sum)
 
