@@ -120,8 +120,16 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
 def sampler(config, seed):
   """A GadgetView `solver` argument: the sampling solver of `config` (a
   resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
-  estimates of the view's next turns."""
-  return lambda view: view_sampling.ViewSampler(view, view.trace(), config, seed)
+  estimates of the view's next turns (view_sampling.InPlaceSampler on a
+  SubgameView, ViewSampler on a copy)."""
+
+  def make(view):
+    kind = (view_sampling.InPlaceSampler
+            if isinstance(view, subgame_views.SubgameView) else
+            view_sampling.ViewSampler)
+    return kind(view, view.trace(), config, seed)
+
+  return make
 
 
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,

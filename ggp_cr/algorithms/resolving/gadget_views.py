@@ -495,6 +495,11 @@ class GadgetView:
     """(the gadget's CompiledTree, the average strategy in its slot form)."""
     return self.tree, self.average_slots()
 
+  @property
+  def node_tree(self):
+    """The CompiledTree the view's node ids and slots are of (its laid-out tree)."""
+    return self.tree
+
   def whole_nodes(self, local_nodes):
     """The whole-tree node of each of the view's nodes."""
     return self.source[local_nodes]

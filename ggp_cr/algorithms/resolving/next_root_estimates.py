@@ -141,7 +141,7 @@ class SampledNextRootEstimates(NextRootEstimates):
   def group_means(self, group):
     """(w, o's reach) of the next roots `group` under the average strategy, each
     climbed from the root to its active root (depth × roots, not a tree pass)."""
-    tree = self.view.tree
+    tree = self.view.node_tree
     own, other = _climb(
         tree.node_parent, tree.node_player, tree.node_infoset, tree.node_action_index,
         tree.node_chance_prob, tree.infoset_action_offset, self._average(),

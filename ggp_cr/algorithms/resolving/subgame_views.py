@@ -247,7 +247,7 @@ class SubgameCFRPlus:
       counts = np.array([len(view.choice_counts)], dtype=np.int16)
     else:
       counts = np.zeros(0, dtype=np.int16)
-    self._gate_counts = counts
+    self._gate_counts = self.gadget_counts = counts
     self._gate_offsets = (self._base + np.concatenate(
         ([0], np.cumsum(counts)[:-1])).astype(np.int32) if len(counts) else
                           np.zeros(0, dtype=np.int32))
@@ -372,22 +372,26 @@ class SubgameCFRPlus:
     return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
             np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
 
-  def average_strategy_slots(self):
+  def average_strategy_slots(self, cumulative=None):
     """The average strategy in the view's slot form (uniform where never reached;
-    zero outside the subgame and gadget)."""
-    out = np.zeros(len(self._cumulative))
+    zero outside the subgame and gadget) of `cumulative` (default: this solver's
+    sums; view_sampling.InPlaceSampler gives its own)."""
+    cumulative = self._cumulative if cumulative is None else cumulative
+    out = np.zeros(len(cumulative))
     offsets, counts = self._offsets()
-    flat_tree.normalise_infosets(self._cumulative, offsets, counts, out)
+    flat_tree.normalise_infosets(cumulative, offsets, counts, out)
     return out
 
-  def average_at(self, infoset):
-    """The average strategy at whole-tree infoset `infoset` (uniform outside)."""
+  def average_at(self, infoset, cumulative=None):
+    """The average strategy at whole-tree infoset `infoset` (uniform outside) of
+    `cumulative` (as average_strategy_slots)."""
     tree = self._view.whole
     count = int(tree.infoset_num_actions[infoset])
     if not self.inside[infoset]:
       return np.full(count, 1.0 / count)
     offset = int(tree.infoset_action_offset[infoset])
-    total = self._cumulative[offset:offset + count]
+    cumulative = self._cumulative if cumulative is None else cumulative
+    total = cumulative[offset:offset + count]
     s = total.sum()
     return total / s if s > 0 else np.full(count, 1.0 / count)
 
@@ -399,19 +403,22 @@ class SubgameView(gadget_views.GadgetView):
   exact gadget value, best responses and margins then apply."""
 
   def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
-               variant="resolve", opponent_reach=None):
+               variant="resolve", opponent_reach=None, solver=None):
     if variant is None:
       raise ValueError("variant must be one of resolve, max_margin, unsafe; the whole "
                        "game (variant None) is solved by GadgetView.")
     self._copy = None
     super().__init__(tree, state_keys, player, root_nodes, w, opponent_values,
-                     variant, opponent_reach)
+                     variant, opponent_reach, solver)
 
   def _build(self, first):
     self._plan(first)
 
   def _solver(self):
     return SubgameCFRPlus(self)
+
+  # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
+  # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at as it).
 
   @property
   def num_nodes(self):
@@ -424,6 +431,11 @@ class SubgameView(gadget_views.GadgetView):
   def locate(self, trace):
     j = np.asarray(trace.next_root_of, dtype=np.int64)
     return j, trace.next_roots, self.root_nodes[self.active_roots][j]
+
+  @property
+  def node_tree(self):
+    """The tree the view's nodes and slots (before the gadget's) are of."""
+    return self.whole
 
   def whole_nodes(self, local_nodes):
     """The view's nodes are the whole tree's."""

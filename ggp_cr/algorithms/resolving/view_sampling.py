@@ -19,7 +19,11 @@ import numpy as np
 
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+
+_TERMINAL = -4
+_CHANCE = -1
 
 
 def initial_track(view):
@@ -41,38 +45,60 @@ class ViewSampler:
     if not config.sampling:
       raise ValueError(f"ViewSampler runs the sampling solvers "
                        f"(vr_mccfr, mc_cfr), not {config.solver!r}.")
-    tree = view.tree
     self.view = view
-    self.solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
-        tree, regret_matcher=config.regret_matcher, exploration=config.exploration,
+    self.estimates = None
+    self.solver = self._make_solver(config, seed)
+    self._gate, self._track, self._root_w, self._root_of = self._resolving(config)
+    self._next_root = None
+    self.collect(trace)
+
+  def _make_solver(self, config, seed):
+    return compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
+        self.view.tree, regret_matcher=config.regret_matcher,
+        exploration=config.exploration,
         cumulative_strategy_exponent=config.cumulative_strategy_exponent,
         baseline=config.baseline, seed=seed)
+
+  def _resolving(self, config):
+    """(node_gate, playout_track, node_root_w, node_root_of) of the kernel."""
+    view = self.view
+    tree = view.tree
     gate = np.zeros(0, np.int8)
     if view.variant == "resolve" and config.cfrd_aware_sampling:
       infoset = tree.node_infoset
       gate = ((infoset >= 0) & (view.infoset_source[np.maximum(infoset, 0)] < 0)
               ).astype(np.int8)
-    self._gate = gate
-    self._root_w = np.full(tree.num_nodes, -1.0)
-    self._root_w[view.root_copies] = view.w[view.active_roots]
-    self._next_root = np.full(tree.num_nodes, -1, np.int64)
-    self.estimates = None
-    self.collect(trace)
+    root_w = np.full(tree.num_nodes, -1.0)
+    root_w[view.root_copies] = view.w[view.active_roots]
+    return gate, initial_track(view), root_w, view.local_root
+
+  def _set_estimates(self, trace):
+    view = self.view
+    self.estimates = next_root_estimates.SampledNextRootEstimates(
+        view, trace, self.average_strategy_slots)
+
+  def _node_map(self):
+    """The next roots' index per view node (-1 elsewhere)."""
+    if self._next_root is None:
+      self._next_root = np.full(self.view.tree.num_nodes, -1, np.int64)
+    return self._next_root
 
   def collect(self, trace):
     """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
     next roots' node map is reset, not reallocated: a deferred subgame's move)."""
+    node_map = self._node_map()
     if self.estimates is not None:
-      self._next_root[self.estimates.local_nodes] = -1
-    view = self.view
-    self.estimates = next_root_estimates.SampledNextRootEstimates(
-        view, trace, self.solver.average_strategy_slots)
+      node_map[self.estimates.local_nodes] = -1
+    self._set_estimates(trace)
     local = self.estimates.local_nodes
-    self._next_root[local] = np.arange(len(local))
+    node_map[local] = np.arange(len(local))
+    self._set_resolving(node_map)
+
+  def _set_resolving(self, node_map):
+    view = self.view
     self.solver.set_resolving(
-        self._gate, initial_track(view), self._next_root, self._root_w, view.local_root,
-        view.scale, view.shift, view.player, self.estimates.value_sum,
-        self.estimates.weight_sum)
+        self._gate, self._track, node_map, self._root_w, self._root_of, view.scale,
+        view.shift, view.player, self.estimates.value_sum, self.estimates.weight_sum)
 
   @property
   def iterations(self):
@@ -99,3 +125,145 @@ class ViewSampler:
     if local < 0:
       return {}
     return self.solver.average_sums(self.view.tree, local)
+
+
+class InPlaceSampler(ViewSampler):
+  """ViewSampler on a subgame_views.SubgameView: no copy of the subgame. The
+  kernel samples the gadget's prefix from arrays of its own (laid out and numbered
+  as the copying view's, so draws come in the same order: the copying sampler with
+  the same seed holds the same tables, tests/test_view_sampling.py) and walks the
+  whole tree below the chosen root with tables indexed by the tree's slots, the
+  gadget's after them (the SubgameView's slot form), terminals paid per root; the
+  next roots are marked in an array over the tree's nodes that the views of one tree
+  share (the one sampled last holds it)."""
+
+  def _make_solver(self, config, seed):
+    view = self.view
+    self._structure = subgame_views.SubgameCFRPlus(view)
+    counts = self._structure.gadget_counts
+    solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
+        view.whole, regret_matcher=config.regret_matcher,
+        exploration=config.exploration,
+        cumulative_strategy_exponent=config.cumulative_strategy_exponent,
+        baseline=config.baseline, seed=seed, gadget_actions=counts)
+    solver.set_prefix(self._prefix(config))
+    return solver
+
+  def _prefix(self, config):
+    """The kernel's prefix arguments: gadget_views.GadgetView._build's prefix."""
+    view = self.view
+    tree = view.whole
+    n = len(view.active_roots)
+    roots = view.root_nodes[view.active_roots]
+    base = tree.num_infoset_actions
+    if view.variant == "resolve":
+      size = 1 + 3 * n
+    elif view.variant == "unsafe":
+      size = 1 + n
+    else:
+      size = 1 + len(view.choice_counts) + n
+    player = np.full(size, _TERMINAL, np.int8)
+    infoset = np.full(size, -1, np.int32)
+    offset = np.zeros(size, np.int32)
+    first_child = np.zeros(size, np.int32)
+    num_children = np.zeros(size, np.int16)
+    chance_prob = np.ones(size)
+    utility = np.zeros(size)
+    gate = np.zeros(size, np.int8)
+    root_of = np.full(size, -1, np.int32)
+    if view.variant == "resolve":
+      gates = 1 + np.arange(n)
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      player[gates] = view.opponent
+      chance_prob[gates] = view.root_chance
+      infoset[gates] = tree.num_infosets + view.gate
+      offset[gates] = base + 2 * view.gate
+      num_children[gates] = 2
+      copies = 1 + n + 2 * np.arange(n)
+      first_child[gates] = copies
+      o_value = view.terminate_value[view.gate]
+      utility[copies + 1] = o_value if view.opponent == 0 else -o_value
+      if config.cfrd_aware_sampling:
+        gate[gates] = 1
+    elif view.variant == "unsafe":
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      copies = 1 + np.arange(n)
+      chance_prob[copies] = view.root_chance
+    else:
+      counts = view.choice_counts
+      c = len(counts)
+      player[0], num_children[0], first_child[0] = view.opponent, c, 1
+      infoset[0], offset[0] = tree.num_infosets, base
+      deals = 1 + np.arange(c)
+      player[deals] = _CHANCE
+      num_children[deals] = counts
+      first_child[deals] = 1 + c + np.concatenate(([0], np.cumsum(counts)[:-1]))
+      copies = 1 + c + np.arange(n)
+      chance_prob[copies] = view.root_chance
+    player[copies] = tree.node_player[roots]
+    root_of[copies] = np.arange(n)
+    return (player, infoset, offset, first_child, num_children, chance_prob, utility,
+            gate, root_of, roots.astype(np.int64),
+            np.asarray(view.w[view.active_roots], np.float64),
+            float(tree.utility_sum))
+
+  def _resolving(self, config):
+    # The gate is the prefix's; no per-node root arrays.
+    return (np.zeros(0, np.int8), initial_track(self.view), np.zeros(0),
+            np.zeros(0, np.int32))
+
+  def _node_map(self):
+    """The next roots' node map over the whole tree, shared by the tree's samplers:
+    cleared of the last holder's next roots and marked with this one's."""
+    tables = self._structure._tables  # pylint: disable=protected-access
+    if getattr(tables, "next_root", None) is None:
+      tables.next_root = np.full(self.view.whole.num_nodes, -1, np.int64)
+      tables.next_root_holder = None
+    holder = tables.next_root_holder
+    if holder is not self:
+      if holder is not None and holder.estimates is not None:
+        tables.next_root[holder.estimates.local_nodes] = -1
+      if self.estimates is not None:
+        local = self.estimates.local_nodes
+        tables.next_root[local] = np.arange(len(local))
+      tables.next_root_holder = self
+    return tables.next_root
+
+  def run(self, iterations):
+    self._node_map()
+    super().run(iterations)
+
+  # What subgame_views.SubgameView asks of its solver.
+  @property
+  def subgame_nodes(self):
+    return self._structure.subgame_nodes
+
+  @property
+  def own_infosets(self):
+    return self._structure.own_infosets
+
+  @property
+  def inside(self):
+    return self._structure.inside
+
+  @property
+  def _base(self):
+    return self._structure._base  # pylint: disable=protected-access
+
+  @property
+  def _tables(self):
+    return self._structure._tables  # pylint: disable=protected-access
+
+  def evaluate(self, strategy, observe):
+    self._structure.evaluate(strategy, observe)
+
+  def average_strategy_slots(self):
+    return self._structure.average_strategy_slots(self.solver.cumulative)
+
+  def average_at(self, infoset):
+    return self._structure.average_at(infoset, self.solver.cumulative)
+
+  def average_sums(self, tree, infoset):
+    if not self.inside[infoset]:
+      return {}
+    return self.solver.average_sums(self.view.whole, infoset)

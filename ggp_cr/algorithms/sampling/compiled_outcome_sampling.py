@@ -373,7 +373,8 @@ class CompiledOutcomeSamplingSolver:
 
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
                cumulative_strategy_exponent=0.0, baseline=None,
-               targeting_probability=0.0, incremental=True, seed=None):
+               targeting_probability=0.0, incremental=True, seed=None,
+               gadget_actions=None):
     if isinstance(game_or_tree, flat_tree.CompiledTree):
       self.tree = game_or_tree
     else:
@@ -392,15 +393,19 @@ class CompiledOutcomeSamplingSolver:
     tree = self.tree
     self._params = self.regret_matcher.params()
     self._rng_state = np.array([outcome_sampling.new_seed(seed)], dtype=np.uint64)
-    self._in_memory = np.full(tree.num_infosets, not self.incremental)
-    self.visits = np.zeros(tree.num_infosets, np.int64)
-    self.regrets = np.zeros(tree.num_infoset_actions)
-    self._current = np.repeat(
-        1.0 / np.maximum(tree.infoset_num_actions, 1), tree.infoset_num_actions)
-    self.cumulative = np.zeros(tree.num_infoset_actions)
-    self._last_average = np.zeros(tree.num_infosets)
-    self._regret_updates = np.zeros(tree.num_infosets, np.int64)
-    self.baselines = np.zeros((2, tree.num_infoset_actions if self.baseline else 0))
+    counts = np.asarray(() if gadget_actions is None else gadget_actions, np.int64)
+    slots = tree.num_infoset_actions + int(counts.sum())
+    infosets = tree.num_infosets + len(counts)
+    self._in_memory = (np.zeros if self.incremental else np.ones)(infosets, np.bool_)
+    self.visits = np.zeros(infosets, np.int64)
+    self.regrets = np.zeros(slots)
+    # A current strategy is written at an information set's first visit (incremental)
+    # or computed from the regrets at every visit.
+    self._current = np.zeros(slots)
+    self.cumulative = np.zeros(slots)
+    self._last_average = np.zeros(infosets)
+    self._regret_updates = np.zeros(infosets, np.int64)
+    self.baselines = np.zeros((2, slots if self.baseline else 0))
     self._node_target = np.zeros(0, np.int8)
     self.iteration_weight = 1.0
     self.iterations = 0
@@ -422,28 +427,13 @@ class CompiledOutcomeSamplingSolver:
         np.asarray(root_shift, np.float64), int(resolving_player), value_sum,
         weight_sum)
 
-  def set_prefix(self, prefix, gadget_actions):
-    """Solves in place (view_sampling.InPlaceSampler): `prefix` the kernel's prefix
-    arguments (`_run`, from prefix_player to whole_utility_sum), `gadget_actions`
-    the action count of each of the gadget's information sets, whose ids and slots
-    follow the tree's. Resets the tables."""
-    tree = self.tree
+  def set_prefix(self, prefix):
+    """Solves in place (view_sampling.InPlaceSampler): `prefix` holds the kernel's
+    prefix arguments (`_run`'s prefix_player to whole_utility_sum); the gadget's
+    information sets are the constructor's `gadget_actions`."""
     self._prefix = tuple(prefix)
-    counts = np.asarray(gadget_actions, np.int64)
-    slots = tree.num_infoset_actions + int(counts.sum())
-    infosets = tree.num_infosets + len(counts)
-    self._in_memory = np.full(infosets, not self.incremental)
-    self.visits = np.zeros(infosets, np.int64)
-    # Current strategies are written at an information set's first visit.
-    self.regrets = np.zeros(slots)
-    self._current = np.zeros(slots)
-    self.cumulative = np.zeros(slots)
-    self._last_average = np.zeros(infosets)
-    self._regret_updates = np.zeros(infosets, np.int64)
-    self.baselines = np.zeros((2, slots if self.baseline else 0))
-    prefix_children = self._prefix[4]
-    self._max_actions = max(self._max_actions, int(prefix_children.max(initial=1)))
-    self._prefix_depth = 3
+    self._max_actions = max(self._max_actions, int(self._prefix[4].max(initial=1)))
+    self._prefix_depth = 3  # at most three prefix nodes above a root
 
   batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
 
