@@ -166,10 +166,11 @@ def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
 
 
 @pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
-def test_the_bot_plays_the_same_on_both_paths(solver):
+def test_the_bot_plays_the_same_on_both_paths(solver, subgame_view):
   """ContinualResolvingBot with a sampling solver takes the compiled path (the record
   says so) and, with the same seed and iteration budgets, plays as the live one with
-  the same average strategy at every decision."""
+  the same average strategy at every decision, later subgames copied or sampled in
+  place."""
   game = pyspiel.load_game(GAMES[2])
   tree = compiled_tree.cached_tree(game)
   played = {}
@@ -194,6 +195,9 @@ def test_the_bot_plays_the_same_on_both_paths(solver):
     records = bots[0].decisions + bots[1].decisions
     assert {d["path"] for d in records} == {path}
     assert sum(d["new_subgame"] for d in records) > 2
+    if path == "compiled":
+      copied = [("view" in d) for d in records if d["new_subgame"] and "roots" in d]
+      assert copied and set(copied) == {subgame_view == "copied"}
   assert played["compiled"][0] == played["live"][0]
   assert len(played["compiled"][1]) == len(played["live"][1]) > 0
   for ours, live in zip(*(played[path][1] for path in ("compiled", "live"))):
@@ -296,3 +300,27 @@ def test_in_place_sampling_equals_the_copy(game_string, variant):
             expected)
       compared += 1
   assert compared > 0
+
+
+@pytest.mark.parametrize("wrong", ["plain_gate", "w", "terminate"])
+def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
+  """The equality above is no tautology: an in-place sampler with the plain gate
+  (not CFR-D-aware), doubled root weights w or other Terminate values than the
+  copy's differs from it."""
+  config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
+  copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
+  solver = in_place.solver
+  if wrong == "plain_gate":
+    solver.solver.set_prefix(solver._prefix(  # pylint: disable=protected-access
+        cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False)))
+  else:
+    prefix = list(solver.solver._prefix)  # pylint: disable=protected-access
+    if wrong == "w":
+      prefix[10] = 2.0 * prefix[10]
+    else:
+      prefix[6] = prefix[6] + 0.5
+    solver.solver.set_prefix(prefix)
+  copy.solver.run(ITERATIONS)
+  solver.run(ITERATIONS)
+  with pytest.raises(AssertionError):
+    _assert_same_sampling(copy, in_place)
