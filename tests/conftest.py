@@ -31,6 +31,7 @@ def subgame_view(request, monkeypatch):
   """Continual resolving's later subgames on the compiled path as copies (the test
   games' subgames are all small) or solved in place (COPY_NODES_LIMIT 0)."""
   if request.param == "in_place":
-    from ggp_cr.algorithms.resolving import compiled_resolving  # pylint: disable=import-outside-toplevel
+    # pylint: disable-next=import-outside-toplevel
+    from ggp_cr.algorithms.resolving import compiled_resolving
     monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
   return request.param

@@ -272,7 +272,8 @@ def _assert_same_sampling(copy, in_place):
 
 
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
-@pytest.mark.parametrize("game_string", GAMES + ["python_princess_monster(max_turns=4)"])
+@pytest.mark.parametrize("game_string",
+                         GAMES + ["python_princess_monster(max_turns=4)"])
 def test_in_place_sampling_equals_the_copy(game_string, variant):
   """vr_mccfr on a SubgameView (no copy) and on the copying view, same seed: the same
   tables at every subgame and gadget infoset, the same next-root estimates and the

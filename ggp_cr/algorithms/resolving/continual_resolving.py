@@ -111,6 +111,7 @@ from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
@@ -147,10 +148,25 @@ def _warm_up_full_width():
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_resolving.state_keys(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(
-      tree, keys, 0, config=resolver.ResolverConfig(), seed=0)
-  whole.iterate(1)
-  whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve", seed=0)
+  for config in (resolver.ResolverConfig(), resolver.ResolverConfig(solver="vr_mccfr")):
+    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0,
+                                                           config=config, seed=0)
+    whole.iterate(1)
+    copied, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
+                                   seed=0)
+    # The same subgame in place (larger subgames' view), one iteration and its
+    # next subgame's inputs.
+    view = copied.view
+    in_place = compiled_resolving.CompiledResolver(
+        subgame_views.SubgameView(
+            tree, keys, 0, view.root_nodes, view.w,
+            dict(zip(view.infoset_keys.tolist(), view.cbv.tolist())), "resolve",
+            solver=(compiled_resolving.sampler(config, 0) if config.sampling else
+                    None)), config=config)
+    in_place.iterate(1)
+    in_place.probabilities(int(view.infoset_source[-1]))
+    if len(in_place.trace.own_infosets):
+      in_place.next_subgame(int(in_place.trace.own_infosets[0]), "resolve", seed=0)
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)

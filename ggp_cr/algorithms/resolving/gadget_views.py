@@ -39,6 +39,15 @@ _CHANCE = -1
 
 
 @numba.njit(cache=True)
+def gadget_payoff(u, j, opponent, utility_sum, scale, shift):
+  """Player 0's payoff in a gadget below root j at a whole-tree terminal of player 0's
+  utility u: o's is scale_j·u_o − shift_j (gadget_views.py)."""
+  u_o = u if opponent == 0 else utility_sum - u
+  value = scale[j] * u_o - shift[j]
+  return value if opponent == 0 else -value
+
+
+@numba.njit(cache=True)
 def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
              node_chance_prob, node_utility, subtree_nodes, prefix_player,
              prefix_parent, prefix_first_child, prefix_num_children,
@@ -105,10 +114,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
         infoset_count += 1
       infoset[local] = infoset_map[g]
     if p == _TERMINAL:
-      u = node_utility[node]
-      u_o = u if opponent == 0 else utility_sum - u
-      value = scale[j] * u_o - shift[j]
-      utility[local] = value if opponent == 0 else -value
+      utility[local] = gadget_payoff(node_utility[node], j, opponent, utility_sum,
+                                     scale, shift)
       continue
     first_child[local] = end
     first = node_first_child[node]

@@ -24,6 +24,7 @@ The view's slot form is the whole tree's slots followed by the gadget's (resolve
 per gate, Follow then Terminate; max_margin: one per choice), valid at the subgame's
 and the gadget's information sets. Roots nested in another root's subtree (the copy
 holds both histories) raise NestedRoots; callers use the copying view then.
+view_sampling.InPlaceSampler runs the sampling solvers on a SubgameView.
 """
 
 import numba
@@ -127,10 +128,8 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
     while b > a:
       for n in range(a, b):
         if node_num_children[n] == 0:
-          u = node_utility[n]
-          u_o = u if opponent == 0 else utility_sum - u
-          value = scale[j] * u_o - shift[j]
-          values[n] = value if opponent == 0 else -value
+          values[n] = gadget_views.gadget_payoff(node_utility[n], j, opponent,
+                                                 utility_sum, scale, shift)
       a, b = child_begin[a], child_begin[b]
 
 
@@ -178,8 +177,9 @@ def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_
 
 class _TreeTables:
   """What every SubgameView of one tree shares: the whole tree's CFR traversal, the
-  _tables arrays, and scratch reach and value arrays (one pass at a time; `owner`
-  is the solver whose gadget payoffs the value array's terminals hold). Fresh
+  _tables arrays, scratch reach and value arrays (one pass at a time; `owner` is
+  the solver whose gadget payoffs the value array's terminals hold) and the sampling
+  solvers' next-root map. Fresh
   arrays of the tree's size would cost a page fault per 4 KiB touched at every
   resolve."""
 
@@ -191,6 +191,9 @@ class _TreeTables:
     self.reach = np.empty((max(self.walk.num_internal, 1), 3))
     self.values = np.empty(tree.num_nodes)
     self.owner = None
+    # view_sampling.InPlaceSampler's next roots (-1 elsewhere) and their holder.
+    self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
+    self.next_root_holder = None
     self.touched = False
 
 

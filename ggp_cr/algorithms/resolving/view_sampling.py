@@ -11,8 +11,13 @@ root a sample passes is valued), and the sampled values at the next roots, weigh
 by w(h)/q(h), scatter-added into next_root_estimates.SampledNextRootEstimates. It
 draws from the same SplitMix64 stream in the same order as the live solver, so with
 equal seeds both hold the same tables and estimates to rounding
-(tests/test_view_sampling.py). The in-place SubgameView is not sampled (yet): the
-compiled path copies a subgame for the sampling solvers.
+(tests/test_view_sampling.py).
+
+`InPlaceSampler` samples a subgame_views.SubgameView the same way without copying
+the subgame (the kernel's in-place mode: the gadget's prefix given apart, the whole
+tree walked below the sampled root, payoffs transformed per root), so a subgame of
+millions of nodes is sampled from its first microseconds; with the seed of a copying
+ViewSampler it holds the same tables and estimates to rounding.
 """
 
 import numpy as np
@@ -166,7 +171,7 @@ class InPlaceSampler(ViewSampler):
     infoset = np.full(size, -1, np.int32)
     offset = np.zeros(size, np.int32)
     first_child = np.zeros(size, np.int32)
-    num_children = np.zeros(size, np.int16)
+    num_children = np.zeros(size, np.int32)  # a chance node over every root
     chance_prob = np.ones(size)
     utility = np.zeros(size)
     gate = np.zeros(size, np.int8)
@@ -216,9 +221,6 @@ class InPlaceSampler(ViewSampler):
     """The next roots' node map over the whole tree, shared by the tree's samplers:
     cleared of the last holder's next roots and marked with this one's."""
     tables = self._structure._tables  # pylint: disable=protected-access
-    if getattr(tables, "next_root", None) is None:
-      tables.next_root = np.full(self.view.whole.num_nodes, -1, np.int64)
-      tables.next_root_holder = None
     holder = tables.next_root_holder
     if holder is not self:
       if holder is not None and holder.estimates is not None:

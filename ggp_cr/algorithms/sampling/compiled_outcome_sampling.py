@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
@@ -21,6 +22,7 @@ from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
+_gadget_payoff = gadget_views.gadget_payoff
 _CHANCE = -1
 
 # node_target values: off the target, on a path to it, in the target information set.
@@ -51,15 +53,6 @@ def _sample_index(probabilities, count, r):
 
 
 @numba.njit(cache=True)
-def gadget_payoff(u, j, opponent, utility_sum, scale, shift):
-  """Player 0's payoff in a gadget below root j at a whole-tree terminal of player 0's
-  utility u: o's is scale_j·u_o − shift_j (gadget_views.py)."""
-  u_o = u if opponent == 0 else utility_sum - u
-  value = scale[j] * u_o - shift[j]
-  return value if opponent == 0 else -value
-
-
-@numba.njit(cache=True)
 def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_child,
          node_num_children, node_chance_prob, node_utility, utility_sum,
          infoset_action_offset, max_depth, max_actions, params, exploration, cse,
@@ -86,8 +79,9 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   them), its first slot, children in prefix numbering, chance probability, player 0's
   payoff, CFR-D-aware gate, the root index j of a root copy), each root copy standing
   for whole-tree node root_node[j] (w root_w[j]); terminals below root j pay
-  gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and `utility_sum` is
-  the gadget's (0); node_gate, node_root_w and node_root_of are unused."""
+  gadget_views.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
+  `utility_sum` is the gadget's (0); node_gate, node_root_w and node_root_of are
+  unused."""
   touched = 0
   gates = len(node_gate) > 0
   bounded = playout_track >= 0
@@ -136,8 +130,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           if acting == _TERMINAL:
             leaf_value = node_utility[node]
             if in_place:
-              leaf_value = gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
-                                         root_scale, root_shift)
+              leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                          root_scale, root_shift)
         else:
           acting = prefix_player[node - num_nodes]
           if acting == _TERMINAL:
@@ -264,7 +258,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         if bounded:
           child_player = (node_player[child] if child < num_nodes else
                           prefix_player[child - num_nodes])
-          track, _ = recall.advance_compiled(track, acting, child_player, resolving_player)
+          track, _ = recall.advance_compiled(track, acting, child_player,
+                                             resolving_player)
         node = child
         if is_new and incremental and not at_gate and (
             not bounded or track == recall.END):
@@ -287,8 +282,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           touched += 1
           leaf_value = node_utility[node]
           if in_place:
-            leaf_value = gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
-                                       root_scale, root_shift)
+            leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                        root_scale, root_shift)
           if player == 1:
             leaf_value = utility_sum - leaf_value
           break
@@ -358,8 +353,8 @@ def _no_resolving():
 def _no_prefix():
   """The kernel's in-place arguments that turn in-place solving off."""
   empty_int = np.zeros(0, np.int32)
-  return (np.zeros(0, np.int8), empty_int, empty_int, empty_int,
-          np.zeros(0, np.int16), np.zeros(0), np.zeros(0), np.zeros(0, np.int8),
+  return (np.zeros(0, np.int8), empty_int, empty_int, empty_int, empty_int,
+          np.zeros(0), np.zeros(0), np.zeros(0, np.int8),
           empty_int, np.zeros(0, np.int64), np.zeros(0), 0.0)
 
 
