@@ -59,7 +59,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
   subgame's first CFR+ iteration, at the seconds per node measured so far in the
-  match, or for the sampling solvers the subgame's copy, would not fit the move: the
+  match, or for the sampling solvers the subgame's setup (its trace, a small
+  subgame's copy), would not fit the move: the
   bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
@@ -338,8 +339,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     built = None
     try:
       if self._tree is not None:
-        # A sampling iteration costs microseconds: only the copy is bounded (it may
-        # use (1 - BUILD_SHARE) / 2 of the move). A CFR+ subgame's setup may use the
+        # A sampling iteration costs microseconds: only the setup is bounded (it
+        # may use (1 - BUILD_SHARE) / 2 of the move; larger subgames are sampled in
+        # place, without a copy). A CFR+ subgame's setup may use the
         # move up to its first iteration's estimated time.
         sampling = self.config.sampling
         nodes_limit = (_RESOLVE_SHARE * seconds / (
