@@ -325,3 +325,28 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
   solver.run(ITERATIONS)
   with pytest.raises(AssertionError):
     _assert_same_sampling(copy, in_place)
+
+
+@pytest.mark.parametrize("cfrd_aware", [True, False])
+def test_in_place_mc_cfr_and_the_plain_gate_equal_the_copy(cfrd_aware):
+  """mc_cfr (no baseline) in place, with and without the CFR-D-aware gate."""
+  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  copy, in_place = _copy_and_in_place(GAMES[2], 1, "resolve", config)
+  copy.solver.run(ITERATIONS)
+  in_place.solver.run(ITERATIONS)
+  _assert_same_sampling(copy, in_place)
+
+
+def test_in_place_samplers_of_one_tree_take_turns():
+  """Two in-place samplers on one tree share its next-root map: interleaved runs
+  collect what the copies collect."""
+  config = cr.ResolverConfig(solver="vr_mccfr")
+  first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
+  second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
+  assert first[1].whole is second[1].whole
+  for views in (first, second, first, second):
+    for view in views:
+      view.solver.run(ITERATIONS // 3)
+  for views in (first, second):
+    assert views[1].solver.estimates.weight_sum.any()
+    _assert_same_sampling(*views)
