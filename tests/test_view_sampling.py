@@ -239,10 +239,13 @@ def _assert_same_sampling(copy, in_place):
   """Equal regrets, cumulative sums, visits and average strategies at every infoset
   of the copy (the subgame's and the gadget's gates / choice), and equal next-root
   sums and inputs."""
-  ours, theirs = copy.solver.solver, in_place.solver.solver
+  ours, sampler = copy.solver.solver, in_place.solver
+  theirs = sampler.solver
   local, whole = copy.tree, copy.whole
   copied_average = copy.average_slots()
   in_place_average = in_place.average_slots()
+  tables = {name: sampler.view_slots(getattr(theirs, name))
+            for name in ("regrets", "cumulative")}
   gadget_offset = whole.num_infoset_actions
   for infoset in range(local.num_infosets):
     source = int(copy.infoset_source[infoset])
@@ -250,12 +253,13 @@ def _assert_same_sampling(copy, in_place):
     at = int(local.infoset_action_offset[infoset])
     if source >= 0:
       there = int(whole.infoset_action_offset[source])
-      index = source
+      index = sampler.table_infoset(source)
     else:  # the gadget's infosets come first in the copy, after the tree's in place
       there = gadget_offset + at
-      index = whole.num_infosets + infoset
+      index = len(theirs.visits) - (local.num_infosets - len(
+          np.flatnonzero(copy.infoset_source >= 0))) + infoset
     for name in ("regrets", "cumulative"):
-      np.testing.assert_allclose(getattr(theirs, name)[there:there + count],
+      np.testing.assert_allclose(tables[name][there:there + count],
                                  getattr(ours, name)[at:at + count], rtol=1e-9,
                                  atol=1e-9, err_msg=f"{name} at infoset {infoset}")
     np.testing.assert_allclose(in_place_average[there:there + count],
@@ -311,16 +315,17 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
   config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
   copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
   solver = in_place.solver
+  # pylint: disable=protected-access
   if wrong == "plain_gate":
-    solver.solver.set_prefix(solver._prefix(  # pylint: disable=protected-access
-        cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False)))
+    prefix = solver._prefix(
+        cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   else:
-    prefix = list(solver.solver._prefix)  # pylint: disable=protected-access
+    prefix = list(solver.solver._prefix)
     if wrong == "w":
       prefix[10] = 2.0 * prefix[10]
     else:
       prefix[6] = prefix[6] + 0.5
-    solver.solver.set_prefix(prefix)
+  solver.solver._prefix = tuple(prefix)
   copy.solver.run(ITERATIONS)
   solver.run(ITERATIONS)
   with pytest.raises(AssertionError):

@@ -165,7 +165,7 @@ def _warm_up_full_width():
             solver=(compiled_resolving.sampler(config, 0) if config.sampling else
                     None)), config=config)
     in_place.iterate(1)
-    in_place.probabilities(int(view.infoset_source[-1]))
+    in_place.probabilities(int(tree.node_infoset[view.root_nodes[0]]))
     if len(in_place.trace.own_infosets):
       in_place.next_subgame(int(in_place.trace.own_infosets[0]), "resolve", seed=0)
   slots = tree.uniform_slots()

@@ -191,8 +191,10 @@ class _TreeTables:
     self.reach = np.empty((max(self.walk.num_internal, 1), 3))
     self.values = np.empty(tree.num_nodes)
     self.owner = None
-    # view_sampling.InPlaceSampler's next roots (-1 elsewhere) and their holder.
+    # view_sampling.InPlaceSampler's next roots and tables' infoset ids (-1
+    # elsewhere), and the sampler that holds them.
     self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
+    self.infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
     self.next_root_holder = None
     self.touched = False
 

@@ -144,14 +144,30 @@ class InPlaceSampler(ViewSampler):
 
   def _make_solver(self, config, seed):
     view = self.view
+    tree = view.whole
     self._structure = subgame_views.SubgameCFRPlus(view)
-    counts = self._structure.gadget_counts
+    # The tables' infosets: the subgame's (in SubgameCFRPlus's order), then the
+    # gadget's; compact, so that a resolve touches few fresh pages.
+    self._infosets = np.concatenate(self._structure._infosets)  # pylint: disable=protected-access
+    counts = np.concatenate((tree.infoset_num_actions[self._infosets],
+                             self._structure.gadget_counts)).astype(np.int64)
+    self._table_offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    num = len(self._infosets)
+    subgame_slots = int(counts[:num].sum())
+    starts = np.concatenate((
+        tree.infoset_action_offset[self._infosets].astype(np.int64),
+        self._structure._base + self._table_offsets[num:] - subgame_slots))  # pylint: disable=protected-access
+    # The view's slot of each of the tables' slots.
+    self._view_slots = np.repeat(starts - self._table_offsets, counts) + np.arange(
+        counts.sum())
+    order = np.argsort(self._infosets)
+    self._sorted = (self._infosets[order], order)
     solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
-        view.whole, regret_matcher=config.regret_matcher,
-        exploration=config.exploration,
+        tree, regret_matcher=config.regret_matcher, exploration=config.exploration,
         cumulative_strategy_exponent=config.cumulative_strategy_exponent,
-        baseline=config.baseline, seed=seed, gadget_actions=counts)
-    solver.set_prefix(self._prefix(config))
+        baseline=config.baseline, seed=seed, infoset_actions=counts)
+    solver.set_prefix(self._prefix(config), self._tables.infoset_map,
+                      self._table_offsets)
     return solver
 
   def _prefix(self, config):
@@ -160,7 +176,7 @@ class InPlaceSampler(ViewSampler):
     tree = view.whole
     n = len(view.active_roots)
     roots = view.root_nodes[view.active_roots]
-    base = tree.num_infoset_actions
+    first_gate = len(self._infosets)  # the gadget's infosets' first id
     if view.variant == "resolve":
       size = 1 + 3 * n
     elif view.variant == "unsafe":
@@ -181,8 +197,8 @@ class InPlaceSampler(ViewSampler):
       player[0], num_children[0], first_child[0] = _CHANCE, n, 1
       player[gates] = view.opponent
       chance_prob[gates] = view.root_chance
-      infoset[gates] = tree.num_infosets + view.gate
-      offset[gates] = base + 2 * view.gate
+      infoset[gates] = first_gate + view.gate
+      offset[gates] = self._table_offsets[first_gate + view.gate]
       num_children[gates] = 2
       copies = 1 + n + 2 * np.arange(n)
       first_child[gates] = copies
@@ -198,7 +214,7 @@ class InPlaceSampler(ViewSampler):
       counts = view.choice_counts
       c = len(counts)
       player[0], num_children[0], first_child[0] = view.opponent, c, 1
-      infoset[0], offset[0] = tree.num_infosets, base
+      infoset[0], offset[0] = first_gate, self._table_offsets[first_gate]
       deals = 1 + np.arange(c)
       player[deals] = _CHANCE
       num_children[deals] = counts
@@ -218,13 +234,17 @@ class InPlaceSampler(ViewSampler):
             np.zeros(0, np.int32))
 
   def _node_map(self):
-    """The next roots' node map over the whole tree, shared by the tree's samplers:
-    cleared of the last holder's next roots and marked with this one's."""
-    tables = self._structure._tables  # pylint: disable=protected-access
+    """The next roots' node map over the whole tree, shared with the infoset map by
+    the tree's samplers: cleared of the last holder's entries and set to this
+    one's."""
+    tables = self._tables
     holder = tables.next_root_holder
     if holder is not self:
-      if holder is not None and holder.estimates is not None:
-        tables.next_root[holder.estimates.local_nodes] = -1
+      if holder is not None:
+        tables.infoset_map[holder._infosets] = -1  # pylint: disable=protected-access
+        if holder.estimates is not None:
+          tables.next_root[holder.estimates.local_nodes] = -1
+      tables.infoset_map[self._infosets] = np.arange(len(self._infosets))
       if self.estimates is not None:
         local = self.estimates.local_nodes
         tables.next_root[local] = np.arange(len(local))
@@ -259,13 +279,38 @@ class InPlaceSampler(ViewSampler):
   def evaluate(self, strategy, observe):
     self._structure.evaluate(strategy, observe)
 
+  def view_slots(self, values):
+    """Per-slot table `values` (e.g. the solver's regrets) in the view's slot form
+    (zero outside the subgame and gadget)."""
+    out = np.zeros(self._structure._base + int(self._structure.gadget_counts.sum()))  # pylint: disable=protected-access
+    out[self._view_slots] = values
+    return out
+
+  def table_infoset(self, infoset):
+    """The tables' id of whole-tree infoset `infoset` (-1 outside the subgame)."""
+    ordered, order = self._sorted
+    i = int(np.searchsorted(ordered, infoset))
+    return int(order[i]) if i < len(ordered) and ordered[i] == infoset else -1
+
   def average_strategy_slots(self):
-    return self._structure.average_strategy_slots(self.solver.cumulative)
+    return self._structure.average_strategy_slots(self.view_slots(
+        self.solver.cumulative))
 
   def average_at(self, infoset):
-    return self._structure.average_at(infoset, self.solver.cumulative)
+    local = self.table_infoset(infoset)
+    count = int(self.view.whole.infoset_num_actions[infoset])
+    if local < 0:
+      return np.full(count, 1.0 / count)
+    offset = int(self._table_offsets[local])
+    total = self.solver.cumulative[offset:offset + count]
+    s = total.sum()
+    return total / s if s > 0 else np.full(count, 1.0 / count)
 
   def average_sums(self, tree, infoset):
-    if not self.inside[infoset]:
+    local = self.table_infoset(infoset)
+    if local < 0:
       return {}
-    return self.solver.average_sums(self.view.whole, infoset)
+    offset = int(self._table_offsets[local])
+    count = int(tree.infoset_num_actions[infoset])
+    actions = tree.infoset_actions[tree.infoset_action_offset[infoset] + np.arange(count)]
+    return dict(zip(actions.tolist(), self.solver.cumulative[offset:offset + count].tolist()))

@@ -62,7 +62,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
          node_root_of, root_scale, root_shift, resolving_player, value_sum,
          weight_sum, prefix_player, prefix_infoset, prefix_offset, prefix_first_child,
          prefix_num_children, prefix_chance_prob, prefix_utility, prefix_gate,
-         prefix_root, root_node, root_w, whole_utility_sum):
+         prefix_root, root_node, root_w, whole_utility_sum, infoset_map):
   """Runs `num_iterations` iterations (one episode per player each); returns the
   number of nodes touched. Continual resolving's gadgets (view_sampling.py; empty
   arrays turn each off): `node_gate` marks CFR-D-aware gates (Follow = child 0 walked
@@ -78,7 +78,9 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   len(node_player) on (prefix_*: player, infoset (the tree's ids, the gadget's after
   them), its first slot, children in prefix numbering, chance probability, player 0's
   payoff, CFR-D-aware gate, the root index j of a root copy), each root copy standing
-  for whole-tree node root_node[j] (w root_w[j]); terminals below root j pay
+  for whole-tree node root_node[j] (w root_w[j]); `infoset_map` (if non-empty)
+  gives the tables' id of each of the tree's infosets (the subgame's compact tables,
+  `infoset_action_offset` then indexed by those ids); terminals below root j pay
   gadget_views.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
   `utility_sum` is the gadget's (0); node_gate, node_root_w and node_root_of are
   unused."""
@@ -87,6 +89,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   bounded = playout_track >= 0
   collecting = len(node_next_root) > 0
   in_place = len(prefix_player) > 0
+  mapped = len(infoset_map) > 0
   num_nodes = len(node_player)
   opponent = 1 - resolving_player
   path_w_child = np.empty(max_depth + 1)
@@ -150,6 +153,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           at_gate = gates and node_gate[node] != 0
           if acting != _CHANCE:
             infoset = node_infoset[node]
+            if mapped:
+              infoset = infoset_map[infoset]
             offset = infoset_action_offset[infoset]
           if at_gate:
             path_terminate[depth] = node_utility[first + 1]
@@ -369,7 +374,7 @@ class CompiledOutcomeSamplingSolver:
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
                cumulative_strategy_exponent=0.0, baseline=None,
                targeting_probability=0.0, incremental=True, seed=None,
-               gadget_actions=None):
+               infoset_actions=None):
     if isinstance(game_or_tree, flat_tree.CompiledTree):
       self.tree = game_or_tree
     else:
@@ -388,13 +393,15 @@ class CompiledOutcomeSamplingSolver:
     tree = self.tree
     self._params = self.regret_matcher.params()
     self._rng_state = np.array([outcome_sampling.new_seed(seed)], dtype=np.uint64)
-    counts = np.asarray(() if gadget_actions is None else gadget_actions, np.int64)
-    slots = tree.num_infoset_actions + int(counts.sum())
-    infosets = tree.num_infosets + len(counts)
+    if infoset_actions is None:
+      slots, infosets = tree.num_infoset_actions, tree.num_infosets
+    else:
+      slots, infosets = int(np.sum(infoset_actions)), len(infoset_actions)
     self._in_memory = (np.zeros if self.incremental else np.ones)(infosets, np.bool_)
     self.visits = np.zeros(infosets, np.int64)
     self.regrets = np.zeros(slots)
-    # A current strategy is written at an information set's first visit (incremental)
+    # Per infoset of `infoset_actions` (the tree's by default). A current strategy is
+    # written at an information set's first visit (incremental)
     # or computed from the regrets at every visit.
     self._current = np.zeros(slots)
     self.cumulative = np.zeros(slots)
@@ -409,6 +416,8 @@ class CompiledOutcomeSamplingSolver:
     self._resolving = _no_resolving()
     self._prefix = _no_prefix()
     self._prefix_depth = 0
+    self._infoset_map = np.zeros(0, np.int32)
+    self._offsets = tree.infoset_action_offset
 
   def set_resolving(self, node_gate, playout_track, node_next_root, node_root_w,
                     node_root_of, root_scale, root_shift, resolving_player, value_sum,
@@ -422,11 +431,14 @@ class CompiledOutcomeSamplingSolver:
         np.asarray(root_shift, np.float64), int(resolving_player), value_sum,
         weight_sum)
 
-  def set_prefix(self, prefix):
+  def set_prefix(self, prefix, infoset_map, infoset_action_offset):
     """Solves in place (view_sampling.InPlaceSampler): `prefix` holds the kernel's
-    prefix arguments (`_run`'s prefix_player to whole_utility_sum); the gadget's
-    information sets are the constructor's `gadget_actions`."""
+    prefix arguments (`_run`'s prefix_player to whole_utility_sum), `infoset_map`
+    the tables' id of each of the tree's infosets and `infoset_action_offset` each
+    id's first slot (the tables of the constructor's `infoset_actions`)."""
     self._prefix = tuple(prefix)
+    self._infoset_map = infoset_map
+    self._offsets = np.asarray(infoset_action_offset, np.int32)
     self._max_actions = max(self._max_actions, int(self._prefix[4].max(initial=1)))
     self._prefix_depth = 3  # at most three prefix nodes above a root
 
@@ -486,14 +498,14 @@ class CompiledOutcomeSamplingSolver:
         int(num_iterations), self.iterations + 1, tree.node_player,
         tree.node_infoset, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, tree.node_utility, tree.utility_sum,
-        tree.infoset_action_offset, tree.max_depth + self._prefix_depth,
+        self._offsets, tree.max_depth + self._prefix_depth,
         self._max_actions, self._params,
         self.exploration, self.cumulative_strategy_exponent, decay,
         self.baseline is not None, self.targeting_probability, node_target, targeting,
         self.incremental, 1.0 / self.iteration_weight, self._in_memory, self.visits,
         self.regrets, self._current, self.cumulative, self._last_average,
         self._regret_updates, self.baselines, self._rng_state, *self._resolving,
-        *self._prefix)
+        *self._prefix, self._infoset_map)
     self.iterations += int(num_iterations)
     self.nodes_touched += int(touched)
 
