@@ -243,8 +243,9 @@ class SubgameCFRPlus:
                                       walk.up_player, tree.node_infoset,
                                       tree.num_infosets)
     owner = tree.infoset_player[infosets]
-    self._infosets = [infosets[owner == p] for p in (0, 1)]
-    self.own_infosets = self._infosets[view.player]
+    # The subgame's information sets per player.
+    self.infosets = [infosets[owner == p] for p in (0, 1)]
+    self.own_infosets = self.infosets[view.player]
     self._base = tree.num_infoset_actions
     if view.variant == "resolve":
       counts = np.full(len(view.gate_key), 2, dtype=np.int16)
@@ -343,7 +344,7 @@ class SubgameCFRPlus:
 
   def _end(self, player, t):
     tree = self._view.whole
-    cfr.end_iteration(self._infosets[player], tree.infoset_action_offset,
+    cfr.end_iteration(self.infosets[player], tree.infoset_action_offset,
                       tree.infoset_num_actions, self._regrets, self._strategy,
                       self._params, t)
     if player == self._view.opponent and len(self._gate_ids):
@@ -373,7 +374,7 @@ class SubgameCFRPlus:
 
   def _offsets(self):
     tree = self._view.whole
-    infosets = np.concatenate(self._infosets)
+    infosets = np.concatenate(self.infosets)
     return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
             np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
 
@@ -387,16 +388,14 @@ class SubgameCFRPlus:
     flat_tree.normalise_infosets(cumulative, offsets, counts, out)
     return out
 
-  def average_at(self, infoset, cumulative=None):
-    """The average strategy at whole-tree infoset `infoset` (uniform outside) of
-    `cumulative` (as average_strategy_slots)."""
+  def average_at(self, infoset):
+    """The average strategy at whole-tree infoset `infoset` (uniform outside)."""
     tree = self._view.whole
     count = int(tree.infoset_num_actions[infoset])
     if not self.inside[infoset]:
       return np.full(count, 1.0 / count)
     offset = int(tree.infoset_action_offset[infoset])
-    cumulative = self._cumulative if cumulative is None else cumulative
-    total = cumulative[offset:offset + count]
+    total = self._cumulative[offset:offset + count]
     s = total.sum()
     return total / s if s > 0 else np.full(count, 1.0 / count)
 

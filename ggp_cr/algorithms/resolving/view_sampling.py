@@ -137,10 +137,12 @@ class InPlaceSampler(ViewSampler):
   kernel samples the gadget's prefix from arrays of its own (laid out and numbered
   as the copying view's, so draws come in the same order: the copying sampler with
   the same seed holds the same tables, tests/test_view_sampling.py) and walks the
-  whole tree below the chosen root with tables indexed by the tree's slots, the
-  gadget's after them (the SubgameView's slot form), terminals paid per root; the
-  next roots are marked in an array over the tree's nodes that the views of one tree
-  share (the one sampled last holds it)."""
+  whole tree below the chosen root, terminals paid per root. Its tables are compact
+  (the subgame's infosets in SubgameCFRPlus's order, then the gadget's: whole-tree
+  tables page-faulted at every newly visited infoset), reached through a map from
+  the tree's infoset ids; that map and the next roots' map over the tree's nodes are
+  shared by the samplers of one tree (the one that ran last holds them).
+  `view_slots` gives a table in the SubgameView's slot form."""
 
   def _make_solver(self, config, seed):
     view = self.view
@@ -148,7 +150,7 @@ class InPlaceSampler(ViewSampler):
     self._structure = subgame_views.SubgameCFRPlus(view)
     # The tables' infosets: the subgame's (in SubgameCFRPlus's order), then the
     # gadget's; compact, so that a resolve touches few fresh pages.
-    self._infosets = np.concatenate(self._structure._infosets)  # pylint: disable=protected-access
+    self._infosets = np.concatenate(self._structure.infosets)
     counts = np.concatenate((tree.infoset_num_actions[self._infosets],
                              self._structure.gadget_counts)).astype(np.int64)
     self._table_offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -156,7 +158,7 @@ class InPlaceSampler(ViewSampler):
     subgame_slots = int(counts[:num].sum())
     starts = np.concatenate((
         tree.infoset_action_offset[self._infosets].astype(np.int64),
-        self._structure._base + self._table_offsets[num:] - subgame_slots))  # pylint: disable=protected-access
+        self._base + self._table_offsets[num:] - subgame_slots))
     # The view's slot of each of the tables' slots.
     self._view_slots = np.repeat(starts - self._table_offsets, counts) + np.arange(
         counts.sum())
@@ -229,7 +231,7 @@ class InPlaceSampler(ViewSampler):
             float(tree.utility_sum))
 
   def _resolving(self, config):
-    # The gate is the prefix's; no per-node root arrays.
+    del config  # the gate is the prefix's; no per-node root arrays
     return (np.zeros(0, np.int8), initial_track(self.view), np.zeros(0),
             np.zeros(0, np.int32))
 
@@ -282,7 +284,8 @@ class InPlaceSampler(ViewSampler):
   def view_slots(self, values):
     """Per-slot table `values` (e.g. the solver's regrets) in the view's slot form
     (zero outside the subgame and gadget)."""
-    out = np.zeros(self._structure._base + int(self._structure.gadget_counts.sum()))  # pylint: disable=protected-access
+    size = self._base + int(self._structure.gadget_counts.sum())
+    out = np.zeros(size)
     out[self._view_slots] = values
     return out
 
@@ -312,5 +315,6 @@ class InPlaceSampler(ViewSampler):
       return {}
     offset = int(self._table_offsets[local])
     count = int(tree.infoset_num_actions[infoset])
-    actions = tree.infoset_actions[tree.infoset_action_offset[infoset] + np.arange(count)]
-    return dict(zip(actions.tolist(), self.solver.cumulative[offset:offset + count].tolist()))
+    at = int(tree.infoset_action_offset[infoset])
+    return dict(zip(tree.infoset_actions[at:at + count].tolist(),
+                    self.solver.cumulative[offset:offset + count].tolist()))
