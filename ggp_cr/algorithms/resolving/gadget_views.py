@@ -34,17 +34,9 @@ from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.tree import flat_tree
 
 VARIANTS = gadgets.VARIANTS
+_gadget_payoff = gadgets.gadget_payoff
 _TERMINAL = -4
 _CHANCE = -1
-
-
-@numba.njit(cache=True)
-def gadget_payoff(u, j, opponent, utility_sum, scale, shift):
-  """Player 0's payoff in a gadget below root j at a whole-tree terminal of player 0's
-  utility u: o's is scale_j·u_o − shift_j (gadget_views.py)."""
-  u_o = u if opponent == 0 else utility_sum - u
-  value = scale[j] * u_o - shift[j]
-  return value if opponent == 0 else -value
 
 
 @numba.njit(cache=True)
@@ -114,8 +106,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
         infoset_count += 1
       infoset[local] = infoset_map[g]
     if p == _TERMINAL:
-      utility[local] = gadget_payoff(node_utility[node], j, opponent, utility_sum,
-                                     scale, shift)
+      utility[local] = _gadget_payoff(node_utility[node], j, opponent, utility_sum,
+                                      scale, shift)
       continue
     first_child[local] = end
     first = node_first_child[node]
@@ -501,11 +493,6 @@ class GadgetView:
   def laid_out(self):
     """(the gadget's CompiledTree, the average strategy in its slot form)."""
     return self.tree, self.average_slots()
-
-  @property
-  def node_tree(self):
-    """The CompiledTree the view's node ids and slots are of (its laid-out tree)."""
-    return self.tree
 
   def whole_nodes(self, local_nodes):
     """The whole-tree node of each of the view's nodes."""

@@ -34,6 +34,7 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.tree import flat_tree
 
 _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
@@ -128,7 +129,7 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
     while b > a:
       for n in range(a, b):
         if node_num_children[n] == 0:
-          values[n] = gadget_views.gadget_payoff(node_utility[n], j, opponent,
+          values[n] = gadgets.gadget_payoff(node_utility[n], j, opponent,
                                                  utility_sum, scale, shift)
       a, b = child_begin[a], child_begin[b]
 
@@ -435,11 +436,6 @@ class SubgameView(gadget_views.GadgetView):
   def locate(self, trace):
     j = np.asarray(trace.next_root_of, dtype=np.int64)
     return j, trace.next_roots, self.root_nodes[self.active_roots][j]
-
-  @property
-  def node_tree(self):
-    """The tree the view's nodes and slots (before the gadget's) are of."""
-    return self.whole
 
   def whole_nodes(self, local_nodes):
     """The view's nodes are the whole tree's."""

@@ -77,10 +77,15 @@ class ViewSampler:
     root_w[view.root_copies] = view.w[view.active_roots]
     return gate, initial_track(view), root_w, view.local_root
 
+  @property
+  def node_tree(self):
+    """The tree of the view's nodes and of the average strategy's slots."""
+    return self.view.tree
+
   def _set_estimates(self, trace):
     view = self.view
     self.estimates = next_root_estimates.SampledNextRootEstimates(
-        view, trace, self.average_strategy_slots)
+        view, trace, self.average_strategy_slots, self.node_tree)
 
   def _node_map(self):
     """The next roots' index per view node (-1 elsewhere)."""
@@ -256,6 +261,10 @@ class InPlaceSampler(ViewSampler):
   def run(self, iterations):
     self._node_map()
     super().run(iterations)
+
+  @property
+  def node_tree(self):
+    return self.view.whole
 
   # What subgame_views.SubgameView asks of its solver.
   @property

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
-from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
@@ -22,7 +22,7 @@ from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
-_gadget_payoff = gadget_views.gadget_payoff
+_gadget_payoff = gadgets.gadget_payoff
 _CHANCE = -1
 
 # node_target values: off the target, on a path to it, in the target information set.
@@ -81,7 +81,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   for whole-tree node root_node[j] (w root_w[j]); `infoset_map` (if non-empty)
   gives the tables' id of each of the tree's infosets (the subgame's compact tables,
   `infoset_action_offset` then indexed by those ids); terminals below root j pay
-  gadget_views.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
+  gadgets.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
   `utility_sum` is the gadget's (0); node_gate, node_root_w and node_root_of are
   unused."""
   touched = 0
@@ -369,6 +369,9 @@ class CompiledOutcomeSamplingSolver:
   Takes a pyspiel game (compiled once per process through `compiled_tree.cached_tree`)
   or a CompiledTree, and the hyper-parameters of `OutcomeSamplingSolver`. Targeting is
   information-set targeting (`set_target`); `iteration_weight` is as in the live solver.
+  `infoset_actions` (action counts) sizes the tables for other information sets than
+  the tree's: an in-place gadget's (`set_prefix`; view_sampling.InPlaceSampler reads
+  those tables, the tree-indexed readers here do not apply).
   """
 
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
