@@ -266,26 +266,14 @@ class InPlaceSampler(ViewSampler):
   def node_tree(self):
     return self.view.whole
 
-  # What subgame_views.SubgameView asks of its solver.
-  @property
-  def subgame_nodes(self):
-    return self._structure.subgame_nodes
+  # What subgame_views.SubgameView asks of its solver, answered by the subgame's
+  # structure (its SubgameCFRPlus, whose tables stay unused).
+  _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables")
 
-  @property
-  def own_infosets(self):
-    return self._structure.own_infosets
-
-  @property
-  def inside(self):
-    return self._structure.inside
-
-  @property
-  def _base(self):
-    return self._structure._base  # pylint: disable=protected-access
-
-  @property
-  def _tables(self):
-    return self._structure._tables  # pylint: disable=protected-access
+  def __getattr__(self, name):
+    if name in InPlaceSampler._STRUCTURE and "_structure" in self.__dict__:
+      return getattr(self.__dict__["_structure"], name)
+    raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
   def evaluate(self, strategy, observe):
     self._structure.evaluate(strategy, observe)
