@@ -15,7 +15,8 @@ nodes and the time of each part. The last line is `seconds: <median resolve>`.
 With --sampling_subgames=N > 0, the first N resolved subgames per player are also
 sampled by continual resolving's VR-MCCFR ([S] §3.3.3, the thesis's candidate) for
 --sampling_iterations iterations (two episodes each) on both paths, each from fresh
-tables with the same seed: compiled (view_sampling on a copying gadget view) and live
+tables with the same seed: compiled (view_sampling on a copying gadget view, and
+on the in-place SubgameView: its episodes/s and setup are printed too) and live
 (subgame_solvers.SamplingSolver on the pyspiel gadget); setup (compiled: copy + trace;
 live: gadget + trace of live states) is timed apart from the episodes. It prints
 episodes/s of both and their ratio, then `sampling ratio: <median compiled / live>`
@@ -43,6 +44,7 @@ from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_solvers
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.tree import compiled_tree
@@ -65,19 +67,27 @@ _CONFIG = resolver.ResolverConfig()  # vr_mccfr, the thesis's candidate
 
 
 def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
-  """Episodes/s of VR-MCCFR on the subgame of `infoset`: (compiled, live, setup
-  seconds of each)."""
+  """Episodes/s of VR-MCCFR on the subgame of `infoset`: (compiled on the copy,
+  live, setup seconds of each, (episodes/s, setup seconds) in place or None if its
+  roots are nested)."""
   group = trace.group_roots(infoset)
   w, opponent_reach, cbv = estimates.inputs(group)
   roots = trace.next_roots[group]
-  start = time.perf_counter()
-  view = gadget_views.GadgetView(tree, keys, player, roots, w, cbv, "resolve",
-                                 opponent_reach,
-                                 solver=compiled_resolving.sampler(_CONFIG, 1))
-  setup = [time.perf_counter() - start]
-  start = time.perf_counter()
-  view.solver.run(iterations)
-  compiled = 2 * iterations / (time.perf_counter() - start)
+  runs = []
+  for kind in (gadget_views.GadgetView, subgame_views.SubgameView):
+    start = time.perf_counter()
+    try:
+      view = kind(tree, keys, player, roots, w, cbv, "resolve", opponent_reach,
+                  solver=compiled_resolving.sampler(_CONFIG, 1))
+    except subgame_views.NestedRoots:
+      runs.append(None)
+      continue
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    view.solver.run(iterations)
+    runs.append((2 * iterations / (time.perf_counter() - start), built))
+  (compiled, copy_setup), in_place = runs
+  setup = [copy_setup]
   start = time.perf_counter()
   states = subgames.node_states(tree, roots)
   subgame = gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
@@ -88,7 +98,7 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
   setup.append(time.perf_counter() - start)
   start = time.perf_counter()
   live.iterate(iterations)
-  return compiled, 2 * iterations / (time.perf_counter() - start), setup
+  return compiled, 2 * iterations / (time.perf_counter() - start), setup, in_place
 
 
 def _warm_up():
@@ -188,12 +198,15 @@ def main(argv):
       print(f"  resolve {tree.infoset_keys[infoset]!r}: {roots} roots, {nodes:,} view "
             f"nodes ({kind}), {1000 * total:.1f} ms ({parts})")
       if number < _SAMPLING_SUBGAMES.value:
-        compiled, live, setup = _sample_both(tree, keys, player, trace, estimates,
-                                             infoset, _SAMPLING_ITERATIONS.value)
+        compiled, live, setup, in_place = _sample_both(
+            tree, keys, player, trace, estimates, infoset, _SAMPLING_ITERATIONS.value)
         ratios.append(compiled / live)
         print(f"    vr_mccfr: compiled {compiled:,.0f} episodes/s (copy + trace "
               f"{setup[0]:.2f} s), live {live:,.0f} episodes/s (gadget + trace "
               f"{setup[1]:.2f} s), ratio {compiled / live:.1f}")
+        if in_place is not None:
+          print(f"    vr_mccfr in place: {in_place[0]:,.0f} episodes/s (view + trace "
+                f"{in_place[1]:.3f} s), {in_place[0] / compiled:.2f}x the copy's")
   print(f"resolves: {len(totals)}, median {1000 * statistics.median(totals):.1f} ms, "
         f"max {1000 * max(totals):.1f} ms")
   if ratios:

@@ -3,6 +3,8 @@
 import importlib.abc
 import sys
 
+import pytest
+
 
 class _NoExampleImports(importlib.abc.MetaPathFinder):
   """Refuses to import `ggp_cr.examples.*` into the test process.
@@ -22,3 +24,14 @@ class _NoExampleImports(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _NoExampleImports())
+
+
+@pytest.fixture(params=["copied", "in_place"])
+def subgame_view(request, monkeypatch):
+  """Continual resolving's later subgames on the compiled path as copies (the test
+  games' subgames are all small) or solved in place (COPY_NODES_LIMIT 0)."""
+  if request.param == "in_place":
+    # pylint: disable-next=import-outside-toplevel
+    from ggp_cr.algorithms.resolving import compiled_resolving
+    monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
+  return request.param

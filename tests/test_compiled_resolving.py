@@ -38,14 +38,6 @@ GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
 
 
-@pytest.fixture(params=["copied", "in_place"])
-def subgame_view(request, monkeypatch):
-  """Later subgames as copies (these games' subgames are all small) or in place."""
-  if request.param == "in_place":
-    monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
-  return request.param
-
-
 @pytest.mark.parametrize("use_cbr", [False, True])
 @pytest.mark.parametrize("variant", gadgets.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
@@ -321,7 +313,8 @@ def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
 
 
 @pytest.mark.parametrize("solver", ["cfr+", "vr_mccfr"])
-def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver):
+def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver,
+                                                        subgame_view):
   """In each match the bot's first new subgame is refused; later ones are resolved,
   and the records say which strategy was played."""
   original = compiled_resolving.CompiledResolver.next_subgame

@@ -15,8 +15,10 @@ from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import view_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
@@ -164,10 +166,11 @@ def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
 
 
 @pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
-def test_the_bot_plays_the_same_on_both_paths(solver):
+def test_the_bot_plays_the_same_on_both_paths(solver, subgame_view):
   """ContinualResolvingBot with a sampling solver takes the compiled path (the record
   says so) and, with the same seed and iteration budgets, plays as the live one with
-  the same average strategy at every decision."""
+  the same average strategy at every decision, later subgames copied or sampled in
+  place."""
   game = pyspiel.load_game(GAMES[2])
   tree = compiled_tree.cached_tree(game)
   played = {}
@@ -192,7 +195,163 @@ def test_the_bot_plays_the_same_on_both_paths(solver):
     records = bots[0].decisions + bots[1].decisions
     assert {d["path"] for d in records} == {path}
     assert sum(d["new_subgame"] for d in records) > 2
+    if path == "compiled":
+      copied = [("view" in d) for d in records if d["new_subgame"] and "roots" in d]
+      assert copied and set(copied) == {subgame_view == "copied"}
   assert played["compiled"][0] == played["live"][0]
   assert len(played["compiled"][1]) == len(played["live"][1]) > 0
   for ours, live in zip(*(played[path][1] for path in ("compiled", "live"))):
     np.testing.assert_allclose(ours, live, rtol=0, atol=1e-9)
+
+
+def _copy_and_in_place(game_string, player, variant, config, own=0):
+  """(copying view, SubgameView) of one of `player`'s next subgames after ITERATIONS
+  of the whole game, each with a sampler of `config` seeded alike (None if the
+  subgame is refused or its roots are nested)."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
+                                                         config=config, seed=5)
+  whole.iterate(ITERATIONS)
+  infosets = whole.trace.own_infosets
+  if own >= len(infosets):
+    return None
+  try:
+    built, _ = whole.next_subgame(int(infosets[own]), variant, seed=11)
+  except cr.CannotResolve:
+    return None
+  copy = built.view
+  assert isinstance(copy.solver, view_sampling.ViewSampler)
+  arguments = (tree, keys, player, copy.root_nodes, copy.w,
+               dict(zip(copy.infoset_keys.tolist(), copy.cbv.tolist())), copy.variant,
+               copy.opponent_reach)
+  try:
+    in_place = subgame_views.SubgameView(
+        *arguments, solver=compiled_resolving.sampler(config, 11))
+  except subgame_views.NestedRoots:
+    return None
+  assert isinstance(in_place.solver, view_sampling.InPlaceSampler)
+  return copy, in_place
+
+
+def _assert_same_sampling(copy, in_place):
+  """Equal regrets, cumulative sums, visits and average strategies at every infoset
+  of the copy (the subgame's and the gadget's gates / choice), and equal next-root
+  sums and inputs."""
+  ours, sampler = copy.solver.solver, in_place.solver
+  theirs = sampler.solver
+  local, whole = copy.tree, copy.whole
+  copied_average = copy.average_slots()
+  in_place_average = in_place.average_slots()
+  tables = {name: sampler.view_slots(getattr(theirs, name))
+            for name in ("regrets", "cumulative")}
+  gadget_offset = whole.num_infoset_actions
+  for infoset in range(local.num_infosets):
+    source = int(copy.infoset_source[infoset])
+    count = int(local.infoset_num_actions[infoset])
+    at = int(local.infoset_action_offset[infoset])
+    if source >= 0:
+      there = int(whole.infoset_action_offset[source])
+      index = sampler.table_infoset(source)
+    else:  # the gadget's infosets come first in the copy, after the tree's in place
+      there = gadget_offset + at
+      index = len(theirs.visits) - (local.num_infosets - len(
+          np.flatnonzero(copy.infoset_source >= 0))) + infoset
+    for name in ("regrets", "cumulative"):
+      np.testing.assert_allclose(tables[name][there:there + count],
+                                 getattr(ours, name)[at:at + count], rtol=1e-9,
+                                 atol=1e-9, err_msg=f"{name} at infoset {infoset}")
+    np.testing.assert_allclose(in_place_average[there:there + count],
+                               copied_average[at:at + count], rtol=1e-9, atol=1e-9)
+    assert theirs.visits[index] == ours.visits[infoset]
+  assert ours.visits.sum() == theirs.visits.sum()
+  for name in ("value_sum", "weight_sum"):
+    np.testing.assert_allclose(getattr(in_place.solver.estimates, name),
+                               getattr(copy.solver.estimates, name), rtol=1e-9,
+                               atol=1e-9)
+  for ours_means, theirs_means in zip(copy.solver.estimates.means(),
+                                      in_place.solver.estimates.means()):
+    np.testing.assert_allclose(theirs_means, ours_means, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("game_string",
+                         GAMES + ["python_princess_monster(max_turns=4)"])
+def test_in_place_sampling_equals_the_copy(game_string, variant):
+  """vr_mccfr on a SubgameView (no copy) and on the copying view, same seed: the same
+  tables at every subgame and gadget infoset, the same next-root estimates and the
+  same next gadgets' inputs, for both players' first two next subgames."""
+  config = cr.ResolverConfig(solver="vr_mccfr", variant=variant)
+  compared = 0
+  for player in (0, 1):
+    for own in (0, 1):
+      views = _copy_and_in_place(game_string, player, variant, config, own)
+      if views is None:
+        continue
+      copy, in_place = views
+      copy.solver.run(ITERATIONS)
+      in_place.solver.run(ITERATIONS)
+      _assert_same_sampling(copy, in_place)
+      ours = compiled_resolving.CompiledResolver(copy, config=config)
+      theirs = compiled_resolving.CompiledResolver(in_place, config=config)
+      for infoset in ours.trace.own_infosets[:2].tolist():
+        try:
+          expected = _inputs(ours, ours.view.whole.infoset_keys[infoset], "resolve")
+        except cr.CannotResolve:
+          continue
+        _assert_inputs_equal(
+            _inputs(theirs, theirs.view.whole.infoset_keys[infoset], "resolve"),
+            expected)
+      compared += 1
+  assert compared > 0
+
+
+@pytest.mark.parametrize("wrong", ["plain_gate", "w", "terminate"])
+def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
+  """The equality above is no tautology: an in-place sampler with the plain gate
+  (not CFR-D-aware), doubled root weights w or other Terminate values than the
+  copy's differs from it."""
+  config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
+  copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
+  solver = in_place.solver
+  # pylint: disable=protected-access
+  if wrong == "plain_gate":
+    prefix = solver._prefix(
+        cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
+  else:
+    prefix = list(solver.solver._prefix)
+    if wrong == "w":
+      prefix[10] = 2.0 * prefix[10]
+    else:
+      prefix[6] = prefix[6] + 0.5
+  solver.solver._prefix = tuple(prefix)
+  copy.solver.run(ITERATIONS)
+  solver.run(ITERATIONS)
+  with pytest.raises(AssertionError):
+    _assert_same_sampling(copy, in_place)
+
+
+@pytest.mark.parametrize("cfrd_aware", [True, False])
+def test_in_place_mc_cfr_and_the_plain_gate_equal_the_copy(cfrd_aware):
+  """mc_cfr (no baseline) in place, with and without the CFR-D-aware gate."""
+  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  copy, in_place = _copy_and_in_place(GAMES[2], 1, "resolve", config)
+  copy.solver.run(ITERATIONS)
+  in_place.solver.run(ITERATIONS)
+  _assert_same_sampling(copy, in_place)
+
+
+def test_in_place_samplers_of_one_tree_take_turns():
+  """Two in-place samplers on one tree share its next-root map: interleaved runs
+  collect what the copies collect."""
+  config = cr.ResolverConfig(solver="vr_mccfr")
+  first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
+  second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
+  assert first[1].whole is second[1].whole
+  for views in (first, second, first, second):
+    for view in views:
+      view.solver.run(ITERATIONS // 3)
+  for views in (first, second):
+    assert views[1].solver.estimates.weight_sum.any()
+    _assert_same_sampling(*views)

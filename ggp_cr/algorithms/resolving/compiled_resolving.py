@@ -5,9 +5,9 @@ sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the live path's
 CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from integer ids
 only: a view (gadget_views.GadgetView for the whole game at the first decision; for
 later subgames, `subgame_view`: a copying GadgetView when the subgame is small,
-COPY_NODES_LIMIT, its roots are nested, or a sampling solver runs on it, else
-subgame_views.SubgameView, solved in place), the SubgameTrace of the bot's next turns
-below it, and the next-root estimates collected each iteration. Opponent root keys the
+COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView, solved in
+place by either solver: view_sampling.InPlaceSampler samples it), the SubgameTrace
+of the bot's next turns below it, and the next-root estimates collected each iteration. Opponent root keys the
 sampling never reached get, at the whole game, o's exact counterfactual best-response
 value against the solve's average strategy, as the live path (resolver.Resolver.
 _unsampled_values); elsewhere the game's minimum utility. The bot keeps one per
@@ -120,16 +120,25 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
 def sampler(config, seed):
   """A GadgetView `solver` argument: the sampling solver of `config` (a
   resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
-  estimates of the view's next turns."""
-  return lambda view: view_sampling.ViewSampler(view, view.trace(), config, seed)
+  estimates of the view's next turns (view_sampling.InPlaceSampler on a
+  SubgameView, ViewSampler on a copy)."""
+
+  def make(view):
+    kind = (view_sampling.InPlaceSampler
+            if isinstance(view, subgame_views.SubgameView) else
+            view_sampling.ViewSampler)
+    return kind(view, view.trace(), config, seed)
+
+  return make
 
 
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
                  size, deadline=None, reserve=0.0, copy_nodes_limit=None, solver=None):
   """(view, how) of a later subgame of `size` nodes: a copying GadgetView if it is
-  small (`copy_nodes_limit`, default COPY_NODES_LIMIT), its roots are nested or a
-  sampling `solver` (a GadgetView solver argument, e.g. `sampler`) runs on it, else a
-  SubgameView solved in place; `how` says why a copy was made ("" in place). Raises
+  small (`copy_nodes_limit`, default COPY_NODES_LIMIT) or its roots are nested, else
+  a SubgameView solved in place (by CFR+, or by the sampling `solver`, a GadgetView
+  solver argument such as `sampler`, which samples either kind); `how` says why a
+  copy was made ("" in place). Raises
   CannotResolve if a needed copy would not end `reserve` seconds before
   time.perf_counter() `deadline`, or if the gadget refuses its inputs."""
   arguments = (tree, keys, player, root_nodes, w, cbv, variant, opponent_reach)
@@ -146,13 +155,11 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
     return gadget_views.GadgetView(*arguments, solver=solver), f"copied ({why})"
 
   try:
-    if solver is not None:
-      return copy("the sampling solvers run on a copy")
     if size <= limit and copy_fits():
       return copy(f"a small subgame: {size:,} <= {limit:,} nodes iterate faster "
                   "contiguously")
     try:
-      return subgame_views.SubgameView(*arguments), ""
+      return subgame_views.SubgameView(*arguments, solver=solver), ""
     except subgame_views.NestedRoots:
       return copy("a root lies below another root")
   except ValueError as error:

@@ -42,7 +42,7 @@ CURRENT = recall.CURRENT
 AFTER_ROOT = recall.AFTER_ROOT
 END = recall.END
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-_advance = numba.njit(cache=True)(recall.advance)
+_advance = recall.advance_compiled
 _KEYS_FORMAT = 1
 
 

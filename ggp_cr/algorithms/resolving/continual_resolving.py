@@ -59,7 +59,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   estimated reach of its information state is zero, or the gadget refuses its inputs)
   it keeps the current resolver (reuses the trunk; on the compiled path also when the
   subgame's first CFR+ iteration, at the seconds per node measured so far in the
-  match, or for the sampling solvers the subgame's copy, would not fit the move: the
+  match, or for the sampling solvers the subgame's setup (its trace, a small
+  subgame's copy), would not fit the move: the
   bot then plays the current solve's strategy below
   its turn, a valid continuation of its strategy so far, never a new gadget's range
   it could not solve, and the record's `strategy` says so; on the compiled path the
@@ -111,6 +112,7 @@ from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
@@ -147,10 +149,25 @@ def _warm_up_full_width():
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_resolving.state_keys(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(
-      tree, keys, 0, config=resolver.ResolverConfig(), seed=0)
-  whole.iterate(1)
-  whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve", seed=0)
+  for config in (resolver.ResolverConfig(), resolver.ResolverConfig(solver="vr_mccfr")):
+    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0,
+                                                           config=config, seed=0)
+    whole.iterate(1)
+    copied, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
+                                   seed=0)
+    # The same subgame in place (larger subgames' view), one iteration and its
+    # next subgame's inputs.
+    view = copied.view
+    in_place = compiled_resolving.CompiledResolver(
+        subgame_views.SubgameView(
+            tree, keys, 0, view.root_nodes, view.w,
+            dict(zip(view.infoset_keys.tolist(), view.cbv.tolist())), "resolve",
+            solver=(compiled_resolving.sampler(config, 0) if config.sampling else
+                    None)), config=config)
+    in_place.iterate(1)
+    in_place.probabilities(int(tree.node_infoset[view.root_nodes[0]]))
+    if len(in_place.trace.own_infosets):
+      in_place.next_subgame(int(in_place.trace.own_infosets[0]), "resolve", seed=0)
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)
@@ -350,8 +367,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     built = None
     try:
       if self._tree is not None:
-        # A sampling iteration costs microseconds: only the copy is bounded (it may
-        # use (1 - BUILD_SHARE) / 2 of the move). A CFR+ subgame's setup may use the
+        # A sampling iteration costs microseconds: only the setup is bounded (it
+        # may use (1 - BUILD_SHARE) / 2 of the move; larger subgames are sampled in
+        # place, without a copy). A CFR+ subgame's setup may use the
         # move up to its first iteration's estimated time.
         sampling = self.config.sampling
         nodes_limit = (_RESOLVE_SHARE * seconds / (

@@ -34,6 +34,7 @@ from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.tree import flat_tree
 
 VARIANTS = gadgets.VARIANTS
+_gadget_payoff = gadgets.gadget_payoff
 _TERMINAL = -4
 _CHANCE = -1
 
@@ -105,10 +106,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
         infoset_count += 1
       infoset[local] = infoset_map[g]
     if p == _TERMINAL:
-      u = node_utility[node]
-      u_o = u if opponent == 0 else utility_sum - u
-      value = scale[j] * u_o - shift[j]
-      utility[local] = value if opponent == 0 else -value
+      utility[local] = _gadget_payoff(node_utility[node], j, opponent, utility_sum,
+                                      scale, shift)
       continue
     first_child[local] = end
     first = node_first_child[node]

@@ -49,6 +49,7 @@ Subgame inputs from a trunk strategy, exactly, on the original game's compiled t
 import hashlib
 import math
 
+import numba
 import numpy as np
 from open_spiel.python.observation import make_observation
 import pyspiel
@@ -68,6 +69,15 @@ _START = 0       # resolve/unsafe: chance over roots; max_margin: o chooses I
 _GATE = 1        # resolve: o chooses Follow/Terminate; max_margin: chance deals h ∈ I
 _INSIDE = 2      # in the original subgame
 _TERMINATED = 3  # resolve: o terminated
+
+
+@numba.njit(cache=True)
+def gadget_payoff(u, j, opponent, utility_sum, scale, shift):
+  """Player 0's payoff in a gadget view (gadget_views.py) at a terminal below root j
+  of player 0's utility u in the whole game: o's is scale_j·u_o − shift_j."""
+  u_o = u if opponent == 0 else utility_sum - u
+  value = scale[j] * u_o - shift[j]
+  return value if opponent == 0 else -value
 
 
 def _check_game(game):

@@ -132,16 +132,19 @@ class SampledNextRootEstimates(NextRootEstimates):
   weight_sum (the kernel's scatter-adds), and the mean w and o's reach are those of
   the solver's average strategy `average()` (for plain averaging
   Σ_t π^{σ^t} = T π^{σ̄}) from each next root's root on, continual_resolving's
-  sampling convention (o's gadget infosets above the roots do not count)."""
+  sampling convention (o's gadget infosets above the roots do not count). `tree` is
+  the tree of the view's nodes and of `average`'s slots (default: view.tree; an
+  in-place view's: the whole tree)."""
 
-  def __init__(self, view, trace, average):
+  def __init__(self, view, trace, average, tree=None):
     super().__init__(view, trace)
     self._average = average
+    self._tree = view.tree if tree is None else tree
 
   def group_means(self, group):
     """(w, o's reach) of the next roots `group` under the average strategy, each
     climbed from the root to its active root (depth × roots, not a tree pass)."""
-    tree = self.view.tree
+    tree = self._tree
     own, other = _climb(
         tree.node_parent, tree.node_player, tree.node_infoset, tree.node_action_index,
         tree.node_chance_prob, tree.infoset_action_offset, self._average(),

@@ -40,7 +40,7 @@ def advance(track, parent_player, child_player, player):
   return track, is_root
 
 
-_advance = numba.njit(cache=True)(advance)  # the same rule inside the kernel below
+advance_compiled = numba.njit(cache=True)(advance)  # the same rule inside kernels
 
 
 @numba.njit(cache=True)
@@ -53,7 +53,7 @@ def tracks(node_player, node_parent, player, initial):
     parent_player = node_player[node_parent[node]]
     child_player = node_player[node]
     track = tracks[node_parent[node]]
-    track, _ = _advance(track, parent_player, child_player, player)
+    track, _ = advance_compiled(track, parent_player, child_player, player)
     tracks[node] = track
   return tracks
 

@@ -24,6 +24,7 @@ The view's slot form is the whole tree's slots followed by the gadget's (resolve
 per gate, Follow then Terminate; max_margin: one per choice), valid at the subgame's
 and the gadget's information sets. Roots nested in another root's subtree (the copy
 holds both histories) raise NestedRoots; callers use the copying view then.
+view_sampling.InPlaceSampler runs the sampling solvers on a SubgameView.
 """
 
 import numba
@@ -33,6 +34,7 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.resolving import gadget_views
+from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.tree import flat_tree
 
 _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
@@ -127,10 +129,8 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
     while b > a:
       for n in range(a, b):
         if node_num_children[n] == 0:
-          u = node_utility[n]
-          u_o = u if opponent == 0 else utility_sum - u
-          value = scale[j] * u_o - shift[j]
-          values[n] = value if opponent == 0 else -value
+          values[n] = gadgets.gadget_payoff(node_utility[n], j, opponent,
+                                                 utility_sum, scale, shift)
       a, b = child_begin[a], child_begin[b]
 
 
@@ -178,8 +178,9 @@ def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_
 
 class _TreeTables:
   """What every SubgameView of one tree shares: the whole tree's CFR traversal, the
-  _tables arrays, and scratch reach and value arrays (one pass at a time; `owner`
-  is the solver whose gadget payoffs the value array's terminals hold). Fresh
+  _tables arrays, scratch reach and value arrays (one pass at a time; `owner` is
+  the solver whose gadget payoffs the value array's terminals hold) and the sampling
+  solvers' next-root map. Fresh
   arrays of the tree's size would cost a page fault per 4 KiB touched at every
   resolve."""
 
@@ -191,6 +192,11 @@ class _TreeTables:
     self.reach = np.empty((max(self.walk.num_internal, 1), 3))
     self.values = np.empty(tree.num_nodes)
     self.owner = None
+    # view_sampling.InPlaceSampler's next roots and tables' infoset ids (-1
+    # elsewhere), and the sampler that holds them.
+    self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
+    self.infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
+    self.next_root_holder = None
     self.touched = False
 
   def __deepcopy__(self, memo):
@@ -243,8 +249,9 @@ class SubgameCFRPlus:
                                       walk.up_player, tree.node_infoset,
                                       tree.num_infosets)
     owner = tree.infoset_player[infosets]
-    self._infosets = [infosets[owner == p] for p in (0, 1)]
-    self.own_infosets = self._infosets[view.player]
+    # The subgame's information sets per player.
+    self.infosets = [infosets[owner == p] for p in (0, 1)]
+    self.own_infosets = self.infosets[view.player]
     self._base = tree.num_infoset_actions
     if view.variant == "resolve":
       counts = np.full(len(view.gate_key), 2, dtype=np.int16)
@@ -252,7 +259,7 @@ class SubgameCFRPlus:
       counts = np.array([len(view.choice_counts)], dtype=np.int16)
     else:
       counts = np.zeros(0, dtype=np.int16)
-    self._gate_counts = counts
+    self._gate_counts = self.gadget_counts = counts
     self._gate_offsets = (self._base + np.concatenate(
         ([0], np.cumsum(counts)[:-1])).astype(np.int32) if len(counts) else
                           np.zeros(0, dtype=np.int32))
@@ -346,7 +353,7 @@ class SubgameCFRPlus:
 
   def _end(self, player, t):
     tree = self._view.whole
-    cfr.end_iteration(self._infosets[player], tree.infoset_action_offset,
+    cfr.end_iteration(self.infosets[player], tree.infoset_action_offset,
                       tree.infoset_num_actions, self._regrets, self._strategy,
                       self._params, t)
     if player == self._view.opponent and len(self._gate_ids):
@@ -376,16 +383,18 @@ class SubgameCFRPlus:
 
   def _offsets(self):
     tree = self._view.whole
-    infosets = np.concatenate(self._infosets)
+    infosets = np.concatenate(self.infosets)
     return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
             np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
 
-  def average_strategy_slots(self):
+  def average_strategy_slots(self, cumulative=None):
     """The average strategy in the view's slot form (uniform where never reached;
-    zero outside the subgame and gadget)."""
-    out = np.zeros(len(self._cumulative))
+    zero outside the subgame and gadget) of `cumulative` (default: this solver's
+    sums; view_sampling.InPlaceSampler gives its own)."""
+    cumulative = self._cumulative if cumulative is None else cumulative
+    out = np.zeros(len(cumulative))
     offsets, counts = self._offsets()
-    flat_tree.normalise_infosets(self._cumulative, offsets, counts, out)
+    flat_tree.normalise_infosets(cumulative, offsets, counts, out)
     return out
 
   def average_at(self, infoset):
@@ -407,19 +416,22 @@ class SubgameView(gadget_views.GadgetView):
   exact gadget value, best responses and margins then apply."""
 
   def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
-               variant="resolve", opponent_reach=None):
+               variant="resolve", opponent_reach=None, solver=None):
     if variant is None:
       raise ValueError("variant must be one of resolve, max_margin, unsafe; the whole "
                        "game (variant None) is solved by GadgetView.")
     self._copy = None
     super().__init__(tree, state_keys, player, root_nodes, w, opponent_values,
-                     variant, opponent_reach)
+                     variant, opponent_reach, solver)
 
   def _build(self, first):
     self._plan(first)
 
   def _solver(self):
     return SubgameCFRPlus(self)
+
+  # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
+  # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at as it).
 
   @property
   def num_nodes(self):

@@ -11,15 +11,24 @@ root a sample passes is valued), and the sampled values at the next roots, weigh
 by w(h)/q(h), scatter-added into next_root_estimates.SampledNextRootEstimates. It
 draws from the same SplitMix64 stream in the same order as the live solver, so with
 equal seeds both hold the same tables and estimates to rounding
-(tests/test_view_sampling.py). The in-place SubgameView is not sampled (yet): the
-compiled path copies a subgame for the sampling solvers.
+(tests/test_view_sampling.py).
+
+`InPlaceSampler` samples a subgame_views.SubgameView the same way without copying
+the subgame (the kernel's in-place mode: the gadget's prefix given apart, the whole
+tree walked below the sampled root, payoffs transformed per root), so a subgame of
+millions of nodes is sampled from its first microseconds; with the seed of a copying
+ViewSampler it holds the same tables and estimates to rounding.
 """
 
 import numpy as np
 
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+
+_TERMINAL = -4
+_CHANCE = -1
 
 
 def initial_track(view):
@@ -41,40 +50,65 @@ class ViewSampler:
     if not config.sampling:
       raise ValueError(f"ViewSampler runs the sampling solvers "
                        f"(vr_mccfr, mc_cfr), not {config.solver!r}.")
-    tree = view.tree
     self.view = view
-    self.solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
-        tree, regret_matcher=config.regret_matcher, exploration=config.exploration,
+    self.estimates = None
+    self.solver = self._make_solver(config, seed)
+    self._gate, self._track, self._root_w, self._root_of = self._resolving(config)
+    self._next_root = None
+    self.collect(trace)
+
+  def _make_solver(self, config, seed):
+    return compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
+        self.view.tree, regret_matcher=config.regret_matcher,
+        exploration=config.exploration,
         cumulative_strategy_exponent=config.cumulative_strategy_exponent,
         baseline=config.baseline, seed=seed)
+
+  def _resolving(self, config):
+    """(node_gate, playout_track, node_root_w, node_root_of) of the kernel."""
+    view = self.view
+    tree = view.tree
     gate = np.zeros(0, np.int8)
     if view.variant == "resolve" and config.cfrd_aware_sampling:
       infoset = tree.node_infoset
       gate = ((infoset >= 0) & (view.infoset_source[np.maximum(infoset, 0)] < 0)
               ).astype(np.int8)
-    self._gate = gate
-    self._playout = (recall.tracks(tree.node_player, tree.node_parent, view.player,
-                                   initial_track(view)) == recall.END).astype(np.int8)
-    self._root_w = np.full(tree.num_nodes, -1.0)
-    self._root_w[view.root_copies] = view.w[view.active_roots]
-    self._next_root = np.full(tree.num_nodes, -1, np.int64)
-    self.estimates = None
-    self.collect(trace)
+    root_w = np.full(tree.num_nodes, -1.0)
+    root_w[view.root_copies] = view.w[view.active_roots]
+    return gate, initial_track(view), root_w, view.local_root
+
+  @property
+  def node_tree(self):
+    """The tree of the view's nodes and of the average strategy's slots."""
+    return self.view.tree
+
+  def _set_estimates(self, trace):
+    view = self.view
+    self.estimates = next_root_estimates.SampledNextRootEstimates(
+        view, trace, self.average_strategy_slots, self.node_tree)
+
+  def _node_map(self):
+    """The next roots' index per view node (-1 elsewhere)."""
+    if self._next_root is None:
+      self._next_root = np.full(self.view.tree.num_nodes, -1, np.int64)
+    return self._next_root
 
   def collect(self, trace):
     """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
     next roots' node map is reset, not reallocated: a deferred subgame's move)."""
+    node_map = self._node_map()
     if self.estimates is not None:
-      self._next_root[self.estimates.local_nodes] = -1
-    view = self.view
-    self.estimates = next_root_estimates.SampledNextRootEstimates(
-        view, trace, self.solver.average_strategy_slots)
+      node_map[self.estimates.local_nodes] = -1
+    self._set_estimates(trace)
     local = self.estimates.local_nodes
-    self._next_root[local] = np.arange(len(local))
+    node_map[local] = np.arange(len(local))
+    self._set_resolving(node_map)
+
+  def _set_resolving(self, node_map):
+    view = self.view
     self.solver.set_resolving(
-        self._gate, self._playout, self._next_root, self._root_w, view.local_root,
-        view.scale, view.shift, view.player, self.estimates.value_sum,
-        self.estimates.weight_sum)
+        self._gate, self._track, node_map, self._root_w, self._root_of, view.scale,
+        view.shift, view.player, self.estimates.value_sum, self.estimates.weight_sum)
 
   @property
   def iterations(self):
@@ -101,3 +135,183 @@ class ViewSampler:
     if local < 0:
       return {}
     return self.solver.average_sums(self.view.tree, local)
+
+
+class InPlaceSampler(ViewSampler):
+  """ViewSampler on a subgame_views.SubgameView: no copy of the subgame. The
+  kernel samples the gadget's prefix from arrays of its own (laid out and numbered
+  as the copying view's, so draws come in the same order: the copying sampler with
+  the same seed holds the same tables, tests/test_view_sampling.py) and walks the
+  whole tree below the chosen root, terminals paid per root. Its tables are compact
+  (the subgame's infosets in SubgameCFRPlus's order, then the gadget's: whole-tree
+  tables page-faulted at every newly visited infoset), reached through a map from
+  the tree's infoset ids; that map and the next roots' map over the tree's nodes are
+  shared by the samplers of one tree (the one that ran last holds them).
+  `view_slots` gives a table in the SubgameView's slot form."""
+
+  def _make_solver(self, config, seed):
+    view = self.view
+    tree = view.whole
+    self._structure = subgame_views.SubgameCFRPlus(view)
+    # The tables' infosets: the subgame's (in SubgameCFRPlus's order), then the
+    # gadget's; compact, so that a resolve touches few fresh pages.
+    self._infosets = np.concatenate(self._structure.infosets)
+    counts = np.concatenate((tree.infoset_num_actions[self._infosets],
+                             self._structure.gadget_counts)).astype(np.int64)
+    self._table_offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    num = len(self._infosets)
+    subgame_slots = int(counts[:num].sum())
+    starts = np.concatenate((
+        tree.infoset_action_offset[self._infosets].astype(np.int64),
+        self._base + self._table_offsets[num:] - subgame_slots))
+    # The view's slot of each of the tables' slots.
+    self._view_slots = np.repeat(starts - self._table_offsets, counts) + np.arange(
+        counts.sum())
+    order = np.argsort(self._infosets)
+    self._sorted = (self._infosets[order], order)
+    solver = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
+        tree, regret_matcher=config.regret_matcher, exploration=config.exploration,
+        cumulative_strategy_exponent=config.cumulative_strategy_exponent,
+        baseline=config.baseline, seed=seed, infoset_actions=counts)
+    solver.set_prefix(self._prefix(config), self._tables.infoset_map,
+                      self._table_offsets)
+    return solver
+
+  def _prefix(self, config):
+    """The kernel's prefix arguments: gadget_views.GadgetView._build's prefix."""
+    view = self.view
+    tree = view.whole
+    n = len(view.active_roots)
+    roots = view.root_nodes[view.active_roots]
+    first_gate = len(self._infosets)  # the gadget's infosets' first id
+    if view.variant == "resolve":
+      size = 1 + 3 * n
+    elif view.variant == "unsafe":
+      size = 1 + n
+    else:
+      size = 1 + len(view.choice_counts) + n
+    player = np.full(size, _TERMINAL, np.int8)
+    infoset = np.full(size, -1, np.int32)
+    offset = np.zeros(size, np.int32)
+    first_child = np.zeros(size, np.int32)
+    num_children = np.zeros(size, np.int32)  # a chance node over every root
+    chance_prob = np.ones(size)
+    utility = np.zeros(size)
+    gate = np.zeros(size, np.int8)
+    root_of = np.full(size, -1, np.int32)
+    if view.variant == "resolve":
+      gates = 1 + np.arange(n)
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      player[gates] = view.opponent
+      chance_prob[gates] = view.root_chance
+      infoset[gates] = first_gate + view.gate
+      offset[gates] = self._table_offsets[first_gate + view.gate]
+      num_children[gates] = 2
+      copies = 1 + n + 2 * np.arange(n)
+      first_child[gates] = copies
+      o_value = view.terminate_value[view.gate]
+      utility[copies + 1] = o_value if view.opponent == 0 else -o_value
+      if config.cfrd_aware_sampling:
+        gate[gates] = 1
+    elif view.variant == "unsafe":
+      player[0], num_children[0], first_child[0] = _CHANCE, n, 1
+      copies = 1 + np.arange(n)
+      chance_prob[copies] = view.root_chance
+    else:
+      counts = view.choice_counts
+      c = len(counts)
+      player[0], num_children[0], first_child[0] = view.opponent, c, 1
+      infoset[0], offset[0] = first_gate, self._table_offsets[first_gate]
+      deals = 1 + np.arange(c)
+      player[deals] = _CHANCE
+      num_children[deals] = counts
+      first_child[deals] = 1 + c + np.concatenate(([0], np.cumsum(counts)[:-1]))
+      copies = 1 + c + np.arange(n)
+      chance_prob[copies] = view.root_chance
+    player[copies] = tree.node_player[roots]
+    root_of[copies] = np.arange(n)
+    return (player, infoset, offset, first_child, num_children, chance_prob, utility,
+            gate, root_of, roots.astype(np.int64),
+            np.asarray(view.w[view.active_roots], np.float64),
+            float(tree.utility_sum))
+
+  def _resolving(self, config):
+    del config  # the gate is the prefix's; no per-node root arrays
+    return (np.zeros(0, np.int8), initial_track(self.view), np.zeros(0),
+            np.zeros(0, np.int32))
+
+  def _node_map(self):
+    """The next roots' node map over the whole tree, shared with the infoset map by
+    the tree's samplers: cleared of the last holder's entries and set to this
+    one's."""
+    tables = self._tables
+    holder = tables.next_root_holder
+    if holder is not self:
+      if holder is not None:
+        tables.infoset_map[holder._infosets] = -1  # pylint: disable=protected-access
+        if holder.estimates is not None:
+          tables.next_root[holder.estimates.local_nodes] = -1
+      tables.infoset_map[self._infosets] = np.arange(len(self._infosets))
+      if self.estimates is not None:
+        local = self.estimates.local_nodes
+        tables.next_root[local] = np.arange(len(local))
+      tables.next_root_holder = self
+    return tables.next_root
+
+  def run(self, iterations):
+    self._node_map()
+    super().run(iterations)
+
+  @property
+  def node_tree(self):
+    return self.view.whole
+
+  # What subgame_views.SubgameView asks of its solver, answered by the subgame's
+  # structure (its SubgameCFRPlus, whose tables stay unused).
+  _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables")
+
+  def __getattr__(self, name):
+    if name in InPlaceSampler._STRUCTURE and "_structure" in self.__dict__:
+      return getattr(self.__dict__["_structure"], name)
+    raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+  def evaluate(self, strategy, observe):
+    self._structure.evaluate(strategy, observe)
+
+  def view_slots(self, values):
+    """Per-slot table `values` (e.g. the solver's regrets) in the view's slot form
+    (zero outside the subgame and gadget)."""
+    size = self._base + int(self._structure.gadget_counts.sum())
+    out = np.zeros(size)
+    out[self._view_slots] = values
+    return out
+
+  def table_infoset(self, infoset):
+    """The tables' id of whole-tree infoset `infoset` (-1 outside the subgame)."""
+    ordered, order = self._sorted
+    i = int(np.searchsorted(ordered, infoset))
+    return int(order[i]) if i < len(ordered) and ordered[i] == infoset else -1
+
+  def average_strategy_slots(self):
+    return self._structure.average_strategy_slots(self.view_slots(
+        self.solver.cumulative))
+
+  def average_at(self, infoset):
+    local = self.table_infoset(infoset)
+    count = int(self.view.whole.infoset_num_actions[infoset])
+    if local < 0:
+      return np.full(count, 1.0 / count)
+    offset = int(self._table_offsets[local])
+    total = self.solver.cumulative[offset:offset + count]
+    s = total.sum()
+    return total / s if s > 0 else np.full(count, 1.0 / count)
+
+  def average_sums(self, tree, infoset):
+    local = self.table_infoset(infoset)
+    if local < 0:
+      return {}
+    offset = int(self._table_offsets[local])
+    count = int(tree.infoset_num_actions[infoset])
+    at = int(tree.infoset_action_offset[infoset])
+    return dict(zip(tree.infoset_actions[at:at + count].tolist(),
+                    self.solver.cumulative[offset:offset + count].tolist()))

@@ -14,12 +14,15 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
+_gadget_payoff = gadgets.gadget_payoff
 _CHANCE = -1
 
 # node_target values: off the target, on a path to it, in the target information set.
@@ -55,24 +58,49 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
          infoset_action_offset, max_depth, max_actions, params, exploration, cse,
          decay, use_baselines, delta, node_target, targeting, incremental, start,
          in_memory, visits, regrets, current, cumulative, last_average, regret_updates,
-         baselines, rng_state, node_gate, node_playout, node_next_root, node_root_w,
+         baselines, rng_state, node_gate, playout_track, node_next_root, node_root_w,
          node_root_of, root_scale, root_shift, resolving_player, value_sum,
-         weight_sum):
+         weight_sum, prefix_player, prefix_infoset, prefix_offset, prefix_first_child,
+         prefix_num_children, prefix_chance_prob, prefix_utility, prefix_gate,
+         prefix_root, root_node, root_w, whole_utility_sum, infoset_map):
   """Runs `num_iterations` iterations (one episode per player each); returns the
   number of nodes touched. Continual resolving's gadgets (view_sampling.py; empty
   arrays turn each off): `node_gate` marks CFR-D-aware gates (Follow = child 0 walked
-  with probability 1, Terminate = child 1 valued exactly), `node_playout` the nodes a
-  playout may start at, `node_next_root` the next roots whose sampled values, weighted
-  by w(h)/q(h), are added to value_sum / weight_sum (w from `node_root_w` at root
-  copies, times chance and `resolving_player`'s current strategy below them; values
-  in original units per root j = `node_root_of`: (v_o + shift_j) / scale_j)."""
+  with probability 1, Terminate = child 1 valued exactly), `playout_track` >= 0 is
+  the recall tracking state at the root (playouts start only at recall.END nodes),
+  `node_next_root` the next roots whose sampled values, weighted by w(h)/q(h), are
+  added to value_sum / weight_sum (w from `node_root_w` at root copies, times chance
+  and `resolving_player`'s current strategy below them; values in original units per
+  root j = `node_root_of`: (v_o + shift_j) / scale_j).
+
+  In place (`prefix_player` non-empty; view_sampling.InPlaceSampler): the tree is
+  the whole game's and the gadget's prefix is given apart, as nodes numbered from
+  len(node_player) on (prefix_*: player, infoset (the tree's ids, the gadget's after
+  them), its first slot, children in prefix numbering, chance probability, player 0's
+  payoff, CFR-D-aware gate, the root index j of a root copy), each root copy standing
+  for whole-tree node root_node[j] (w root_w[j]); `infoset_map` (if non-empty)
+  gives the tables' id of each of the tree's infosets (the subgame's compact tables,
+  `infoset_action_offset` then indexed by those ids); terminals below root j pay
+  gadgets.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
+  `utility_sum` is the gadget's (0); node_gate, node_root_w and node_root_of are
+  unused."""
   touched = 0
   gates = len(node_gate) > 0
-  bounded = len(node_playout) > 0
+  bounded = playout_track >= 0
   collecting = len(node_next_root) > 0
+  in_place = len(prefix_player) > 0
+  mapped = len(infoset_map) > 0
+  num_nodes = len(node_player)
   opponent = 1 - resolving_player
   path_w_child = np.empty(max_depth + 1)
-  path_node = np.empty(max_depth + 1, np.int64)
+  path_child = np.empty(max_depth + 1, np.int64)
+  path_acting = np.empty(max_depth + 1, np.int64)
+  path_infoset = np.empty(max_depth + 1, np.int64)
+  path_offset = np.empty(max_depth + 1, np.int64)
+  path_count = np.empty(max_depth + 1, np.int64)
+  path_chance = np.empty(max_depth + 1)
+  path_terminate = np.empty(max_depth + 1)
+  path_gate = np.empty(max_depth + 1, np.bool_)
   path_index = np.empty(max_depth + 1, np.int64)
   path_q = np.empty(max_depth + 1)
   path_q_child = np.empty(max_depth + 1)
@@ -87,7 +115,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
       if targeting:
         targeted_episode = _random(rng_state) < delta
       eff_delta = delta if targeting else 0.0
-      node = 0
+      node = num_nodes if in_place else 0
       s1 = start
       s2 = start
       reach = 1.0
@@ -95,24 +123,57 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
       below = False
       depth = 0
       leaf_value = 0.0
-      w = node_root_w[0] if collecting else 0.0
+      root = -1  # in place: the root index j of the episode
+      track = playout_track
+      w = node_root_w[0] if collecting and not in_place else 0.0
       while True:
         touched += 1
-        acting = node_player[node]
+        if node < num_nodes:
+          acting = node_player[node]
+          if acting == _TERMINAL:
+            leaf_value = node_utility[node]
+            if in_place:
+              leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                          root_scale, root_shift)
+        else:
+          acting = prefix_player[node - num_nodes]
+          if acting == _TERMINAL:
+            leaf_value = prefix_utility[node - num_nodes]
         if acting == _TERMINAL:
-          leaf_value = node_utility[node]
           if player == 1:
             leaf_value = utility_sum - leaf_value
           break
-        first = node_first_child[node]
-        count = node_num_children[node]
+        infoset = -1
+        offset = 0
+        if node < num_nodes:
+          first = node_first_child[node]
+          count = node_num_children[node]
+          probabilities = node_chance_prob
+          base = first
+          at_gate = gates and node_gate[node] != 0
+          if acting != _CHANCE:
+            infoset = node_infoset[node]
+            if mapped:
+              infoset = infoset_map[infoset]
+            offset = infoset_action_offset[infoset]
+          if at_gate:
+            path_terminate[depth] = node_utility[first + 1]
+        else:
+          k = node - num_nodes
+          base = prefix_first_child[k]
+          first = num_nodes + base
+          count = prefix_num_children[k]
+          probabilities = prefix_chance_prob
+          at_gate = prefix_gate[k] != 0
+          infoset = prefix_infoset[k]
+          offset = prefix_offset[k]
+          if at_gate:
+            path_terminate[depth] = prefix_utility[base + 1]
         is_new = False
         if acting == _CHANCE:
           for a in range(count):
-            untargeted[a] = node_chance_prob[first + a]
+            untargeted[a] = probabilities[base + a]
         else:
-          infoset = node_infoset[node]
-          offset = infoset_action_offset[infoset]
           if not in_memory[infoset]:
             in_memory[infoset] = True
             is_new = True
@@ -145,7 +206,6 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         else:
           for a in range(count):
             targeted[a] = untargeted[a]
-        at_gate = gates and node_gate[node] != 0
         if at_gate:
           index = 0
           targeted[0] = untargeted[0] = 1.0
@@ -156,20 +216,39 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           else:
             index = _sample_index(untargeted, count, r)
         child = first + index
+        entered = False
+        if child >= num_nodes and prefix_root[child - num_nodes] >= 0:
+          root = prefix_root[child - num_nodes]
+          child = root_node[root]
+          entered = True
         if collecting:
-          if node_root_w[child] >= 0.0:
+          if in_place:
+            if entered:
+              w = root_w[root]
+            elif node < num_nodes:
+              if acting == _CHANCE:
+                w *= untargeted[index]
+              elif acting == resolving_player:
+                w *= current[offset + index]
+          elif node_root_w[child] >= 0.0:
             w = node_root_w[child]
           elif node_root_of[node] >= 0:
             if acting == _CHANCE:
               w *= untargeted[index]
             elif acting == resolving_player:
-              w *= current[infoset_action_offset[node_infoset[node]] + index]
+              w *= current[offset + index]
           path_w_child[depth] = w
         if restricted:
           on_target = node_target[child] != _OFF_TARGET
         s1_child = s1 * targeted[index]
         s2_child = s2 * untargeted[index]
-        path_node[depth] = node
+        path_child[depth] = child
+        path_acting[depth] = acting
+        path_infoset[depth] = infoset
+        path_offset[depth] = offset
+        path_count[depth] = count
+        path_chance[depth] = untargeted[index]
+        path_gate[depth] = at_gate
         path_index[depth] = index
         path_q[depth] = eff_delta * s1 + (1.0 - eff_delta) * s2
         path_q_child[depth] = eff_delta * s1_child + (1.0 - eff_delta) * s2_child
@@ -178,12 +257,17 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         if acting == _CHANCE:
           reach *= untargeted[index]
         elif acting != player:
-          reach *= current[infoset_action_offset[node_infoset[node]] + index]
+          reach *= current[offset + index]
         s1 = s1_child
         s2 = s2_child
+        if bounded:
+          child_player = (node_player[child] if child < num_nodes else
+                          prefix_player[child - num_nodes])
+          track, _ = recall.advance_compiled(track, acting, child_player,
+                                             resolving_player)
         node = child
         if is_new and incremental and not at_gate and (
-            not bounded or node_playout[node] != 0):
+            not bounded or track == recall.END):
           while node_player[node] != _TERMINAL:
             touched += 1
             first = node_first_child[node]
@@ -202,33 +286,35 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
               node = first + int(r * count)
           touched += 1
           leaf_value = node_utility[node]
+          if in_place:
+            leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                        root_scale, root_shift)
           if player == 1:
             leaf_value = utility_sum - leaf_value
           break
 
       value = leaf_value
       for d in range(depth - 1, -1, -1):
-        node = path_node[d]
         index = path_index[d]
         conditional = path_q_child[d] / path_q[d]
-        first = node_first_child[node]
-        acting = node_player[node]
-        if collecting and node_next_root[first + index] >= 0:
+        acting = path_acting[d]
+        child = path_child[d]
+        if collecting and child < num_nodes and node_next_root[child] >= 0:
           weight = path_w_child[d] / path_q_child[d]
           child_value = value if player == opponent else utility_sum - value
-          j = node_root_of[first + index]
-          root = node_next_root[first + index]
-          value_sum[root] += weight * (child_value + root_shift[j]) / root_scale[j]
-          weight_sum[root] += weight
+          j = root if in_place else node_root_of[child]
+          next_root = node_next_root[child]
+          value_sum[next_root] += weight * (child_value + root_shift[j]) / root_scale[j]
+          weight_sum[next_root] += weight
         if acting == _CHANCE:
-          value = node_chance_prob[first + index] * value / conditional
+          value = path_chance[d] * value / conditional
           continue
-        infoset = node_infoset[node]
-        offset = infoset_action_offset[infoset]
-        count = node_num_children[node]
-        if gates and node_gate[node] != 0:
+        infoset = path_infoset[d]
+        offset = path_offset[d]
+        count = path_count[d]
+        if path_gate[d]:
           action_values[0] = value
-          terminate = node_utility[first + 1]
+          terminate = path_terminate[d]
           action_values[1] = terminate if player == 0 else utility_sum - terminate
         elif use_baselines:
           for a in range(count):
@@ -265,8 +351,16 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
 def _no_resolving():
   """The kernel's gadget arguments that turn the gadget semantics off."""
   empty = np.zeros(0)
-  return (np.zeros(0, np.int8), np.zeros(0, np.int8), np.zeros(0, np.int64), empty,
+  return (np.zeros(0, np.int8), -1, np.zeros(0, np.int64), empty,
           np.zeros(0, np.int32), empty, empty, 0, np.zeros(0), np.zeros(0))
+
+
+def _no_prefix():
+  """The kernel's in-place arguments that turn in-place solving off."""
+  empty_int = np.zeros(0, np.int32)
+  return (np.zeros(0, np.int8), empty_int, empty_int, empty_int, empty_int,
+          np.zeros(0), np.zeros(0), np.zeros(0, np.int8),
+          empty_int, np.zeros(0, np.int64), np.zeros(0), 0.0)
 
 
 class CompiledOutcomeSamplingSolver:
@@ -275,11 +369,15 @@ class CompiledOutcomeSamplingSolver:
   Takes a pyspiel game (compiled once per process through `compiled_tree.cached_tree`)
   or a CompiledTree, and the hyper-parameters of `OutcomeSamplingSolver`. Targeting is
   information-set targeting (`set_target`); `iteration_weight` is as in the live solver.
+  `infoset_actions` (action counts) sizes the tables for other information sets than
+  the tree's: an in-place gadget's (`set_prefix`; view_sampling.InPlaceSampler reads
+  those tables, the tree-indexed readers here do not apply).
   """
 
   def __init__(self, game_or_tree, regret_matcher="rm", exploration=0.6,
                cumulative_strategy_exponent=0.0, baseline=None,
-               targeting_probability=0.0, incremental=True, seed=None):
+               targeting_probability=0.0, incremental=True, seed=None,
+               infoset_actions=None):
     if isinstance(game_or_tree, flat_tree.CompiledTree):
       self.tree = game_or_tree
     else:
@@ -298,33 +396,54 @@ class CompiledOutcomeSamplingSolver:
     tree = self.tree
     self._params = self.regret_matcher.params()
     self._rng_state = np.array([outcome_sampling.new_seed(seed)], dtype=np.uint64)
-    self._in_memory = np.full(tree.num_infosets, not self.incremental)
-    self.visits = np.zeros(tree.num_infosets, np.int64)
-    self.regrets = np.zeros(tree.num_infoset_actions)
-    self._current = np.repeat(
-        1.0 / np.maximum(tree.infoset_num_actions, 1), tree.infoset_num_actions)
-    self.cumulative = np.zeros(tree.num_infoset_actions)
-    self._last_average = np.zeros(tree.num_infosets)
-    self._regret_updates = np.zeros(tree.num_infosets, np.int64)
-    self.baselines = np.zeros((2, tree.num_infoset_actions if self.baseline else 0))
+    if infoset_actions is None:
+      slots, infosets = tree.num_infoset_actions, tree.num_infosets
+    else:
+      slots, infosets = int(np.sum(infoset_actions)), len(infoset_actions)
+    self._in_memory = (np.zeros if self.incremental else np.ones)(infosets, np.bool_)
+    self.visits = np.zeros(infosets, np.int64)
+    self.regrets = np.zeros(slots)
+    # Per infoset of `infoset_actions` (the tree's by default). A current strategy is
+    # written at an information set's first visit (incremental)
+    # or computed from the regrets at every visit.
+    self._current = np.zeros(slots)
+    self.cumulative = np.zeros(slots)
+    self._last_average = np.zeros(infosets)
+    self._regret_updates = np.zeros(infosets, np.int64)
+    self.baselines = np.zeros((2, slots if self.baseline else 0))
     self._node_target = np.zeros(0, np.int8)
     self.iteration_weight = 1.0
     self.iterations = 0
     self.nodes_touched = 0
     self._max_actions = int(max(tree.node_num_children.max(initial=1), 1))
     self._resolving = _no_resolving()
+    self._prefix = _no_prefix()
+    self._prefix_depth = 0
+    self._infoset_map = np.zeros(0, np.int32)
+    self._offsets = tree.infoset_action_offset
 
-  def set_resolving(self, node_gate, node_playout, node_next_root, node_root_w,
+  def set_resolving(self, node_gate, playout_track, node_next_root, node_root_w,
                     node_root_of, root_scale, root_shift, resolving_player, value_sum,
                     weight_sum):
     """Continual resolving's gadget semantics (the kernel `_run`'s arguments of the
     same names; view_sampling.py): value_sum / weight_sum are added to in place."""
     self._resolving = (
-        np.asarray(node_gate, np.int8), np.asarray(node_playout, np.int8),
+        np.asarray(node_gate, np.int8), int(playout_track),
         np.asarray(node_next_root, np.int64), np.asarray(node_root_w, np.float64),
         np.asarray(node_root_of, np.int32), np.asarray(root_scale, np.float64),
         np.asarray(root_shift, np.float64), int(resolving_player), value_sum,
         weight_sum)
+
+  def set_prefix(self, prefix, infoset_map, infoset_action_offset):
+    """Solves in place (view_sampling.InPlaceSampler): `prefix` holds the kernel's
+    prefix arguments (`_run`'s prefix_player to whole_utility_sum), `infoset_map`
+    the tables' id of each of the tree's infosets and `infoset_action_offset` each
+    id's first slot (the tables of the constructor's `infoset_actions`)."""
+    self._prefix = tuple(prefix)
+    self._infoset_map = infoset_map
+    self._offsets = np.asarray(infoset_action_offset, np.int32)
+    self._max_actions = max(self._max_actions, int(self._prefix[4].max(initial=1)))
+    self._prefix_depth = 3  # at most three prefix nodes above a root
 
   batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
 
@@ -382,12 +501,14 @@ class CompiledOutcomeSamplingSolver:
         int(num_iterations), self.iterations + 1, tree.node_player,
         tree.node_infoset, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, tree.node_utility, tree.utility_sum,
-        tree.infoset_action_offset, tree.max_depth, self._max_actions, self._params,
+        self._offsets, tree.max_depth + self._prefix_depth,
+        self._max_actions, self._params,
         self.exploration, self.cumulative_strategy_exponent, decay,
         self.baseline is not None, self.targeting_probability, node_target, targeting,
         self.incremental, 1.0 / self.iteration_weight, self._in_memory, self.visits,
         self.regrets, self._current, self.cumulative, self._last_average,
-        self._regret_updates, self.baselines, self._rng_state, *self._resolving)
+        self._regret_updates, self.baselines, self._rng_state, *self._resolving,
+        *self._prefix, self._infoset_map)
     self.iterations += int(num_iterations)
     self.nodes_touched += int(touched)
 
