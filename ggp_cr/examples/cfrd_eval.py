@@ -35,7 +35,8 @@ reports NashConv, twice these); the gadget's is that of the gadget's average str
 in the gadget game. margin is the subgame margin min_I (CBV_trunk(I) − CBV_combined(I))
 over the opponent's root information sets, in unnormalised counterfactual values,
 measured against the exact trunk values whatever --values and --sigmas say. A plot of
-the mean combined exploitability and margin per variant and sigma goes to --plot.
+the mean combined and gadget exploitability and margin per variant, values and sigma
+goes to --plot (mean over the draws).
 """
 
 import json

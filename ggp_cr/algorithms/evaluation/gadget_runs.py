@@ -169,25 +169,29 @@ def finished_runs(rows, iterations):
 
 
 def plot(csv_path, png_path, title, trunk_label="trunk"):
-  """Mean combined exploitability (log) and subgame margin per variant and sigma."""
+  """Mean combined exploitability, gadget exploitability (both log; [S] Figs 6.4-6.7
+  show both) and subgame margin per variant, values and sigma."""
   plt = figures.pyplot()
   import pandas as pd  # pylint: disable=g-import-not-at-top
   frame = pd.read_csv(csv_path)
-  means = frame.groupby(["variant", "values", "sigma", "iteration"],
-                        as_index=False).mean(numeric_only=True)
-  draws = frame.groupby(["variant", "values", "sigma"])["repeat"].nunique()
-  figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 8), sharex=True)
-  for (variant, values, sigma), group in means.groupby(["variant", "values", "sigma"]):
+  keys = ["variant", "values", "sigma"]
+  means = frame.groupby(keys + ["iteration"], as_index=False).mean(numeric_only=True)
+  draws = frame.groupby(keys)["repeat"].nunique()
+  figure, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 10), sharex=True)
+  for (variant, values, sigma), group in means.groupby(keys):
     count = draws[(variant, values, sigma)]
-    label = f"{variant}, {values}, σ={sigma:g}" + (f" ({count} draws)" if count > 1
+    label = f"{variant}, {values}, σ={sigma:g}" + (f" (mean of {count})" if count > 1
                                                     else "")
     top.plot(group["iteration"], group["combined_exploitability"], label=label)
+    middle.plot(group["iteration"], group["gadget_exploitability"], label=label)
     bottom.plot(group["iteration"], group["margin"], label=label)
   top.axhline(frame["trunk_exploitability"].iloc[0], color="black", linestyle="--",
               label=trunk_label)
   top.set_yscale("log")
-  top.set_ylabel("combined exploitability (NashConv / 2)")
+  top.set_ylabel("combined exploitability\n(NashConv / 2)")
   top.legend(fontsize="small")
+  middle.set_yscale("log")
+  middle.set_ylabel("gadget exploitability\n(NashConv / 2)")
   bottom.axhline(0.0, color="black", linewidth=0.5)
   bottom.set_xscale("log")
   bottom.set_xlabel("gadget solver iterations")
