@@ -267,7 +267,7 @@ def main(argv):
       raise app.UsageError(str(error)) from None
   png_path = _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png"
   gadget_runs.plot(_OUTPUT.value, png_path, f"{_GAME.value}, subgame at "
-                   f"[{_HISTORY.value}], player {subgame.player} resolves with "
+                   f"[{_HISTORY.value}],\nplayer {subgame.player} resolves with "
                    f"{_SOLVER.value}")
   print(f"wrote {_OUTPUT.value} and {png_path}")
   return 0

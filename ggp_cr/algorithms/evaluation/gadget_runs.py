@@ -178,13 +178,23 @@ def plot(csv_path, png_path, title, trunk_label="trunk"):
   means = frame.groupby(keys + ["iteration"], as_index=False).mean(numeric_only=True)
   draws = frame.groupby(keys)["repeat"].nunique()
   figure, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 10), sharex=True)
+  sigmas = sorted(frame["sigma"].unique())
+  variants = sorted(frame["variant"].unique())
+  dashes = ["-", "--", ":", "-."]
   for (variant, values, sigma), group in means.groupby(keys):
     count = draws[(variant, values, sigma)]
     label = f"{variant}, {values}, σ={sigma:g}" + (f" (mean of {count})" if count > 1
                                                     else "")
-    top.plot(group["iteration"], group["combined_exploitability"], label=label)
-    middle.plot(group["iteration"], group["gadget_exploitability"], label=label)
-    bottom.plot(group["iteration"], group["margin"], label=label)
+    # Noise sweeps: colour by sigma, dash by variant; else colour by variant.
+    if len(sigmas) > 1:
+      style = {"color": f"C{sigmas.index(sigma)}",
+               "linestyle": dashes[variants.index(variant) % len(dashes)]}
+    else:
+      style = {"color": f"C{variants.index(variant)}",
+               "linestyle": "-" if values == "cbr" else "--"}
+    top.plot(group["iteration"], group["combined_exploitability"], label=label, **style)
+    middle.plot(group["iteration"], group["gadget_exploitability"], **style)
+    bottom.plot(group["iteration"], group["margin"], **style)
   top.axhline(frame["trunk_exploitability"].iloc[0], color="black", linestyle="--",
               label=trunk_label)
   top.set_yscale("log")
@@ -196,5 +206,5 @@ def plot(csv_path, png_path, title, trunk_label="trunk"):
   bottom.set_xscale("log")
   bottom.set_xlabel("gadget solver iterations")
   bottom.set_ylabel("subgame margin")
-  figure.suptitle(title)
+  figure.suptitle(title, fontsize="medium")
   figures.save(figure, png_path)
