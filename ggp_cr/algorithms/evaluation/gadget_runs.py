@@ -7,7 +7,7 @@ draws the mean combined exploitability and subgame margin. Used by
 `python -m ggp_cr.examples.cfrd_eval`. Exploitabilities are OpenSpiel's (NashConv / 2),
 always of the combined strategy on the whole game's CompiledTree.
 
-Two routes solve a gadget: "compiled" (gadget_views.GadgetView, the gadget laid out
+Two routes solve a gadget: "compiled" (`view_of_subgame`: a gadget_views.GadgetView, the gadget laid out
 on the whole game's compiled tree, for solver strings that run on a CompiledTree) and
 "pyspiel" (gadgets.GadgetGame, for every solver string, e.g. OpenSpiel's own). They
 give the same rows to 1e-9 (tests/test_cfrd_eval.py); the compiled route is the one
@@ -22,6 +22,7 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import subgames
@@ -76,11 +77,33 @@ def trunk_strategy(tree, solver_string, iterations, seed):
   return _average_slots(solver, None if game is tree else game, tree)
 
 
+def view_of_subgame(tree, subgame, variant="resolve"):
+  """The GadgetView of a gadgets.Subgame (roots as histories, values keyed by o's
+  information state strings) on the whole game's CompiledTree `tree`: the compiled
+  counterpart of gadgets.make_gadget(subgame, variant), node for node the same gadget
+  (tests/test_cfrd_eval.py compares the two). Only the roots' keys are interned (no walk of the
+  whole game). Returns (view, {o's string: the view's integer key})."""
+  if tree.game_string != str(subgame.game):
+    raise ValueError(f"The compiled tree is of {tree.game_string}, the subgame of "
+                     f"{subgame.game}.")
+  roots = [subgames.history_node(tree, history) for history in subgame.root_histories]
+  strings = list(subgame.infosets)
+  key_of = {text: tree.num_infosets + i for i, text in enumerate(strings)}
+  keys = np.full((2, tree.num_nodes), -1, dtype=np.int32)
+  keys[subgame.opponent, roots] = [key_of[text] for text in subgame.opponent_keys]
+  state_keys = compiled_subgames.StateKeys(tree, keys, strings)
+  values = {key_of[text]: v for text, v in subgame.opponent_values.items()}
+  view = gadget_views.GadgetView(tree, state_keys, subgame.player, roots,
+                                 subgame.reach, values, variant,
+                                 subgame.opponent_reach)
+  return view, key_of
+
+
 class _CompiledGadget:
   """The gadget as a GadgetView on the whole tree (gadget_views)."""
 
   def __init__(self, tree, subgame, variant, exact_values):
-    self.view, key_of = gadget_views.from_subgame(tree, subgame, variant)
+    self.view, key_of = view_of_subgame(tree, subgame, variant)
     self.tree = self.view.tree
     self.game = None
     self._before = {key_of[k]: v for k, v in exact_values.items() if k in key_of}

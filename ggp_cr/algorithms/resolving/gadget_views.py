@@ -32,7 +32,6 @@ from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import flat_tree
 
 VARIANTS = gadgets.VARIANTS
@@ -208,27 +207,6 @@ class ViewTree(flat_tree.CompiledTree):
   @property
   def game(self):
     return None
-
-
-def from_subgame(tree, subgame, variant="resolve"):
-  """The GadgetView of a gadgets.Subgame (roots as histories, values keyed by o's
-  information state strings) on the whole game's CompiledTree `tree`: the compiled
-  counterpart of gadgets.make_gadget(subgame, variant), node for node the same gadget
-  (tests/test_gadget_views.py). Only the roots' keys are interned (no walk of the
-  whole game). Returns (view, {o's string: the view's integer key})."""
-  if tree.game_string != str(subgame.game):
-    raise ValueError(f"The compiled tree is of {tree.game_string}, the subgame of "
-                     f"{subgame.game}.")
-  roots = [subgames.history_node(tree, history) for history in subgame.root_histories]
-  strings = list(subgame.infosets)
-  key_of = {text: tree.num_infosets + i for i, text in enumerate(strings)}
-  keys = np.full((2, tree.num_nodes), -1, dtype=np.int32)
-  keys[subgame.opponent, roots] = [key_of[text] for text in subgame.opponent_keys]
-  state_keys = compiled_subgames.StateKeys(tree, keys, strings)
-  values = {key_of[text]: v for text, v in subgame.opponent_values.items()}
-  view = GadgetView(tree, state_keys, subgame.player, roots, subgame.reach, values,
-                    variant, subgame.opponent_reach)
-  return view, key_of
 
 
 class GadgetView:
