@@ -78,8 +78,8 @@ def test_cfrd_eval_rejects_bad_flags_and_keeps_existing_output(tmp_path):
 def test_cfrd_eval_resumes_and_refuses_another_configuration(tmp_path):
   output = tmp_path / "run.csv"
   flags = ["--game=kuhn_poker", "--history=0,1,1", "--variants=resolve,unsafe",
-           "--sigmas=0,0.5", "--iterations=10", "--eval_every=5", "--trunk_iterations=30",
-           f"--output={output}"]
+           "--sigmas=0,0.5", "--iterations=10", "--eval_every=5",
+           "--trunk_iterations=30", f"--output={output}"]
   assert _run(*flags, "--repeats=1").returncode == 0
   first = pd.read_csv(output)
   # A killed run: its last row half-written, one run unfinished.

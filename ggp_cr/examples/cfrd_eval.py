@@ -193,8 +193,8 @@ def _open_output(trunk_exploitability):
   if any(abs(e - trunk_exploitability) > 1e-12 for e in earlier):
     output.close()
     raise ValueError(f"{_OUTPUT.value} holds runs on a trunk of exploitability "
-                     f"{sorted(earlier)}, this trunk has {trunk_exploitability!r}; pass "
-                     "--overwrite or another --output.")
+                     f"{sorted(earlier)}, this trunk has {trunk_exploitability!r}; "
+                     "pass --overwrite or another --output.")
   with open(path, "w", encoding="utf-8") as file:
     json.dump(config, file, indent=2)
   done = gadget_runs.finished_runs(output.rows, _ITERATIONS.value)

@@ -7,8 +7,9 @@ draws the mean combined exploitability and subgame margin. Used by
 `python -m ggp_cr.examples.cfrd_eval`. Exploitabilities are OpenSpiel's (NashConv / 2),
 always of the combined strategy on the whole game's CompiledTree.
 
-Two routes solve a gadget: "compiled" (`view_of_subgame`: a gadget_views.GadgetView, the gadget laid out
-on the whole game's compiled tree, for solver strings that run on a CompiledTree) and
+Two routes solve a gadget: "compiled" (`view_of_subgame`: a gadget_views.GadgetView,
+the gadget laid out on the whole game's compiled tree, for solver strings that run on a
+CompiledTree) and
 "pyspiel" (gadgets.GadgetGame, for every solver string, e.g. OpenSpiel's own). They
 give the same rows to 1e-9 (tests/test_cfrd_eval.py); the compiled route is the one
 that reaches latent tic-tac-toe (4.9M histories).
@@ -81,8 +82,8 @@ def view_of_subgame(tree, subgame, variant="resolve"):
   """The GadgetView of a gadgets.Subgame (roots as histories, values keyed by o's
   information state strings) on the whole game's CompiledTree `tree`: the compiled
   counterpart of gadgets.make_gadget(subgame, variant), node for node the same gadget
-  (tests/test_cfrd_eval.py compares the two). Only the roots' keys are interned (no walk of the
-  whole game). Returns (view, {o's string: the view's integer key})."""
+  (tests/test_cfrd_eval.py compares the two). Only the roots' keys are interned (no
+  walk of the whole game). Returns (view, {o's string: the view's integer key})."""
   if tree.game_string != str(subgame.game):
     raise ValueError(f"The compiled tree is of {tree.game_string}, the subgame of "
                      f"{subgame.game}.")
