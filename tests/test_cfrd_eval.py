@@ -8,6 +8,9 @@ import pyspiel
 import pytest
 
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.evaluation import gadget_runs
+from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 
@@ -65,5 +68,55 @@ def test_cfrd_eval_rejects_bad_flags_and_keeps_existing_output(tmp_path):
     assert not output.exists()
   output.write_text("earlier results\n")
   result = _run("--game=kuhn_poker", "--history=0,1,1", f"--output={output}")
-  assert result.returncode != 0 and "--overwrite" in result.stderr
+  assert result.returncode != 0 and "header" in result.stderr
   assert output.read_text() == "earlier results\n"
+  result = _run("--game=kuhn_poker", "--history=0,1,1", "--solver=openspiel_cfr_plus",
+                f"--output={tmp_path / 'other.csv'}")
+  assert result.returncode != 0 and "--route=pyspiel" in result.stderr
+
+
+def test_cfrd_eval_resumes_and_refuses_another_configuration(tmp_path):
+  output = tmp_path / "run.csv"
+  flags = ["--game=kuhn_poker", "--history=0,1,1", "--variants=resolve,unsafe",
+           "--sigmas=0,0.5", "--iterations=10", "--eval_every=5",
+           "--trunk_iterations=30", f"--output={output}"]
+  assert _run(*flags, "--repeats=1").returncode == 0
+  first = pd.read_csv(output)
+  # A killed run: its last row half-written, one run unfinished.
+  lines = output.read_text().splitlines(keepends=True)
+  output.write_text("".join(lines[:-2]) + lines[-1][:5])
+  result = _run(*flags, "--repeats=2")
+  assert result.returncode == 0, result.stderr
+  assert "finished runs are skipped" in result.stdout
+  again = pd.read_csv(output)
+  key = ["variant", "values", "sigma", "repeat", "iteration"]
+  merged = first.merge(again, on=key, suffixes=("", "_again"))
+  assert len(merged) == len(first)  # the unfinished run was redone, the same numbers
+  assert (merged["combined_exploitability"] ==
+          merged["combined_exploitability_again"]).all()
+  assert len(again) == len(first) + 3  # the extra draw at sigma 0.5
+  result = _run(*flags, "--repeats=2", "--iterations=20")
+  assert result.returncode != 0 and "iterations: file has 10" in result.stderr
+  result = _run(*flags, "--repeats=2", "--trunk_iterations=31")
+  assert result.returncode != 0 and "trunk of exploitability" in result.stderr
+
+
+@pytest.mark.parametrize("game_string,history", [
+    ("python_leduc(max_raises=1,cards_per_suit=3)", [0, 1, 1]),
+    ("python_ii_goofspiel(num_cards=4)", [0, 0])])
+def test_compiled_and_pyspiel_gadgets_give_the_same_rows(game_string, history):
+  """The gadget as a view on the compiled tree (cfrd_eval's default) and as a pyspiel
+  game give the same evaluations to 1e-9, noise and all three variants included."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  trunk = gadget_runs.trunk_strategy(tree, "cfr+", 20, 0)
+  rows = {}
+  for route in gadget_runs.ROUTES:
+    subgame = subgames.subgame_from_trunk(tree, trunk, history, values="trunk")
+    run = gadget_runs.Run("cfrplayground-cfr+", 12, 4, 0, (6,), route)
+    rows[route] = []
+    gadget_runs.sweep(tree, trunk, subgame, "trunk", [0.0, 0.3], 2, gadgets.VARIANTS,
+                      run, rows[route].append)
+  compiled, reference = (pd.DataFrame(rows[r]) for r in gadget_runs.ROUTES)
+  assert len(compiled) == 7 * 5  # 7 runs (unsafe once), evaluated at 1, 4, 6, 8, 12
+  pd.testing.assert_frame_equal(compiled, reference, check_exact=False, rtol=0,
+                                atol=1e-9)

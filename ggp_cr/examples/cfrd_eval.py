@@ -17,8 +17,16 @@ are solver strings of ggp_cr.algorithms.config.registry (cfr+, dcfr(1.5,0,2),
 vr_mccfr, openspiel_cpp_cfr_plus, ...); an iteration is one
 `evaluate_and_update_policy()` or `iteration()`. The combined strategy (trunk, with the
 resolving player's subgame information sets taken from the gadget's average strategy)
-is evaluated every --eval_every iterations. The unsafe gadget ignores the values, so
-it runs once (first sigma, repeat 0).
+is evaluated every --eval_every iterations, at each of --eval_at and at the first and
+last, always on the whole game's compiled tree. The unsafe gadget ignores the values, so
+it runs once (first sigma, repeat 0). --route=compiled (default) solves the gadget as
+a view on the compiled tree (gadget_views; solver strings that run on a CompiledTree),
+--route=pyspiel as a pyspiel game (any solver string); both give the same rows.
+
+The run is resumable: its settings go to <output>.config.json; rerunning with the same
+settings skips the runs (variant, values, sigma, draw) that reached --iterations and
+redoes unfinished ones (more --sigmas, --repeats or --variants may be added; noise draw
+r at sigma s is seeded by (--seed, s, r) alone). --overwrite starts afresh.
 
 One CSV row per evaluation is appended to --output as the run goes: variant, values,
 sigma, repeat, iteration, trunk_exploitability, combined_exploitability,
@@ -27,9 +35,11 @@ reports NashConv, twice these); the gadget's is that of the gadget's average str
 in the gadget game. margin is the subgame margin min_I (CBV_trunk(I) − CBV_combined(I))
 over the opponent's root information sets, in unnormalised counterfactual values,
 measured against the exact trunk values whatever --values and --sigmas say. A plot of
-the mean combined exploitability and margin per variant and sigma goes to --plot.
+the mean combined and gadget exploitability and margin per variant, values and sigma
+goes to --plot (mean over the draws).
 """
 
+import json
 import os
 import sys
 
@@ -79,6 +89,9 @@ _SOLVER = flags.DEFINE_string("solver", "cfr+", "Solver string for the gadget.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Gadget solver iterations.")
 _EVAL_EVERY = flags.DEFINE_integer("eval_every", 10,
                                    "Evaluate every this many iterations (and at 1).")
+_EVAL_AT = flags.DEFINE_list("eval_at", [], "Also evaluate at these iterations.")
+_ROUTE = flags.DEFINE_enum("route", "compiled", list(gadget_runs.ROUTES),
+                           "Gadget as a view on the compiled tree, or a pyspiel game.")
 _OUTPUT = flags.DEFINE_string("output", "cfrd_eval.csv", "CSV path.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output.")
 _PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png).")
@@ -117,16 +130,77 @@ def _check_flags():
       registry.parse_solver(flag.value)
     except ValueError as error:
       raise app.UsageError(f"--{flag.name}: {error}") from None
-  if os.path.exists(_OUTPUT.value) and not _OVERWRITE.value:
-    raise app.UsageError(f"{_OUTPUT.value} exists; pass --overwrite to replace it.")
+  if _ROUTE.value == "compiled" and not gadget_runs.on_tree(_SOLVER.value):
+    raise app.UsageError(f"--solver={_SOLVER.value} does not run on a compiled tree; "
+                         "pass --route=pyspiel.")
   try:
     output_paths.check_file(_OUTPUT.value, "--output")
+    output_paths.check_file(_config_path(), "--output's configuration file")
     output_paths.check_file(
         _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png", "--plot")
     if _SAVE_TRUNK.value:
       output_paths.check_file(_SAVE_TRUNK.value, "--save_trunk")
   except ValueError as error:
     raise app.UsageError(str(error)) from None
+
+
+def _eval_at():
+  try:
+    points = tuple(int(i) for i in _EVAL_AT.value)
+  except ValueError:
+    raise app.UsageError(f"--eval_at must be iteration numbers, got "
+                         f"{_EVAL_AT.value}.") from None
+  if any(i < 1 for i in points):
+    raise app.UsageError(f"--eval_at must be >= 1, got {_EVAL_AT.value}.")
+  return points
+
+
+def _config_path():
+  return os.path.splitext(_OUTPUT.value)[0] + ".config.json"
+
+
+def _config():
+  """The settings a resumed run must share (sigmas, repeats, variants and values may
+  change; the trunk is checked by its exploitability, so it may be loaded)."""
+  names = ("game", "history", "roots_by", "player", "seed", "solver", "iterations",
+           "eval_every", "eval_at", "route")
+  return {name: flags.FLAGS[name].value for name in names}
+
+
+def _open_output(trunk_exploitability):
+  """The results CSV, resumed when its configuration file matches (module docstring)
+  and its rows have the same trunk exploitability."""
+  config, path = _config(), _config_path()
+
+  def check_existing():
+    try:
+      with open(path, encoding="utf-8") as file:
+        stored = json.load(file)
+    except (OSError, ValueError) as error:
+      raise ValueError(f"{_OUTPUT.value} holds rows but its configuration {path} is "
+                       f"unreadable ({error}); pass --overwrite.") from None
+    differences = [f"{k}: file has {stored.get(k)!r}, this run {v!r}"
+                   for k, v in config.items() if stored.get(k) != v]
+    if differences:
+      raise ValueError(f"{_OUTPUT.value} holds another run ({'; '.join(differences)});"
+                       " pass --overwrite or another --output.")
+
+  output = results_csv.AppendOnlyCsv(
+      _OUTPUT.value, gadget_runs.COLUMNS, numeric=gadget_runs.COLUMNS[2:],
+      key=gadget_runs.RUN_KEY + ("iteration",), replace=_OVERWRITE.value, lock=True,
+      kind="cfrd_eval CSV", check_existing=check_existing)
+  earlier = {float(row["trunk_exploitability"]) for row in output.rows}
+  if any(abs(e - trunk_exploitability) > 1e-12 for e in earlier):
+    output.close()
+    raise ValueError(f"{_OUTPUT.value} holds runs on a trunk of exploitability "
+                     f"{sorted(earlier)}, this trunk has {trunk_exploitability!r}; "
+                     "pass --overwrite or another --output.")
+  with open(path, "w", encoding="utf-8") as file:
+    json.dump(config, file, indent=2)
+  done = gadget_runs.finished_runs(output.rows, _ITERATIONS.value)
+  output.keep(lambda row: (row["variant"], row["values"], float(row["sigma"]),
+                           int(row["repeat"])) in done)
+  return output, done
 
 
 def _trunk(tree):
@@ -166,26 +240,35 @@ def main(argv):
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
-  print(f"{tree}\ntrunk exploitability {exact_br.exploitability_slots(tree, trunk):.6g}"
-        f"\n{subgame}")
+  trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
+  print(f"{tree}\ntrunk exploitability {trunk_exploitability:.6g}\n{subgame}")
+
+  try:
+    output, done = _open_output(trunk_exploitability)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  if done:
+    print(f"resuming {_OUTPUT.value}: {len(done)} finished runs are skipped")
 
   def append(row):
     output.append(row)
     print(f"{row['variant']:>10} σ={row['sigma']:<5g} #{row['repeat']:<3} "
           f"it {row['iteration']:>6}: combined {row['combined_exploitability']:.6g}  "
-          f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}")
+          f"gadget {row['gadget_exploitability']:.3g}  margin {row['margin']:.4g}",
+          flush=True)
 
-  run = (_SOLVER.value, _ITERATIONS.value, _EVAL_EVERY.value, _SEED.value)
-  with results_csv.AppendOnlyCsv(_OUTPUT.value, gadget_runs.COLUMNS,
-                                 replace=True) as output:
+  run = gadget_runs.Run(_SOLVER.value, _ITERATIONS.value, _EVAL_EVERY.value,
+                        _SEED.value, _eval_at(), _ROUTE.value)
+  with output:
     try:
       gadget_runs.sweep(tree, trunk, subgame, _VALUES.value, sigmas, _REPEATS.value,
-                        _VARIANTS.value, run, append)
+                        _VARIANTS.value, run, append, done)
     except ValueError as error:
       raise app.UsageError(str(error)) from None
   png_path = _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png"
   gadget_runs.plot(_OUTPUT.value, png_path, f"{_GAME.value}, subgame at "
-                   f"[{_HISTORY.value}], {_VALUES.value} values")
+                   f"[{_HISTORY.value}],\nplayer {subgame.player} resolves with "
+                   f"{_SOLVER.value}")
   print(f"wrote {_OUTPUT.value} and {png_path}")
   return 0
 
