@@ -419,3 +419,30 @@ def test_registry_refuses_bad_specs_listing_what_is_accepted(spec, message):
   with pytest.raises(ValueError) as error:
     registry.parse_solver(spec)
   assert message in str(error.value)
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker", "python_ii_goofspiel(num_cards=4)"])
+def test_evaluate_strategy_is_a_read_only_pass(game_string):
+  """evaluate_strategy gives the reach per internal position and the values per node
+  of a strategy (as the tree's own reach and value passes) and changes no table."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  solver, twin = cfr.CFRPlusSolver(tree), cfr.CFRPlusSolver(tree)
+  for _ in range(3):
+    solver.evaluate_and_update_policy()
+    twin.evaluate_and_update_policy()
+  rng = np.random.default_rng(0)
+  slots = tree.normalise_per_infoset(rng.random(tree.num_infoset_actions))
+  seen = []
+  solver.evaluate_strategy(slots, lambda reach, values: seen.append(
+      (reach.copy(), values.copy())))
+  internal = np.flatnonzero(tree.node_num_children > 0)
+  np.testing.assert_allclose(seen[0][0], tree.node_reaches(slots)[:, internal].T,
+                             rtol=0, atol=1e-12)
+  np.testing.assert_allclose(seen[0][1], tree.node_values(slots), rtol=0, atol=1e-12)
+  for _ in range(2):  # regrets and sums as the twin's, which was not asked
+    solver.evaluate_and_update_policy()
+    twin.evaluate_and_update_policy()
+  np.testing.assert_array_equal(solver.current_strategy_slots(),
+                                twin.current_strategy_slots())
+  np.testing.assert_array_equal(solver.average_strategy_slots(),
+                                twin.average_strategy_slots())

@@ -270,6 +270,24 @@ class GeneralCFRSolver:
     """The current strategy in slot form (a copy)."""
     return self._strategy.copy()
 
+  def evaluate_strategy(self, slots, observe):
+    """Calls observe(reach, values) as `evaluate_and_update_policy`'s observe would
+    see a pass with the strategy `slots` (reach per internal position, player 0's
+    values per node), in this solver's layout and without changing its tables."""
+    walk = self._walk
+    if len(walk.leaf_nodes):
+      raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
+    reach = np.empty_like(self._reach)
+    values = walk.utility.copy()
+    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
+                              walk.down_chance_prob, slots, reach)
+    # No player is updated: the tables are read-only arguments.
+    traversal.accumulate(
+        traversal.NO_PLAYER, 0, len(walk.up_node), walk.up_node, walk.up_position, walk.up_first_child,
+        walk.up_num_children, walk.up_player, walk.up_slot_offset, walk.chance_prob,
+        slots, reach, values, self._regrets, self._cumulative, 0.0, 1.0, False, False)
+    observe(reach, values)
+
   def average_strategy_slots(self):
     """The average strategy in slot form; uniform at information sets never reached."""
     return self._tree.normalise_per_infoset(self._cumulative)

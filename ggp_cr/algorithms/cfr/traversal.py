@@ -15,6 +15,7 @@ from ggp_cr.algorithms.tree import flat_tree
 
 # accumulate's update_player that updates both players.
 BOTH_PLAYERS = -1
+NO_PLAYER = -2  # accumulate: values only, no player's tables updated
 
 
 class TraversalTree:
@@ -101,9 +102,18 @@ class TraversalTree:
 _WALKS = {}
 
 
+# Trees smaller than this are laid out afresh for each solver (milliseconds), so that
+# the many small gadget copies of a match do not push a large tree's layout (seconds
+# to rebuild) out of the memo.
+_SHARED_WALK_NODES = 200_000
+
+
 def whole_tree_walk(tree):
   """The TraversalTree of all of `tree` (read-only), shared by every solver on the
-  same tree object; the last 2 trees' are kept."""
+  same tree object if the tree has at least _SHARED_WALK_NODES nodes (the last 2
+  such trees' are kept)."""
+  if tree.num_nodes < _SHARED_WALK_NODES:
+    return TraversalTree(tree, None, None)
   return flat_tree.per_tree(_WALKS, tree,
                             lambda t: TraversalTree(t, None, None))
 

@@ -326,7 +326,7 @@ class CompiledResolver:
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, about
-    half this resolver's last iteration time, which must fit as well). `seed` seeds
+    this resolver's last iteration time, which must fit as well). `seed` seeds
     a sampling solver's next resolver."""
     trace = self.trace
     group = trace.group_roots(infoset)
@@ -349,8 +349,9 @@ class CompiledResolver:
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
     else:
       if self.refused and not self.estimates.iterations:
-        # One pass of the average strategy: about half an iteration's two passes.
-        if deadline is not None and (time.perf_counter() + 0.5 * self.timing.get(
+        # One pass of the average strategy: about one CFR+ iteration (one pass with
+        # alternating updates).
+        if deadline is not None and (time.perf_counter() + self.timing.get(
             "per_iteration", 0.0) + SETUP_SECONDS_PER_ROOT * len(group) + reserve >
                                      deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "

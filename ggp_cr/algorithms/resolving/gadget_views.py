@@ -518,7 +518,9 @@ class GadgetView:
 
   def evaluate(self, slots, observe):
     """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
-    reach per internal position, player 0's values per node."""
+    reach per internal position, player 0's values per node (the CFR+ solver's)."""
+    if hasattr(self.solver, "evaluate_strategy"):
+      return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe)
     tree = self.tree
     internal = np.flatnonzero(tree.node_num_children > 0)
     observe(tree.node_reaches(slots)[:, internal].T, tree.node_values(slots))
