@@ -161,6 +161,7 @@ def _second_decision(game, iteration_seconds_per_node):
   bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
                                                   solver="cfr+")
   bot._iteration_seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
+  bot._estimate_from_trunk = lambda seconds, iterations: None  # keep it  # pylint: disable=protected-access
   state = game.new_initial_state()
   while len(bot.decisions) < 2:
     if state.is_chance_node():

@@ -437,11 +437,14 @@ class ContinualResolvingBot(pyspiel.Bot):
       self._iteration_seconds_per_node = 0.5 * (self._iteration_seconds_per_node +
                                                 elapsed / nodes)
 
-  def _estimate_from_trunk(self):
+  def _estimate_from_trunk(self, seconds, iterations):
     """The seconds per node of a subgame's CFR+ iteration, from the whole game's
-    iterations in pre-play (an in-place view streams about _VIEW_SLOWDOWN times
-    slower than the whole tree)."""
-    per_iteration = self.resolver.timing.get("per_iteration")
+    `iterations` in pre-play's `seconds` (their mean: one slow iteration, which
+    the anytime loop's decaying maximum would carry, does not make later subgames
+    look too large; an in-place view streams about _VIEW_SLOWDOWN times slower than
+    the whole tree)."""
+    per_iteration = (seconds / iterations if iterations else
+                     self.resolver.timing.get("per_iteration"))
     if per_iteration:
       self._iteration_seconds_per_node = (_VIEW_SLOWDOWN * per_iteration /
                                           self._tree.num_nodes)
@@ -469,9 +472,11 @@ class ContinualResolvingBot(pyspiel.Bot):
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (module docstring).
       preplay_start = start - record.get("prepared_seconds", 0.0)
-      record["iterations"] += self.resolver.run(preplay, preplay_start)
+      run_start = time.perf_counter()
+      done = self.resolver.run(preplay, preplay_start)
+      record["iterations"] += done
       if self._tree is not None:
-        self._estimate_from_trunk()
+        self._estimate_from_trunk(time.perf_counter() - run_start, done)
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
       record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
