@@ -238,7 +238,7 @@ def test_copies_continue_histories_as_replays_do(player):
     lambda game, move: online_solving.OnlineSolvingBot(game, 0, move=move, seed=0),
     lambda game, move: continual_resolving.ContinualResolvingBot(
         game, 0, move=move, solver="cfr+", seed=0)])
-def test_timed_decisions_pause_garbage_collection(make, monkeypatch):
+def test_timed_decisions_freeze_old_objects_for_the_collector(make, monkeypatch):
   """A timed decision runs with the objects that existed before it frozen for the
   garbage collector (a full collection can take longer than a move's margin) and
   unfreezes them after, also when the decision fails; decisions with iteration

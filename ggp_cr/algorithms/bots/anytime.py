@@ -4,7 +4,7 @@ Online players (online solving, OOS, continual resolving) improve their strategy
 the move's limit is spent: an iteration limit runs exactly that many iterations
 (deterministic for a seed); a seconds limit runs batches while the next one is
 expected to end before the deadline. A timed decision runs with the objects that
-existed before it frozen for the garbage collector (`gc_paused`).
+existed before it frozen for the garbage collector (`gc_frozen`).
 """
 
 import contextlib
@@ -13,7 +13,7 @@ import time
 
 
 @contextlib.contextmanager
-def gc_paused(active=True):
+def gc_frozen(active=True):
   """The garbage collector does not scan the objects that exist when the block starts
   (if `active`): they are frozen (gc.freeze) and unfrozen after it. A full collection
   over a live solver's tables took 0.15 s during an online solving match of PAM{8}

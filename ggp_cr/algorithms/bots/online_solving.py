@@ -132,7 +132,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     if state.current_player() != self._player_id:
       raise ValueError(f"It is player {state.current_player()}'s turn, not player "
                        f"{self._player_id}'s.")
-    with anytime.gc_paused(bool(self._move.seconds or self._preplay.seconds)):
+    with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 
   def _decide(self, state, start):

@@ -21,7 +21,6 @@ import numpy as np
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.tree import compiled_tree
 
 
 def first_action_slots(bot, tree, player):
@@ -54,13 +53,11 @@ def first_action_slots(bot, tree, player):
                    "average sums).")
 
 
-def first_action_evaluation(tree_or_game, make_bot, seeds):
-  """(NashConv of both seats' first action strategies, seconds): seat p's bot
-  `make_bot(p, seeds[p])` decides at p's first information set in the tree's order,
-  then its whole-game strategy is read (first_action_slots)."""
+def first_action_evaluation(tree, make_bot, seeds):
+  """(NashConv of both seats' first action strategies, seconds) on the compiled tree
+  `tree`: seat p's bot `make_bot(p, seeds[p])` decides at p's first information set
+  in the tree's order, then its whole-game strategy is read (first_action_slots)."""
   start = time.perf_counter()
-  tree = (tree_or_game if hasattr(tree_or_game, "infoset_player") else
-          compiled_tree.cached_tree(tree_or_game))
   slots = tree.uniform_slots()
   for player in (0, 1):
     first = int(np.flatnonzero(tree.infoset_player == player)[0])

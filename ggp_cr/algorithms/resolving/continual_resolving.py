@@ -456,7 +456,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     if state.current_player() != player:
       raise ValueError(f"It is player {state.current_player()}'s turn, not player "
                        f"{player}'s.")
-    with anytime.gc_paused(bool(self._move.seconds or self._preplay.seconds)):
+    with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 
   def _decide(self, state, start):
