@@ -211,3 +211,31 @@ def test_strategy_player_needs_an_existing_file_for_its_game(tmp_path):
       0, 1, 2)
   with pytest.raises(ValueError, match="is for python_rps\\(n=3\\), not kuhn_poker"):
     registry.make_bot(f"strategy({path})", registry.load_game("kuhn_poker"), 0, 0)
+
+
+@pytest.mark.parametrize("interval", [0.0, float("inf")])
+def test_a_match_first_frees_the_garbage_of_earlier_matches(monkeypatch, interval):
+  """Continual resolving's views and solvers point at each other, so a finished
+  match's tables wait for a full collection; `play` runs one before the next match
+  (at most every COLLECTION_INTERVAL_SECONDS). With an infinite interval (no
+  collection) the first match's cycles are still there, the check of the test."""
+  import gc  # pylint: disable=import-outside-toplevel
+  game = registry.load_game("python_leduc(max_raises=1,cards_per_suit=3)")
+  monkeypatch.setattr(matches, "COLLECTION_INTERVAL_SECONDS", interval)
+  budget = limits.Budget.parse("30it", "30it")
+  enabled = gc.isenabled()
+  gc.disable()
+  try:
+    gc.collect()
+    matches.run_match(game, ["cr", "random"], matches.match_seeds(0, "cr", "r", 0, 1),
+                      budget)
+    matches.run_match(game, ["random", "random"],
+                      matches.match_seeds(0, "r", "r", 0, 1), budget)
+    left = gc.collect()
+  finally:
+    if enabled:
+      gc.enable()
+  if interval == 0.0:
+    assert left == 0
+  else:
+    assert left > 0

@@ -9,6 +9,7 @@ own seed from (base seed, pair, seating, match index, seat).
 """
 
 import dataclasses
+import gc
 import hashlib
 import time
 
@@ -18,6 +19,32 @@ import pyspiel
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 
+
+# Seconds between the full garbage collections `play` runs before a match.
+COLLECTION_INTERVAL_SECONDS = 1.0
+_last_collection = [float("-inf")]
+
+
+def collect_between_matches(interval=None):
+  """A full garbage collection before a match, if `interval` seconds (default
+  COLLECTION_INTERVAL_SECONDS) have passed since the last one; returns whether it ran.
+
+  Continual resolving's views and their solvers point at each other, so a finished
+  match's subgame tables (tens to hundreds of MB at thesis sizes) are freed only by a
+  full collection, and timed decisions freeze the objects that exist
+  (bots/anytime.gc_frozen), after which the collector's own thresholds rarely start
+  one: a tournament worker playing continual resolving on Leduc{100,100,3,30} grew
+  by about 125 MB a match until it ran out of memory. Collecting here runs outside
+  every bot's budget, at most once a second of play (a collection over a few hundred
+  thousand objects takes tens of ms, so short matches are not slowed down).
+  """
+  interval = COLLECTION_INTERVAL_SECONDS if interval is None else interval
+  now = time.perf_counter()
+  if now - _last_collection[0] < interval:
+    return False
+  gc.collect()
+  _last_collection[0] = time.perf_counter()
+  return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +116,10 @@ def play(game, bots, chance_seed, names=None, on_move=None):
 
   `on_move(move, state)` is called after each move, with the state before it was applied.
   Bots learn of the other players' moves through `inform_action`, as in OpenSpiel's
-  `evaluate_bots`.
+  `evaluate_bots`. Earlier matches' garbage is collected first
+  (collect_between_matches).
   """
+  collect_between_matches()
   names = names or [f"player {i}" for i in range(len(bots))]
   rng = np.random.default_rng(chance_seed)
   state = game.new_initial_state()
