@@ -348,6 +348,66 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   return touched
 
 
+@numba.njit(cache=True)
+def _target_sums(node_player, node_first_child, node_num_children, node_chance_prob,
+                 node_infoset, infoset_action_offset, node_target, in_memory,
+                 cumulative, max_depth, max_actions):
+  """(S1, S2) of OOS's re-weighting (outcome_sampling.target_weight, the same walk in
+  the same order): the targeted and untargeted probabilities of reaching the target
+  information set's nodes, walking the target-consistent nodes from the root with
+  chance probabilities and the average strategy, only through information sets in
+  memory."""
+  sums1 = 0.0
+  sums2 = 0.0
+  size = (max_depth + 1) * max_actions + 1
+  stack_node = np.empty(size, np.int64)
+  stack_s1 = np.empty(size)
+  stack_s2 = np.empty(size)
+  probs = np.empty(max_actions)
+  stack_node[0] = 0
+  stack_s1[0] = 1.0
+  stack_s2[0] = 1.0
+  top = 1
+  while top > 0:
+    top -= 1
+    node = stack_node[top]
+    s1 = stack_s1[top]
+    s2 = stack_s2[top]
+    if node_target[node] == _IN_TARGET:
+      sums1 += s1
+      sums2 += s2
+      continue
+    first = node_first_child[node]
+    count = node_num_children[node]
+    if node_player[node] == _CHANCE:
+      for a in range(count):
+        probs[a] = node_chance_prob[first + a]
+    else:
+      infoset = node_infoset[node]
+      if not in_memory[infoset]:
+        continue
+      offset = infoset_action_offset[infoset]
+      cumulative_total = 0.0
+      for a in range(count):
+        cumulative_total += cumulative[offset + a]
+      for a in range(count):
+        probs[a] = (cumulative[offset + a] / cumulative_total if cumulative_total > 0.0
+                    else 1.0 / count)
+    total = 0.0
+    for a in range(count):
+      if node_target[first + a] != _OFF_TARGET:
+        total += probs[a]
+    if total <= 0.0:
+      continue
+    for a in range(count - 1, -1, -1):  # popped in action order
+      if node_target[first + a] != _OFF_TARGET and probs[a] > 0.0:
+        stack_node[top] = first + a
+        stack_s1[top] = s1 * probs[a] / total
+        stack_s2[top] = s2 * probs[a]
+        top += 1
+  return sums1, sums2
+
+
 def _no_resolving():
   """The kernel's gadget arguments that turn the gadget semantics off."""
   empty = np.zeros(0)
@@ -448,7 +508,16 @@ class CompiledOutcomeSamplingSolver:
   batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
 
   def warm_up(self):
-    self.run(0)  # compiles or loads the numba kernel
+    """Compiles or loads the numba kernels (iterations and OOS's re-weighting)."""
+    self.run(0)
+    self._target_sums(np.array([_IN_TARGET], np.int8))
+
+  def _target_sums(self, node_target):
+    tree = self.tree
+    return _target_sums(
+        tree.node_player, tree.node_first_child, tree.node_num_children,
+        tree.node_chance_prob, tree.node_infoset, self._offsets, node_target,
+        self._in_memory, self.cumulative, tree.max_depth, self._max_actions)
 
   def check_targeting(self, scheme):
     if scheme != targets.IST:
@@ -468,9 +537,11 @@ class CompiledOutcomeSamplingSolver:
       return (cumulative / total).tolist()
     return [1.0 / len(legal)] * len(legal)
 
-  def set_target(self, state, player, scheme=targets.IST):
+  def set_target(self, state, player, scheme=targets.IST, deadline=None):
     """Information-set targeting of `player`'s information set in `state` (the
-    player must be the one to act there)."""
+    player must be the one to act there); its nodes' ancestors are exactly the
+    target's prefixes (no dead ends; `deadline` is not needed)."""
+    del deadline
     self.check_targeting(scheme)
     if state.current_player() != player:
       raise ValueError(f"Information-set targeting needs player {player} to act in the "
@@ -485,6 +556,20 @@ class CompiledOutcomeSamplingSolver:
         node_target[node] = _TO_TARGET
         node = int(tree.node_parent[node])
     self._node_target = node_target
+
+  def target_weight(self, delta, deadline=None):
+    """OOS's re-weighting factor for the current target, as
+    outcome_sampling.target_weight computes it on the live solver's table (1 without
+    a target or when no target node is reached); `deadline` is not needed."""
+    del deadline
+    if len(self._node_target) == 0:
+      return 1.0
+    if self._node_target[0] == _IN_TARGET:
+      return 1.0
+    sums1, sums2 = self._target_sums(self._node_target)
+    if sums2 <= 0.0:
+      return 1.0
+    return delta * sums1 / sums2 + (1.0 - delta)
 
   def clear_target(self):
     self._node_target = np.zeros(0, np.int8)

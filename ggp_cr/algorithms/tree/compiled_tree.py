@@ -165,6 +165,37 @@ def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
   return tree
 
 
+# The largest tree `available_tree` extracts by default. Extraction walks about 0.1-0.5 M
+# histories a second on live states: the default keeps a first extraction within
+# seconds; cached trees of any size are used.
+COMPILED_NODES_LIMIT = 2_000_000
+
+
+def check_nodes_limit(nodes_limit):
+  """Raises ValueError unless `nodes_limit` is a non-negative integer."""
+  if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
+      or nodes_limit < 0:
+    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
+                     f"got {nodes_limit!r}.")
+
+
+def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None):
+  """(tree, reason) when `game`'s compiled tree is in this process, in `cache_dir`, or
+  extractable within `nodes_limit` histories; else (None, why not). How the players
+  with a compiled and a live path pick one ("auto"): continual resolving, OOS and the
+  online solving player."""
+  check_nodes_limit(nodes_limit)
+  source = tree_source(game, cache_dir)
+  try:
+    tree = cached_tree(game, cache_dir, max_nodes=None if source else int(nodes_limit))
+  except TreeTooLarge as error:
+    return None, f"tree too large for the compiled path: {error}"
+  return tree, {"process": "tree compiled in this process",
+                "disk": "tree read from the cache"}.get(
+                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
+                            f"{int(nodes_limit):,})")
+
+
 def tree_source(game, cache_dir=None):
   """Where cached_tree(game, cache_dir) would find the tree: "process" (memoised),
   "disk" (a cache file exists in `cache_dir`; it may still be refused) or None."""
