@@ -124,10 +124,10 @@ class OnlineSolvingBot(pyspiel.Bot):
     self.restart()
     self.solver.check_targeting(targeting)
     if self.path is None:  # a solver callable: its solver says
-      self.path = self.path_reason = (
-          "compiled" if isinstance(self.solver,
-                                   compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
-          else "live")
+      self.path = ("compiled" if isinstance(
+          self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
+                   else "live")
+      self.path_reason = "the solver callable's choice"
 
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> solver, for `solver` as the constructor takes it; sets `path`."""
