@@ -16,6 +16,7 @@ import numpy as np
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.sampling import compiled_targets
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
@@ -25,10 +26,9 @@ _TERMINAL = -4
 _gadget_payoff = gadgets.gadget_payoff
 _CHANCE = -1
 
-# node_target values: off the target, on a path to it, in the target information set.
-_OFF_TARGET = 0
-_TO_TARGET = 1
-_IN_TARGET = 2
+# node_target values (compiled_targets): off the target, on a path to it, in it.
+_OFF_TARGET = compiled_targets.OFF_TARGET
+_IN_TARGET = compiled_targets.IN_TARGET
 
 
 @numba.njit(cache=True)
@@ -348,79 +348,6 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   return touched
 
 
-@numba.njit(cache=True)
-def _mark_target(node_infoset, node_parent, infoset, node_target):
-  """Marks `infoset`'s nodes _IN_TARGET and their ancestors _TO_TARGET in
-  node_target (all _OFF_TARGET before)."""
-  for node in range(len(node_infoset)):
-    if node_infoset[node] == infoset:
-      node_target[node] = _IN_TARGET
-      parent = node_parent[node]
-      while parent >= 0 and node_target[parent] == _OFF_TARGET:
-        node_target[parent] = _TO_TARGET
-        parent = node_parent[parent]
-
-
-@numba.njit(cache=True)
-def _target_sums(node_player, node_first_child, node_num_children, node_chance_prob,
-                 node_infoset, infoset_action_offset, node_target, in_memory,
-                 cumulative, max_depth, max_actions):
-  """(S1, S2) of OOS's re-weighting (outcome_sampling.target_weight, the same walk in
-  the same order): the targeted and untargeted probabilities of reaching the target
-  information set's nodes, walking the target-consistent nodes from the root with
-  chance probabilities and the average strategy, only through information sets in
-  memory."""
-  sums1 = 0.0
-  sums2 = 0.0
-  size = (max_depth + 1) * max_actions + 1
-  stack_node = np.empty(size, np.int64)
-  stack_s1 = np.empty(size)
-  stack_s2 = np.empty(size)
-  probs = np.empty(max_actions)
-  stack_node[0] = 0
-  stack_s1[0] = 1.0
-  stack_s2[0] = 1.0
-  top = 1
-  while top > 0:
-    top -= 1
-    node = stack_node[top]
-    s1 = stack_s1[top]
-    s2 = stack_s2[top]
-    if node_target[node] == _IN_TARGET:
-      sums1 += s1
-      sums2 += s2
-      continue
-    first = node_first_child[node]
-    count = node_num_children[node]
-    if node_player[node] == _CHANCE:
-      for a in range(count):
-        probs[a] = node_chance_prob[first + a]
-    else:
-      infoset = node_infoset[node]
-      if not in_memory[infoset]:
-        continue
-      offset = infoset_action_offset[infoset]
-      cumulative_total = 0.0
-      for a in range(count):
-        cumulative_total += cumulative[offset + a]
-      for a in range(count):
-        probs[a] = (cumulative[offset + a] / cumulative_total if cumulative_total > 0.0
-                    else 1.0 / count)
-    total = 0.0
-    for a in range(count):
-      if node_target[first + a] != _OFF_TARGET:
-        total += probs[a]
-    if total <= 0.0:
-      continue
-    for a in range(count - 1, -1, -1):  # popped in action order
-      if node_target[first + a] != _OFF_TARGET and probs[a] > 0.0:
-        stack_node[top] = first + a
-        stack_s1[top] = s1 * probs[a] / total
-        stack_s2[top] = s2 * probs[a]
-        top += 1
-  return sums1, sums2
-
-
 def _no_resolving():
   """The kernel's gadget arguments that turn the gadget semantics off."""
   empty = np.zeros(0)
@@ -525,13 +452,13 @@ class CompiledOutcomeSamplingSolver:
     self.run(0)
     self._target_sums(np.array([_IN_TARGET], np.int8))
     tree = self.tree
-    _mark_target(tree.node_infoset[:0], tree.node_parent[:0], 0, np.zeros(0, np.int8))
+    compiled_targets.mark_target(tree.node_infoset[:0], tree.node_parent[:0], 0, np.zeros(0, np.int8))
     if tree.num_infosets:  # builds the tree's key index (0.3 s on latent_ttt)
       tree.infoset_index(int(tree.infoset_player[0]), tree.infoset_keys[0])
 
   def _target_sums(self, node_target):
     tree = self.tree
-    return _target_sums(
+    return compiled_targets.target_sums(
         tree.node_player, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, tree.node_infoset, self._offsets, node_target,
         self._in_memory, self.cumulative, tree.max_depth, self._max_actions)
@@ -566,7 +493,7 @@ class CompiledOutcomeSamplingSolver:
     tree = self.tree
     infoset = tree.infoset_index(player, state.information_state_string(player))
     node_target = np.zeros(tree.num_nodes, np.int8)
-    _mark_target(tree.node_infoset, tree.node_parent, infoset, node_target)
+    compiled_targets.mark_target(tree.node_infoset, tree.node_parent, infoset, node_target)
     self._node_target = node_target
 
   def target_weight(self, delta, deadline=None):
