@@ -15,6 +15,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
@@ -151,8 +152,7 @@ def test_oos_reweights_after_a_target_change():
   bot = online_solving.OOSBot(game, 0, preplay="500it", move="50it", seed=0)
   bot.step(state)
   assert bot.solver.iteration_weight > 1.0
-  target = bot.solver.target
-  assert online_solving.target_weight(game, target, bot.solver.table, 0.0) == 1.0
+  assert bot.solver.target_weight(0.0) == 1.0
   no_reweight = online_solving.OOSBot(game, 0, preplay="500it", move="50it",
                                       reweight=False, seed=0)
   no_reweight.step(state)
@@ -270,3 +270,136 @@ def test_timed_decisions_freeze_old_objects_for_the_collector(make, monkeypatch)
   with pytest.raises(RuntimeError):
     make(game, "0.01s").step(state)
   assert gc.get_freeze_count() == 0
+
+
+# Compiled vs live OOS ([S] Algorithm 2 on both paths): the games of the comparison.
+EQUALITY_GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
+                  "python_ii_goofspiel(num_cards=4)",
+                  "python_princess_monster(max_turns=4)"]
+_OOS_SETTINGS = dict(regret_matcher="erm(rm,0.01)", exploration=0.6,
+                     targeting_probability=0.9, incremental=True)
+
+
+def _decision_states(game, seed, count):
+  """`count` decision states of random play (each of a new random history)."""
+  rng = np.random.default_rng(seed)
+  found = []
+  while len(found) < count:
+    state = game.new_initial_state()
+    stop = rng.integers(1, 12)
+    while not state.is_terminal():
+      if not state.is_chance_node():
+        if stop == 0:
+          found.append(state.clone())
+          break
+        stop -= 1
+      actions = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+                 else state.legal_actions())
+      state.apply_action(actions[rng.integers(len(actions))])
+  return found
+
+
+@pytest.mark.parametrize("game_string", EQUALITY_GAMES)
+def test_compiled_target_weight_equals_the_live_walk(game_string):
+  """OOS's re-weighting on the compiled tree equals the live walk over histories to
+  1e-9, target after target, with the tables both solvers build meanwhile."""
+  game = pyspiel.load_game(game_string)
+  live = outcome_sampling.OutcomeSamplingSolver(game, seed=7, **_OOS_SETTINGS)
+  fast = compiled_outcome_sampling.CompiledOutcomeSamplingSolver(game, seed=7,
+                                                                 **_OOS_SETTINGS)
+  live.iterate(300)
+  fast.iterate(300)
+  weights = []
+  for state in _decision_states(game, 1, 8):
+    player = state.current_player()
+    live.set_target(state, player)
+    fast.set_target(state, player)
+    weight = live.target_weight(0.9)
+    assert fast.target_weight(0.9) == pytest.approx(weight, rel=1e-9, abs=1e-12)
+    assert fast.target_weight(0.0) == live.target_weight(0.0) == 1.0
+    weights.append(weight)
+    live.iteration_weight = fast.iteration_weight = weight
+    live.iterate(40)
+    fast.iterate(40)
+  assert max(weights) > 1.0 + 1e-6  # the targets are not all trivial
+
+
+def _match_decisions(game, make, seat, seed):
+  """(policy, action, iteration weight) of the bot `make(compiled)` at each of its
+  decisions in one match against random play, for compiled 'true' and 'false'
+  bots fed the same states (the live bot's action is played)."""
+  bots = [make(game, seat, "true"), make(game, seat, "false")]
+  assert [bot.path for bot in bots] == ["compiled", "live"]
+  rng = np.random.default_rng(seed)
+  decisions = []
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.current_player() == seat:
+      steps = [bot.step_with_policy(state) for bot in bots]
+      decisions.append([(policy, action, getattr(bot.solver, "iteration_weight", 1.0))
+                        for bot, (policy, action) in zip(bots, steps)])
+      state.apply_action(steps[1][1])
+    elif state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(actions[rng.choice(len(actions), p=probs)])
+    else:  # random, but not the first action (a fold in poker) when there is another
+      actions = state.legal_actions()
+      state.apply_action(actions[rng.integers(min(1, len(actions) - 1), len(actions))])
+  return decisions
+
+
+COMPILED_VS_LIVE = {
+    "oos": lambda game, seat, compiled: online_solving.OOSBot(
+        game, seat, preplay="150it", move="40it", seed=seat + 3, compiled=compiled),
+    "online_vr_mccfr": lambda game, seat, compiled: online_solving.OnlineSolvingBot(
+        game, seat, solver="vr_mccfr(delta=0.5)", preplay="150it", move="40it",
+        seed=seat + 3, compiled=compiled),
+}
+
+
+@pytest.mark.parametrize("game_string", EQUALITY_GAMES)
+@pytest.mark.parametrize("name", sorted(COMPILED_VS_LIVE))
+def test_compiled_bot_decides_as_the_live_bot(game_string, name):
+  """Same seed and iteration budgets: the same policy (to 1e-9), action and
+  re-weighting at every decision of whole matches, in both seats."""
+  game = pyspiel.load_game(game_string)
+  decisions = []
+  for seat in (0, 1):
+    for seed in (0, 1):
+      decisions += _match_decisions(game, COMPILED_VS_LIVE[name], seat, seed)
+  assert len(decisions) >= 4
+  for fast, live in decisions:
+    assert [a for a, _ in fast[0]] == [a for a, _ in live[0]]
+    np.testing.assert_allclose([p for _, p in fast[0]], [p for _, p in live[0]],
+                               rtol=1e-9, atol=1e-12)
+    assert fast[1] == live[1]
+    assert fast[2] == pytest.approx(live[2], rel=1e-9)
+
+
+def test_the_compiled_or_live_choice():
+  game = pyspiel.load_game("kuhn_poker")
+  assert online_solving.OOSBot(game, 0).path == "compiled"
+  pst = online_solving.OOSBot(game, 0, targeting="pst")
+  assert (pst.path, pst.path_reason) == ("live",
+                                         "public-subgame targeting needs live states")
+  large = pyspiel.load_game("liars_dice(dice_sides=3)")  # not compiled elsewhere
+  small_limit = online_solving.OOSBot(large, 0, compiled_nodes_limit=100)
+  assert small_limit.path == "live" and "too large" in small_limit.path_reason
+  with pytest.raises(ValueError, match="compiled solver is not available.*too large"):
+    online_solving.OOSBot(large, 0, compiled=True, compiled_nodes_limit=100)
+  with pytest.raises(ValueError, match="public-subgame targeting needs live states"):
+    online_solving.OOSBot(game, 0, targeting="pst", compiled="true")
+  with pytest.raises(ValueError, match="compiled must be one of auto, true, false"):
+    online_solving.OOSBot(game, 0, compiled="yes")
+  assert online_solving.OnlineSolvingBot(game, 0).path == "compiled"
+  explicit = online_solving.OnlineSolvingBot(game, 0, solver="mc_cfr(compiled=false)")
+  assert explicit.path == "live" and "solver string" in explicit.path_reason
+  with pytest.raises(ValueError, match="contradicts"):
+    online_solving.OnlineSolvingBot(game, 0, solver="mc_cfr(compiled=false)",
+                                    compiled="true")
+  budget = limits.Budget.parse("20it", "20it")
+  assert registry.make_bot("oos(compiled=false)", game, 0, 0, budget).path == "live"
+  assert registry.make_bot("online_solving(compiled=true)", game, 0, 0,
+                           budget).path == "compiled"
+  with pytest.raises(ValueError, match="'compiled' must be one of auto, true, false"):
+    registry.parse_player("oos(compiled=maybe)")

@@ -81,7 +81,10 @@ class OnlineSolver(Solver, Protocol):
   def check_targeting(self, scheme) -> None:
     """A ValueError unless the solver can target with `scheme` ('ist' or 'pst')."""
 
-  def set_target(self, state, player, scheme): ...
+  def set_target(self, state, player, scheme, deadline=None): ...
+
+  def target_weight(self, delta, deadline=None) -> float:
+    """OOS's re-weighting factor for the current target (bots/online_solving.py)."""
 
   def average_probabilities(self, state, player) -> list:
     """The average strategy at `player`'s information set in `state`, over

@@ -15,6 +15,17 @@
   under the average strategy (summed over histories already in the solver's tree), so
   their updates weigh w times more, making up for the target being sampled more often.
 
+Both run on the compiled tree (compiled_outcome_sampling: the same algorithm, random
+stream and tables, hundreds of times faster) or on live states (outcome_sampling),
+chosen by `compiled`: 'auto' (default) takes the compiled solver when the game's
+tree is in this process, in a cache, or extractable within `compiled_nodes_limit`
+histories (compiled_tree.available_tree, as continual resolving's path choice) and
+the targeting is IST; PST targeting needs live states. 'true' insists (ValueError if
+it cannot), 'false' stays live. A live target change first excludes the dead ends
+among the target-consistent histories (Target.exclude_dead_ends), so that both
+solvers sample the same prefixes; the compiled solver's target has none. The bot's
+`path` ('compiled' or 'live') and `path_reason` say which ran and why.
+
 Budgets are seconds (wall clock, checked after every iteration, stopping early when
 the next iteration would overrun) or iterations (deterministic for a seed); the
 pre-play budget is spent at the first move of a match, before that move's budget.
@@ -32,12 +43,42 @@ from ggp_cr.algorithms.config import builtin
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
+from ggp_cr.algorithms.tree import compiled_tree
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
-# Upper bound on the histories walked to compute OOS's re-weighting.
-MAX_WEIGHT_STATES = 50_000
+COMPILED_CHOICES = presets.COMPILED_CHOICES
+target_weight = outcome_sampling.target_weight
+
+
+def check_compiled(compiled):
+  """'auto', 'true' or 'false' from one of those strings (any case) or a bool."""
+  if isinstance(compiled, bool):
+    return "true" if compiled else "false"
+  if isinstance(compiled, str) and compiled.lower() in COMPILED_CHOICES:
+    return compiled.lower()
+  raise ValueError(f"compiled must be one of {', '.join(COMPILED_CHOICES)} (or a "
+                   f"bool); got {compiled!r}.")
+
+
+def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NODES_LIMIT,
+                cache_dir=None):
+  """(tree, reason): the compiled tree the solver runs on, or None (live) and why
+  (module docstring); `compiled` as check_compiled accepts."""
+  compiled = check_compiled(compiled)
+  compiled_tree.check_nodes_limit(nodes_limit)
+  if compiled == "false":
+    return None, "live solver requested"
+  if targeting == targets.PST:
+    tree, reason = None, "public-subgame targeting needs live states"
+  else:
+    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+  if tree is None and compiled == "true":
+    raise ValueError(f"The compiled solver is not available: {reason}; use "
+                     "compiled=auto or compiled=false.")
+  return tree, reason
 
 
 class OnlineSolvingBot(pyspiel.Bot):
@@ -53,10 +94,14 @@ class OnlineSolvingBot(pyspiel.Bot):
     move: per-move budget, likewise.
     targeting: 'ist' or 'pst' (the compiled solver supports 'ist' only).
     seed: seeds the solver (per match) and the bot's action sampling.
+    compiled: 'auto', 'true' or 'false' (module docstring); a solver string that sets
+      its own `compiled` keeps it (a contradicting 'true'/'false' here is an error).
+    compiled_nodes_limit: the largest tree 'auto' extracts.
   """
 
   def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0", move="1000it",
-               targeting=targets.IST, seed=0):
+               targeting=targets.IST, seed=0, compiled="auto",
+               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
     if player_id not in (0, 1):
@@ -70,17 +115,37 @@ class OnlineSolvingBot(pyspiel.Bot):
     self._preplay, self._move = limits.solving_budget(preplay, move)
     self._targeting = targeting
     self._seed = outcome_sampling.new_seed(seed)
-    self._make_solver = self._solver_factory(solver)
+    self.path = self.path_reason = None
+    self._make_solver = self._solver_factory(solver, check_compiled(compiled),
+                                             compiled_nodes_limit)
     self._rng = np.random.default_rng(self._seed)
     self._matches = 0
     self.solver = None
     self.restart()
     self.solver.check_targeting(targeting)
+    if self.path is None:  # a solver callable: its solver says
+      self.path = ("compiled" if isinstance(
+          self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
+                   else "live")
+      self.path_reason = "the solver callable's choice"
 
-  def _solver_factory(self, solver):
+  def _solver_factory(self, solver, compiled, nodes_limit):
+    """seed -> solver, for `solver` as the constructor takes it; sets `path`."""
     if callable(solver):
       return solver
     spec = builtin.parse_online_solver(solver)
+    if "compiled" in registry.given_parameters(spec):
+      given = "true" if spec.parameters["compiled"] else "false"
+      if compiled not in ("auto", given):
+        raise ValueError(f"compiled={compiled} contradicts the solver's "
+                         f"compiled={given} ({spec}); set it in one place.")
+      self.path_reason = f"the solver string sets compiled={given}"
+    else:
+      tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
+                                           nodes_limit)
+      spec = registry.with_parameter(spec, "compiled",
+                                     "false" if tree is None else "true")
+    self.path = "compiled" if spec.parameters["compiled"] else "live"
     return lambda seed: registry.make_solver(spec, self._game, seed)
 
   def player_id(self):
@@ -123,8 +188,7 @@ class OnlineSolvingBot(pyspiel.Bot):
 
   def _target(self, state, deadline):
     """Sets the solver's target to `state`; may use time until `deadline` (or None)."""
-    del deadline
-    self.solver.set_target(state, self._player_id, self._targeting)
+    self.solver.set_target(state, self._player_id, self._targeting, deadline)
 
   def step_with_policy(self, state):
     """Solves (pre-play first, if pending), then samples from the average strategy."""
@@ -156,52 +220,6 @@ class OnlineSolvingBot(pyspiel.Bot):
     return self.step_with_policy(state)[1]
 
 
-def target_weight(game, target, table, delta, max_states=MAX_WEIGHT_STATES,
-                  deadline=None):
-  """OOS's re-weighting factor after a target change (see the module docstring).
-
-  Walks the target-consistent histories from the root whose information sets are in
-  `table`, with chance probabilities and the average strategy, up to `max_states`
-  histories or until time.perf_counter() passes `deadline`; returns
-  delta * S1 / S2 + (1 - delta) over the target histories reached, or 1 if none.
-  """
-  sums = [0.0, 0.0]
-  budget = [max_states]
-
-  def walk(state, s1, s2):
-    if budget[0] <= 0 or (deadline is not None and time.perf_counter() > deadline):
-      return
-    budget[0] -= 1
-    if state.is_chance_node():
-      actions, probs = zip(*state.chance_outcomes())
-      probs = list(probs)
-    else:
-      data = table.get(state.information_state_string(state.current_player()))
-      if data is None:
-        return
-      actions = data.actions
-      probs = data.average().tolist()
-    allowed = target.allowed(state, actions)
-    total = sum(p for p, ok in zip(probs, allowed) if ok)
-    if total <= 0.0:
-      return
-    depth = len(state.history())
-    for action, p, ok in zip(actions, probs, allowed):
-      if not ok or p <= 0.0:
-        continue
-      if depth + 1 == target.length:
-        sums[0] += s1 * p / total
-        sums[1] += s2 * p
-      else:
-        walk(state.child(action), s1 * p / total, s2 * p)
-
-  if target.length > 0:
-    walk(game.new_initial_state(), 1.0, 1.0)
-  if sums[1] <= 0.0:
-    return 1.0
-  return delta * sums[0] / sums[1] + (1.0 - delta)
-
-
 class OOSBot(OnlineSolvingBot):
   """Online Outcome Sampling (Lisý et al. 2015) as a pyspiel.Bot.
 
@@ -213,40 +231,53 @@ class OOSBot(OnlineSolvingBot):
     gamma: the explorative regret matching's uniform share, in [0, 1] (0.01).
     reweight: re-weight iterations after each target change (OOS); False gives the
       thesis's MC-CFR behaviour.
+    compiled, compiled_nodes_limit: as OnlineSolvingBot.
   """
 
   def __init__(self, game, player_id, preplay="0", move="1000it",
                targeting=targets.IST, targeting_probability=0.9,
-               exploration=0.6, gamma=0.01, reweight=True, seed=0):
+               exploration=0.6, gamma=0.01, reweight=True, seed=0, compiled="auto",
+               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
     gamma = outcome_sampling.check_probability("ERM gamma", gamma)
     self._delta = outcome_sampling.check_probability("Targeting probability delta",
                                                      targeting_probability)
-    outcome_sampling.check_probability("Exploration e", exploration)
+    self._settings = dict(
+        regret_matcher=f"erm(rm,{gamma!r})",
+        exploration=outcome_sampling.check_probability("Exploration e", exploration),
+        targeting_probability=self._delta, incremental=True)
     self._reweight = bool(reweight)
+    super().__init__(game, player_id, solver=None, preplay=preplay, move=move,
+                     targeting=targeting, seed=seed, compiled=compiled,
+                     compiled_nodes_limit=compiled_nodes_limit)
 
-    def make_solver(seed):
-      return outcome_sampling.OutcomeSamplingSolver(
-          game, regret_matcher=f"erm(rm,{gamma!r})", exploration=exploration,
-          targeting_probability=self._delta, incremental=True, seed=seed)
-
-    super().__init__(game, player_id, solver=make_solver, preplay=preplay, move=move,
-                     targeting=targeting, seed=seed)
+  def _solver_factory(self, solver, compiled, nodes_limit):
+    """seed -> OOS's solver: compiled or live (module docstring); sets `path`."""
+    del solver
+    tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
+                                         nodes_limit)
+    self.path = "live" if tree is None else "compiled"
+    if tree is None:
+      return lambda seed: outcome_sampling.OutcomeSamplingSolver(
+          self._game, seed=seed, **self._settings)
+    return lambda seed: compiled_outcome_sampling.CompiledOutcomeSamplingSolver(
+        tree, seed=seed, **self._settings)
 
   def _target(self, state, deadline):
-    target = self.solver.set_target(state, self._player_id, self._targeting)
+    super()._target(state, deadline)
     if self._reweight:
-      self.solver.iteration_weight = target_weight(
-          self._game, target, self.solver.table, self._delta, deadline=deadline)
+      self.solver.iteration_weight = self.solver.target_weight(self._delta, deadline)
 
 
 # Build functions of the registry's online_solving and oos players (config/builtin.py).
 
-def build_online_solving(game, player_id, seed, budget, solver, targeting):
+def build_online_solving(game, player_id, seed, budget, solver, targeting, compiled):
   return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
-                          move=budget.move, targeting=targeting, seed=seed)
+                          move=budget.move, targeting=targeting, seed=seed,
+                          compiled=compiled)
 
 
-def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight):
+def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight,
+              compiled):
   return OOSBot(game, player_id, preplay=budget.preplay, move=budget.move,
                 targeting=targeting, targeting_probability=delta, exploration=e,
-                gamma=gamma, reweight=reweight, seed=seed)
+                gamma=gamma, reweight=reweight, seed=seed, compiled=compiled)

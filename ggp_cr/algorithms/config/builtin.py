@@ -341,6 +341,9 @@ def parse_online_solver(text):
 _TARGETING = Parameter(
     "targeting", _choice("targeting", presets.TARGETING_SCHEMES), presets.IST,
     "ist (information-set) or pst (public-subgame) targeting")
+_ONLINE_COMPILED = Parameter(
+    "compiled", _choice("compiled", presets.COMPILED_CHOICES), "auto",
+    "auto (the compiled tree when it fits and targeting is ist), true or false")
 
 registry.register_player(
     "online_solving",
@@ -351,7 +354,7 @@ registry.register_player(
                presets.DEFAULT_ONLINE_SOLVER,
                "os_mccfr, mc_cfr or vr_mccfr with parameters (delta = targeting "
                "probability)"),
-     _TARGETING))
+     _TARGETING, _ONLINE_COMPILED))
 registry.register_player(
     "oos", "Online Outcome Sampling (Lisý et al. 2015)",
     _deferred("bots.online_solving", "build_oos"),
@@ -361,7 +364,8 @@ registry.register_player(
      Parameter("gamma", _probability("gamma"), 0.01,
                "explorative regret matching's uniform share in [0, 1]"),
      Parameter("reweight", _bool("reweight"), True,
-               "re-weight iterations after a target change")))
+               "re-weight iterations after a target change"),
+     _ONLINE_COMPILED))
 
 _CR_SOLVER_HELP = (
     "the subgame solver: vr_mccfr or mc_cfr (live states), cfr+ or dl_cfr+ (compiled "

@@ -36,6 +36,9 @@ IST = "ist"
 PST = "pst"
 TARGETING_SCHEMES = (IST, PST)
 
+# How the online players choose between the compiled and the live solver.
+COMPILED_CHOICES = ("auto", "true", "false")
+
 # The online solving player's solvers and default ([S] §3.4.2, §5.2.2: IST, delta 0.1).
 ONLINE_SOLVERS = ("os_mccfr", "mc_cfr", "vr_mccfr")
 DEFAULT_ONLINE_SOLVER = "vr_mccfr(delta=0.1)"

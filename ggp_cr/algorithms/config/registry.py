@@ -136,6 +136,23 @@ def parse_solver(text):
   return SolverSpec(str(call), solver_type, values)
 
 
+def given_parameters(spec):
+  """Names of the parameters a SolverSpec's text sets (by position or by name); the
+  others hold their defaults."""
+  call = spec_strings.parse_call(spec.text)
+  names = [parameter.name for parameter in spec.solver_type.parameters]
+  return set(names[:len(call.args)]) | set(call.kwargs)
+
+
+def with_parameter(spec, name, text):
+  """The SolverSpec `spec` with parameter `name` set to `text` (as it would be typed)."""
+  call = spec_strings.parse_call(spec.text)
+  names = [parameter.name for parameter in spec.solver_type.parameters]
+  kwargs = dict(zip(names, call.args), **call.kwargs)
+  kwargs[name] = text
+  return parse_solver(str(spec_strings.Call(call.name, (), kwargs)))
+
+
 def parse_player(text):
   """Parses a player string; raises ValueError listing what is accepted on bad input."""
   if isinstance(text, PlayerSpec):

@@ -41,9 +41,7 @@ from ggp_cr.algorithms.tree import flat_tree
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
 COMPILED_SOLVERS = ("cfr+",) + resolver.SAMPLING_SOLVERS
-# Extraction walks about 0.1-0.5 M histories a second on live states: the default
-# keeps a first extraction within seconds; cached trees of any size are used.
-COMPILED_NODES_LIMIT = 2_000_000
+COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 
 
 # A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
@@ -85,10 +83,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
-  if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
-      or nodes_limit < 0:
-    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
-                     f"got {nodes_limit!r}.")
+  compiled_tree.check_nodes_limit(nodes_limit)
   if path == "live":
     return "live", "live path requested", None, None
   refusal = None
@@ -98,20 +93,12 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   elif config.keep_solver_data:
     refusal = "keep_solver_data runs on the live path"
   if refusal is None:
-    source = compiled_tree.tree_source(game, cache_dir)
-    try:
-      tree = compiled_tree.cached_tree(
-          game, cache_dir, max_nodes=None if source else int(nodes_limit))
-    except compiled_tree.TreeTooLarge as error:
-      refusal = f"tree too large for the compiled path: {error}"
-    else:
-      reason = {"process": "tree compiled in this process",
-                "disk": "tree read from the cache"}.get(
-                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
-                            f"{int(nodes_limit):,})")
+    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+    if tree is not None:
       keys = state_keys(tree, cache_dir)
       keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
       return "compiled", reason, tree, keys
+    refusal = reason
   if path == "compiled":
     raise ValueError(f"The compiled path is not available: {refusal}.")
   return "live", refusal, None, None

@@ -16,6 +16,7 @@ import numpy as np
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.sampling import compiled_targets
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
@@ -25,10 +26,9 @@ _TERMINAL = -4
 _gadget_payoff = gadgets.gadget_payoff
 _CHANCE = -1
 
-# node_target values: off the target, on a path to it, in the target information set.
-_OFF_TARGET = 0
-_TO_TARGET = 1
-_IN_TARGET = 2
+# node_target values (compiled_targets): off the target, on a path to it, in it.
+_OFF_TARGET = compiled_targets.OFF_TARGET
+_IN_TARGET = compiled_targets.IN_TARGET
 
 
 @numba.njit(cache=True)
@@ -448,7 +448,20 @@ class CompiledOutcomeSamplingSolver:
   batch_share = 0.01  # contracts.OnlineSolver: batches of a hundredth of a budget
 
   def warm_up(self):
-    self.run(0)  # compiles or loads the numba kernel
+    """Compiles or loads the numba kernels (iterations, targeting, re-weighting)."""
+    self.run(0)
+    self._target_sums(np.array([_IN_TARGET], np.int8))
+    tree = self.tree
+    compiled_targets.mark_target(tree.node_infoset[:0], tree.node_parent[:0], 0, np.zeros(0, np.int8))
+    if tree.num_infosets:  # builds the tree's key index (0.3 s on latent_ttt)
+      tree.infoset_index(int(tree.infoset_player[0]), tree.infoset_keys[0])
+
+  def _target_sums(self, node_target):
+    tree = self.tree
+    return compiled_targets.target_sums(
+        tree.node_player, tree.node_first_child, tree.node_num_children,
+        tree.node_chance_prob, tree.node_infoset, self._offsets, node_target,
+        self._in_memory, self.cumulative, tree.max_depth, self._max_actions)
 
   def check_targeting(self, scheme):
     if scheme != targets.IST:
@@ -468,9 +481,11 @@ class CompiledOutcomeSamplingSolver:
       return (cumulative / total).tolist()
     return [1.0 / len(legal)] * len(legal)
 
-  def set_target(self, state, player, scheme=targets.IST):
+  def set_target(self, state, player, scheme=targets.IST, deadline=None):
     """Information-set targeting of `player`'s information set in `state` (the
-    player must be the one to act there)."""
+    player must be the one to act there); its nodes' ancestors are exactly the
+    target's prefixes (no dead ends; `deadline` is not needed)."""
+    del deadline
     self.check_targeting(scheme)
     if state.current_player() != player:
       raise ValueError(f"Information-set targeting needs player {player} to act in the "
@@ -478,13 +493,22 @@ class CompiledOutcomeSamplingSolver:
     tree = self.tree
     infoset = tree.infoset_index(player, state.information_state_string(player))
     node_target = np.zeros(tree.num_nodes, np.int8)
-    for node in np.flatnonzero(tree.node_infoset == infoset).tolist():
-      node_target[node] = _IN_TARGET
-      node = int(tree.node_parent[node])
-      while node >= 0 and node_target[node] == _OFF_TARGET:
-        node_target[node] = _TO_TARGET
-        node = int(tree.node_parent[node])
+    compiled_targets.mark_target(tree.node_infoset, tree.node_parent, infoset, node_target)
     self._node_target = node_target
+
+  def target_weight(self, delta, deadline=None):
+    """OOS's re-weighting factor for the current target, as
+    outcome_sampling.target_weight computes it on the live solver's table (1 without
+    a target or when no target node is reached); `deadline` is not needed."""
+    del deadline
+    if len(self._node_target) == 0:
+      return 1.0
+    if self._node_target[0] == _IN_TARGET:
+      return 1.0
+    sums1, sums2 = self._target_sums(self._node_target)
+    if sums2 <= 0.0:
+      return 1.0
+    return delta * sums1 / sums2 + (1.0 - delta)
 
   def clear_target(self):
     self._node_target = np.zeros(0, np.int8)

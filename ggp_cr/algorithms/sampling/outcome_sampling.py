@@ -36,6 +36,7 @@ A compiled-tree fast path of the same algorithm, for games that fit in memory, i
 """
 
 import math
+import time
 
 import numpy as np
 from open_spiel.python import policy as policy_lib
@@ -87,6 +88,9 @@ def check_sampling_game(game):
 
 
 _MASK64 = (1 << 64) - 1
+# Upper bound on the target-consistent histories walked at a target change (the dead
+# ends' exclusion, and OOS's re-weighting).
+MAX_TARGET_STATES = 50_000
 
 
 def new_seed(seed):
@@ -329,6 +333,52 @@ class LiveSolver:
       data.last_average_iteration = iteration
 
 
+def target_weight(game, target, table, delta, max_states=MAX_TARGET_STATES,
+                  deadline=None):
+  """OOS's re-weighting factor after a target change (bots/online_solving.py).
+
+  Walks the target-consistent histories from the root whose information sets are in
+  `table`, with chance probabilities and the average strategy, up to `max_states`
+  histories or until time.perf_counter() passes `deadline`; returns
+  delta * S1 / S2 + (1 - delta) over the target histories reached, or 1 if none.
+  """
+  sums = [0.0, 0.0]
+  budget = [max_states]
+
+  def walk(state, s1, s2):
+    if budget[0] <= 0 or (deadline is not None and time.perf_counter() > deadline):
+      return
+    budget[0] -= 1
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      probs = list(probs)
+    else:
+      data = table.get(state.information_state_string(state.current_player()))
+      if data is None:
+        return
+      actions = data.actions
+      probs = data.average().tolist()
+    allowed = target.allowed(state, actions)
+    total = sum(p for p, ok in zip(probs, allowed) if ok)
+    if total <= 0.0:
+      return
+    depth = len(state.history())
+    for action, p, ok in zip(actions, probs, allowed):
+      if not ok or p <= 0.0:
+        continue
+      if depth + 1 == target.length:
+        sums[0] += s1 * p / total
+        sums[1] += s2 * p
+      else:
+        walk(state.child(action), s1 * p / total, s2 * p)
+
+  if target.length > 0:
+    walk(game.new_initial_state(), 1.0, 1.0)
+  if sums[1] <= 0.0:
+    return 1.0
+  return delta * sums[0] / sums[1] + (1.0 - delta)
+
+
 class OutcomeSamplingSolver(LiveSolver):
   """Outcome-sampling MC-CFR / VR-MCCFR with incremental tree building and targeting.
 
@@ -385,11 +435,22 @@ class OutcomeSamplingSolver(LiveSolver):
         state.information_state_string(player), legal)
     return [probabilities[a] for a in legal]
 
-  def set_target(self, state, player, scheme=targets.IST):
+  def set_target(self, state, player, scheme=targets.IST, deadline=None):
     """Targets the histories consistent with `player`'s view of `state` (IST) or with
-    its public state (PST); later iterations target them with probability delta."""
+    its public state (PST); later iterations target them with probability delta.
+    The dead ends among them are excluded first (Target.exclude_dead_ends, up to
+    MAX_TARGET_STATES histories or until time.perf_counter() passes `deadline`)."""
     self._target = targets.Target(self.game, state, player, scheme)
+    self._target.exclude_dead_ends(self.game, MAX_TARGET_STATES, deadline)
     return self._target
+
+  def target_weight(self, delta, deadline=None):
+    """OOS's re-weighting factor for the current target (`target_weight` on this
+    solver's table; 1 without a target)."""
+    if self._target is None:
+      return 1.0
+    return target_weight(self.game, self._target, self._table, delta,
+                         deadline=deadline)
 
   def clear_target(self):
     self._target = None

@@ -6,6 +6,8 @@ public state (PST). `Target` decides which actions keep an episode on target;
 `targeted_distribution` restricts a sampling distribution to them.
 """
 
+import time
+
 from open_spiel.python import observation as observation_lib
 import pyspiel
 
@@ -117,6 +119,29 @@ class Target:
       if not any(allowed):
         self._exclude_dead_end(history)
     return prefix.allowed
+
+  def exclude_dead_ends(self, game, max_states, deadline=None):
+    """Walks the target-consistent histories above the target from the root, depth
+    first, up to `max_states` histories or until time.perf_counter() passes
+    `deadline`, so that the dead ends among them are excluded before any sample meets
+    them: the targeted samples then follow exactly the prefixes of the target's
+    histories from the first episode on (as the compiled solver's targeting does)."""
+    budget = [max_states]
+
+    def walk(state, depth):
+      if budget[0] <= 0 or (deadline is not None and time.perf_counter() > deadline):
+        return
+      budget[0] -= 1
+      actions = ([action for action, _ in state.chance_outcomes()]
+                 if state.is_chance_node() else state.legal_actions())
+      allowed = self.allowed(state, actions)
+      if depth + 1 < self.length:
+        for index, action in enumerate(actions):
+          if allowed[index]:  # read at each step: a dead end below may clear it
+            walk(state.child(action), depth + 1)
+
+    if self.length > 0:
+      walk(game.new_initial_state(), 0)
 
   def _exclude_dead_end(self, history):
     """Marks `history` inconsistent at its parent, and so on up while a parent is

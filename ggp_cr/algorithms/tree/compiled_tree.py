@@ -145,6 +145,7 @@ def _native_extractor(game, route):
 
 
 _in_process_cache = collections.OrderedDict()
+_refused = {}  # (game string, nodes limit) -> why available_tree refused it
 _IN_PROCESS_CACHE_SIZE = 4
 
 
@@ -163,6 +164,43 @@ def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
   else:
     _in_process_cache.move_to_end(game_string)
   return tree
+
+
+# The largest tree `available_tree` extracts by default. Extraction walks about 0.1-0.5 M
+# histories a second on live states: the default keeps a first extraction within
+# seconds; cached trees of any size are used.
+COMPILED_NODES_LIMIT = 2_000_000
+
+
+def check_nodes_limit(nodes_limit):
+  """Raises ValueError unless `nodes_limit` is a non-negative integer."""
+  if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
+      or nodes_limit < 0:
+    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
+                     f"got {nodes_limit!r}.")
+
+
+def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None):
+  """(tree, reason) when `game`'s compiled tree is in this process, in `cache_dir`, or
+  extractable within `nodes_limit` histories; else (None, why not; a refused
+  extraction is remembered in this process, not tried again). How the players
+  with a compiled and a live path pick one ("auto"): continual resolving, OOS and the
+  online solving player."""
+  check_nodes_limit(nodes_limit)
+  source = tree_source(game, cache_dir)
+  refused = _refused.get((str(game), int(nodes_limit)))
+  if source is None and refused is not None:
+    return None, refused
+  try:
+    tree = cached_tree(game, cache_dir, max_nodes=None if source else int(nodes_limit))
+  except TreeTooLarge as error:
+    refused = f"tree too large for the compiled path: {error}"
+    _refused[(str(game), int(nodes_limit))] = refused  # not extracted again
+    return None, refused
+  return tree, {"process": "tree compiled in this process",
+                "disk": "tree read from the cache"}.get(
+                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
+                            f"{int(nodes_limit):,})")
 
 
 def tree_source(game, cache_dir=None):
