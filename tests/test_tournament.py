@@ -83,7 +83,7 @@ def test_rerun_after_truncation_plays_only_missing_matches(tmp_path, monkeypatch
   played = []
   original = tournament.play_planned
   monkeypatch.setattr(tournament, "play_planned",
-                      lambda c, p: played.append(p.key) or original(c, p))
+                      lambda c, p, t: played.append(p.key) or original(c, p, t))
   resumed = tournament.run_tournament(config, output, progress=None)
   assert len(played) == len(full) - 5
   assert len(resumed) == len(full) == 8
@@ -238,3 +238,23 @@ def test_example_writes_summary_and_heatmap(tmp_path):
        "--player=ismcts(10)", "--matches=3", f"--output={output}"],
       capture_output=True, text=True, timeout=120)
   assert bad.returncode == 1 and "different tournament configuration" in bad.stderr
+
+
+def test_workers_load_the_compiled_tree_first_when_asked(tmp_path, monkeypatch):
+  """With a TreeLoading every worker loads the game's tree before its first match (so
+  cr / oos / online_solving find it in the process whatever the game's size), saving
+  it to the cache directory; without it no tree is loaded."""
+  import collections  # pylint: disable=import-outside-toplevel
+  config = tournament.TournamentConfig.create("kuhn_poker", ["random", "ismcts(5)"], 1)
+  game = registry.load_game("kuhn_poker")
+  monkeypatch.setattr(compiled_tree, "_in_process_cache", collections.OrderedDict())
+  monkeypatch.setattr(tournament, "_WORKER_CACHE", {})
+  tournament.run_tournament(config, tmp_path / "plain.csv", progress=None)
+  assert compiled_tree.tree_source(game) is None
+  cache = tmp_path / "trees"
+  cache.mkdir()
+  tournament.run_tournament(config, tmp_path / "loaded.csv", progress=None,
+                            tree=tournament.TreeLoading(str(cache)))
+  assert compiled_tree.tree_source(game) == "process"
+  assert compiled_tree.tree_source(game, str(cache)) in ("process", "disk")
+  assert any(cache.iterdir())

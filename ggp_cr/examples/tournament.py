@@ -14,6 +14,10 @@ Rerunning with the same --output and settings plays only the missing matches; ot
 settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
 and saved to <output>.summary.csv, and a heat-map to <output>.heatmap.png.
 
+With --load_tree (or --cache_dir=DIR, which also keeps the tree on disk) every worker
+loads the game's compiled tree first, so that players with a compiled path use it on
+games larger than their extraction limit (the thesis's Table 5.1 games).
+
 Matches run in a local process pool (--workers) or on Ray (--executor=ray, with
 --ray_address=auto or host:port for a running cluster; without an address a local Ray
 instance is started; needs `pip install -e ".[ray]"`). Seeds are derived per match, so
@@ -53,6 +57,16 @@ _EXECUTOR = flags.DEFINE_enum("executor", "local", list(tournament.EXECUTORS),
                               "Where matches run.")
 _RAY_ADDRESS = flags.DEFINE_string("ray_address", None,
                                    "Ray cluster address for --executor=ray.")
+_LOAD_TREE = flags.DEFINE_bool(
+    "load_tree", False,
+    "Each worker loads the game's compiled tree before its first match, so that cr, oos "
+    "and online_solving take their compiled path whatever the game's size (without it "
+    "they extract only games of at most 2,000,000 histories and play larger ones on "
+    "live states).")
+_CACHE_DIR = flags.DEFINE_string(
+    "cache_dir", None,
+    "Directory of compiled trees for --load_tree (implies it): read from there, or "
+    "extracted and saved there on the first run.")
 _PROGRESS_SECONDS = flags.DEFINE_float("progress_seconds", 5.0,
                                        "Seconds between progress lines.")
 _LIST_COLUMNS = flags.DEFINE_bool("list_columns", False,
@@ -70,9 +84,11 @@ def main(argv):
     config = tournament.TournamentConfig.create(
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
         _SEED.value, _SELF_PLAY.value)
+    tree = (tournament.TreeLoading(_CACHE_DIR.value)
+            if _LOAD_TREE.value or _CACHE_DIR.value else None)
     rows = tournament.run_tournament(
         config, _OUTPUT.value, _WORKERS.value, _EXECUTOR.value, _RAY_ADDRESS.value,
-        progress=print, progress_seconds=_PROGRESS_SECONDS.value)
+        progress=print, progress_seconds=_PROGRESS_SECONDS.value, tree=tree)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1

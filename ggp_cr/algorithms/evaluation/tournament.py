@@ -31,6 +31,7 @@ from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.files import output_paths
+from ggp_cr.algorithms.tree import compiled_tree
 
 FORMAT = "ggp_cr.tournament/1"
 
@@ -161,13 +162,30 @@ def plan(config):
 _WORKER_CACHE = {}
 
 
-def play_planned(config_json, planned):
-  """Plays one planned match and returns its CSV row (a dict); runs in any worker."""
-  key = json.dumps(config_json, sort_keys=True)
+@dataclasses.dataclass(frozen=True)
+class TreeLoading:
+  """Each worker loads the game's compiled tree before its first match: from
+  `cache_dir` (extracted and saved there on the first run), or extracted in memory
+  (cache_dir None). Players with a compiled and a live path (cr, oos,
+  online_solving: compiled_tree.available_tree) then take the compiled one whatever
+  the game's size; without it they extract only games within their own histories
+  limit (2,000,000 by default), so at the thesis's sizes they would play live."""
+  cache_dir: str | None = None
+
+
+def play_planned(config_json, planned, tree=None):
+  """Plays one planned match and returns its CSV row (a dict); runs in any worker.
+
+  `tree`: None, or a TreeLoading: the worker loads the game's compiled tree before
+  its first match (see run_tournament)."""
+  key = json.dumps([config_json, tree], sort_keys=True, default=str)
   if key not in _WORKER_CACHE:
     config = TournamentConfig.from_json(config_json)
     _WORKER_CACHE.clear()
-    _WORKER_CACHE[key] = (config, registry.load_game(config.game), config.budget)
+    game = registry.load_game(config.game)
+    if tree is not None:
+      compiled_tree.cached_tree(game, tree.cache_dir)
+    _WORKER_CACHE[key] = (config, game, config.budget)
   config, game, budget = _WORKER_CACHE[key]
   seeds = matches.match_seeds(config.seed, planned.row, planned.col, planned.seating,
                               planned.index)
@@ -294,17 +312,18 @@ class _Progress:
                f"row payoff {row['row_payoff']:g}")
 
 
-def _run_in_process(config_json, todo):
+def _run_in_process(config_json, todo, tree):
   for planned in todo:
-    yield play_planned(config_json, planned)
+    yield play_planned(config_json, planned, tree)
 
 
-def _run_local_pool(config_json, todo, workers):
+def _run_local_pool(config_json, todo, workers, tree):
   # Forked workers start at once with the games registered; spawn where fork is missing.
   methods = multiprocessing.get_all_start_methods()
   context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
   with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-    futures = [pool.submit(play_planned, config_json, planned) for planned in todo]
+    futures = [pool.submit(play_planned, config_json, planned, tree)
+               for planned in todo]
     try:
       for future in concurrent.futures.as_completed(futures):
         yield future.result()
@@ -323,7 +342,7 @@ def import_ray():
   return ray
 
 
-def _run_ray(config_json, todo, workers, ray_address):
+def _run_ray(config_json, todo, workers, ray_address, tree):
   ray = import_ray()
   started_here = not ray.is_initialized()
   if started_here:
@@ -333,7 +352,7 @@ def _run_ray(config_json, todo, workers, ray_address):
       ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
   remote = ray.remote(play_planned)
   try:
-    pending = [remote.remote(config_json, planned) for planned in todo]
+    pending = [remote.remote(config_json, planned, tree) for planned in todo]
     while pending:
       ready, pending = ray.wait(pending, num_returns=1)
       yield ray.get(ready[0])
@@ -346,7 +365,7 @@ EXECUTORS = ("local", "ray")
 
 
 def run_tournament(config, output, workers=1, executor="local", ray_address=None,
-                   progress=print, progress_seconds=5.0):
+                   progress=print, progress_seconds=5.0, tree=None):
   """Plays the matches of `config` not yet in `output`; returns all rows as a DataFrame.
 
   Args:
@@ -358,6 +377,7 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     ray_address: address of a running Ray cluster (executor="ray").
     progress: callable taking a line of text, or None for silence.
     progress_seconds: minimum interval between progress lines.
+    tree: None, or a TreeLoading: each worker loads the game's compiled tree first.
   """
   if executor not in EXECUTORS:
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
@@ -376,11 +396,11 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     if not todo:
       stream = iter(())
     elif executor == "ray":
-      stream = _run_ray(config_json, todo, workers, ray_address)
+      stream = _run_ray(config_json, todo, workers, ray_address, tree)
     elif workers == 1:
-      stream = _run_in_process(config_json, todo)
+      stream = _run_in_process(config_json, todo, tree)
     else:
-      stream = _run_local_pool(config_json, todo, workers)
+      stream = _run_local_pool(config_json, todo, workers, tree)
     meter = _Progress(len(planned), len(planned) - len(todo), progress_seconds, progress)
     for row in stream:
       results.append(row)
