@@ -518,8 +518,10 @@ class GadgetView:
 
   def evaluate(self, slots, observe):
     """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
-    reach per internal position, player 0's values per node (the CFR+ solver's)."""
-    if hasattr(self.solver, "evaluate_strategy"):
+    reach per internal position, player 0's values per node (the CFR+ solver's; a
+    depth-limited solver's pass does not span the view: exact node passes)."""
+    if hasattr(self.solver, "evaluate_strategy") and getattr(
+        self.solver, "depth_limit", None) is None:
       return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe)
     tree = self.tree
     internal = np.flatnonzero(tree.node_num_children > 0)
