@@ -17,6 +17,7 @@ from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import resolver as cr
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import warm_start
 from ggp_cr.algorithms.tree import compiled_tree
 
 
@@ -42,7 +43,8 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
   """Along random histories, the compiled resolver with `config` enters the same
   subgames as the live resolver.Resolver and its average strategy at each of the
   bot's turns is the same to 1e-9 (`iterations`: at the whole game, at each later
-  subgame); returns the number of subgames resolved."""
+  subgame; with keep_solver_data each live resolver warm-starts from the last, as
+  the bot's); returns the number of subgames resolved."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   keys = compiled_subgames.StateKeys.build(tree)
@@ -73,7 +75,8 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
           ours, our_info = ours.next_subgame(infoset, variant, seed=seed)
           assert our_info["variant"] == info["variant"]
           live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=seed,
-                             trunk=profile)
+                             trunk=profile,
+                             warm=live if config.keep_solver_data else None)
           for _ in range(iterations[1]):
             live.solver.iteration()
             ours.iteration()
@@ -132,6 +135,31 @@ def test_run_keeps_iteration_and_time_budgets():
   assert resolver.run(limits.Limit(seconds=0.0), start) == 0
 
 
+@pytest.mark.parametrize("solver", ["cfr+", "dl_cfr+"])
+@pytest.mark.parametrize("variant", ["resolve", "max_margin"])
+@pytest.mark.parametrize("game_string", GAMES)
+def test_kept_solver_data_resolves_as_the_live_path(game_string, variant, solver,
+                                                    subgame_view):
+  """keep_solver_data (MCCR/gtlib2, [S] ch. 2): each later subgame's CFR+ / dl_cfr+
+  starts from the last subgame's tables and iteration count
+  (warm_start.carry_over) and plays as the live path's warm-started solver to 1e-9,
+  later subgames copied or (CFR+) solved in place."""
+  config = cr.ResolverConfig(solver=solver, variant=variant, keep_solver_data=True,
+                             depth_limit=2)
+  assert _resolve_along_random_matches(game_string, config, iterations=(5, 3)) > 0
+
+
+def test_solver_data_carry_over_between_solvers_of_one_kind_only():
+  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
+  keys = compiled_subgames.StateKeys.build(tree)
+  full_width, sampling = (
+      compiled_resolving.CompiledResolver.whole_game(
+          tree, keys, 0, config=cr.ResolverConfig(solver=solver), seed=0)
+      for solver in ("cfr+", "vr_mccfr"))
+  with pytest.raises(ValueError, match="one kind only"):
+    warm_start.carry_over(full_width.view, sampling.view)
+
+
 def _bots_play_the_same(game_string, matches, **kwargs):
   """ContinualResolvingBot (`kwargs`) on the compiled path and on the live path:
   equal strategies to 1e-9 at every decision of random matches, equal records; each
@@ -166,12 +194,24 @@ def test_bot_plays_the_same_on_both_paths(game_string, variant, subgame_view):
   assert _bots_play_the_same(game_string, 6, solver="cfr+", variant=variant) > 0
 
 
+@pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize("game_string", GAMES)
-def test_depth_limited_bot_plays_the_same_on_both_paths(game_string):
+def test_depth_limited_bot_plays_the_same_on_both_paths(game_string, keep):
   """dl_cfr+ ([S] §3.3.2, §5.2.3): the bot on the compiled path (copied gadget
-  views) plays as on the live path, the same random playouts drawn."""
+  views) plays as on the live path, the same random playouts drawn; also with
+  keep_solver_data."""
   assert _bots_play_the_same(game_string, 4, solver="dl_cfr+", depth_limit=2,
-                             playouts=2, variant="max_margin") > 0
+                             playouts=2, variant="max_margin",
+                             keep_solver_data=keep) > 0
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_kept_solver_data_bot_plays_the_same_on_both_paths(game_string, subgame_view):
+  """CFR+ with keep_solver_data: the bot takes the compiled path and plays as on the
+  live path."""
+  del subgame_view
+  assert _bots_play_the_same(game_string, 4, solver="cfr+",
+                             keep_solver_data=True) > 0
 
 
 def test_bot_path_choice_and_reasons(tmp_path):
@@ -179,8 +219,12 @@ def test_bot_path_choice_and_reasons(tmp_path):
   bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="cfr+")
   assert bot.path == "compiled"
   assert continual_resolving.ContinualResolvingBot(kuhn, 0).path == "compiled"
-  depth_limited = continual_resolving.ContinualResolvingBot(kuhn, 0, solver="dl_cfr+")
-  assert depth_limited.path == "compiled"
+  # Every solver, with and without keep_solver_data, takes the compiled path.
+  for solver in ("dl_cfr+", "cfr+", "mc_cfr"):
+    for keep in (False, True):
+      bot = continual_resolving.ContinualResolvingBot(kuhn, 0, solver=solver,
+                                                      keep_solver_data=keep)
+      assert bot.path == "compiled" and "compiled" in bot.path_reason
   # Not in this process nor on disk, and above the size limit: live, with the reason.
   game = pyspiel.load_game("python_leduc(max_raises=2,cards_per_suit=3)")
   with pytest.raises(ValueError, match="not available"):

@@ -39,12 +39,12 @@ from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_solvers
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import view_sampling
+from ggp_cr.algorithms.resolving import warm_start
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
-COMPILED_SOLVERS = ("cfr+", "dl_cfr+") + resolver.SAMPLING_SOLVERS
 # Extraction walks about 0.1-0.5 M histories a second on live states: the default
 # keeps a first extraction within seconds; cached trees of any size are used.
 COMPILED_NODES_LIMIT = 2_000_000
@@ -82,10 +82,11 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
   on pyspiel gadgets; tree and keys None).
 
-  "auto" takes the compiled path for CFR+, dl_cfr+ (`depth_limited`) and the
-  sampling solvers (vr_mccfr, mc_cfr: view_sampling.py) when the tree is in this
-  process, in `cache_dir`, or extractable within `nodes_limit` histories.
-  keep_solver_data stays live. "compiled" insists (ValueError if it cannot).
+  "auto" takes the compiled path, for every solver of `config` (a
+  resolver.ResolverConfig: CFR+, dl_cfr+ with `depth_limited`, the sampling solvers
+  vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with warm_start.py), when
+  the tree is in this process, in `cache_dir`, or extractable within `nodes_limit`
+  histories. "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -95,27 +96,21 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
                      f"got {nodes_limit!r}.")
   if path == "live":
     return "live", "live path requested", None, None
-  refusal = None
-  if config.solver not in COMPILED_SOLVERS:
-    refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
-               f"{', '.join(COMPILED_SOLVERS)})")
-  elif config.keep_solver_data:
-    refusal = "keep_solver_data runs on the live path"
-  if refusal is None:
-    source = compiled_tree.tree_source(game, cache_dir)
-    try:
-      tree = compiled_tree.cached_tree(
-          game, cache_dir, max_nodes=None if source else int(nodes_limit))
-    except compiled_tree.TreeTooLarge as error:
-      refusal = f"tree too large for the compiled path: {error}"
-    else:
-      reason = {"process": "tree compiled in this process",
-                "disk": "tree read from the cache"}.get(
-                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
-                            f"{int(nodes_limit):,})")
-      keys = state_keys(tree, cache_dir)
-      keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
-      return "compiled", reason, tree, keys
+  del config  # every solver and option of resolver.ResolverConfig runs on both paths
+  source = compiled_tree.tree_source(game, cache_dir)
+  try:
+    tree = compiled_tree.cached_tree(
+        game, cache_dir, max_nodes=None if source else int(nodes_limit))
+  except compiled_tree.TreeTooLarge as error:
+    refusal = f"tree too large for the compiled path: {error}"
+  else:
+    reason = {"process": "tree compiled in this process",
+              "disk": "tree read from the cache"}.get(
+                  source, f"tree extracted ({tree.num_nodes:,} histories <= "
+                          f"{int(nodes_limit):,})")
+    keys = state_keys(tree, cache_dir)
+    keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
+    return "compiled", reason, tree, keys
   if path == "compiled":
     raise ValueError(f"The compiled path is not available: {refusal}.")
   return "live", refusal, None, None
@@ -419,4 +414,6 @@ class CompiledResolver:
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
+    if self.config is not None and self.config.keep_solver_data:
+      warm_start.carry_over(view, self.view)
     return CompiledResolver(view, self.use_cbr, profile, self.config), info

@@ -52,7 +52,9 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
     are exact for the current strategy, uniform where it was never updated (the
     random playout's expectation).
   Solver data are reset for each subgame, or kept (`keep_solver_data`, MCCR/gtlib2):
-  tables of the same information states carry over.
+  tables of the same information states carry over (the gadget's own start fresh),
+  and the iteration count continues (CFR+'s linear averaging weights, the sampling
+  solvers' averaging).
 * The bot acts from the average strategy at its information set.
 * Fallbacks, so that no legal history makes it fail: if its information state is not
   in the map it stays in the current subgame; if the next gadget cannot be built (the
@@ -79,8 +81,10 @@ histories are cut and the same random playouts drawn: equal to 1e-9; the samplin
 solvers, with
 view_sampling's CFR-D-aware gate, bounded playouts and w/q-weighted estimates, drawing
 the same random stream and holding the same tables to rounding) when the tree is in
-this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories;
-otherwise, and for keep_solver_data, on live pyspiel gadgets. Every
+this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories
+(keep_solver_data as well: warm_start.py carries the tables over by whole-tree
+infoset id, as the live path does by information state string); otherwise on live
+pyspiel gadgets. Every
 decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
