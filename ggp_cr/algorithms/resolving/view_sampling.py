@@ -95,14 +95,21 @@ class ViewSampler:
 
   def collect(self, trace):
     """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
-    next roots' node map is reset, not reallocated: a deferred subgame's move)."""
+    next roots' node map is reset, not reallocated: a deferred subgame's move), at
+    every copy of a next root (GadgetView.other_copies: nested roots)."""
     node_map = self._node_map()
     if self.estimates is not None:
-      node_map[self.estimates.local_nodes] = -1
+      node_map[self._collected] = -1
     self._set_estimates(trace)
     local = self.estimates.local_nodes
     node_map[local] = np.arange(len(local))
+    other, index = self._other_copies(trace)
+    node_map[other] = index
+    self._collected = np.concatenate((local, other))
     self._set_resolving(node_map)
+
+  def _other_copies(self, trace):
+    return self.view.other_copies(trace)
 
   def _set_resolving(self, node_map):
     view = self.view
@@ -234,6 +241,10 @@ class InPlaceSampler(ViewSampler):
             gate, root_of, roots.astype(np.int64),
             np.asarray(view.w[view.active_roots], np.float64),
             float(tree.utility_sum))
+
+  def _other_copies(self, trace):
+    del trace  # a SubgameView's roots are never nested (subgame_views.NestedRoots)
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
   def _resolving(self, config):
     del config  # the gate is the prefix's; no per-node root arrays
