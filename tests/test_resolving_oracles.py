@@ -140,9 +140,10 @@ class _Recorded(cr.ContinualResolvingBot):
 
 
 def _resolve_terms(game, first_level=False):
-  """([S] ch. 2; Burch et al. 2014 Thm 1 as [H] §H.2 Thm 4 states it, [H] §I.2 Cor. 3) per seat p: the sum
-  over its two seats of the trunks' one-sided exploitabilities, sum_p (BR_o(trunk
-  of p) - v_o*) (no game value needed: v_0* + v_1* is the utility sum), and per
+  """([S] ch. 2; Burch et al. 2014 Thm 1 as [H] §H.2 Thm 4 states it, [H] §I.2
+  Cor. 3) the sum over the two seats of the trunks' one-sided exploitabilities,
+  sum_p (BR_o(trunk of p) - v_o*) (no game value needed: v_0* + v_1* is the
+  utility sum), and per
   distinct resolve held by the recorded bots (its gadget, seat and strategy):
   Delta(S) = sum_{I in R(S)} max(0, CBV_o^after(I) - CBV_o^before(I)) with
   CBV^before exact against the profile the resolve started from (its trunk: use_cbr
@@ -226,12 +227,12 @@ def _traverse(game, iterations, variant, use_cbr, path):
 def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant, path):
   """What CFR-D's re-solving theory guarantees, with its premise: the gadget's
   inputs are the opponent's exact counterfactual best-response values against the
-  bot's strategy so far (use_cbr). Burch et al. 2014's re-solving theorem ([H] §H.2
-  Thm 4; [S] ch. 2): o's best-response value against the combined strategy exceeds
+  bot's strategy so far (use_cbr). Burch et al. 2014's re-solving theorem ([H]
+  §H.2 Thm 4; [S] ch. 2): o's best-response value against the combined strategy exceeds
   that against the strategy before by at most Delta(S) = sum_I max(0, CBV^after(I) -
   CBV^before(I)) over o's root information sets (o reaches each at most once; Thm 4
-  itself is the case Delta = 0, [H] §I.2 Cor. 3 its subgame-margin form). Chained over
-  the trunk and every resolve of each seat, in NashConv (OpenSpiel's
+  itself is the case Delta = 0, [H] §I.2 Cor. 3 its subgame-margin form). Chained
+  over the trunk and every resolve of each seat, in NashConv (OpenSpiel's
   exploitability is NashConv / 2):
     NashConv(whole strategy) <= sum_p (BR_o(trunk_p) - v_o*) + sum_S Delta(S).
   For the resolve gadget, Delta(S) is exactly eps(S), the bot's one-sided
@@ -245,8 +246,8 @@ def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant, 
   plus every gadget's NashConv, halved): each trunk's NashConv counts both players
   (the theorem only the bot's seat), and a gadget's NashConv adds the opponent's
   side of the gadget to eps(S). Self-play inputs (use_cbr=False) violate the
-  premise ([S] ch. 6, Discussion: CFR-D requires CBR values); no bound of this kind holds for
-  them (test_self_play_inputs_have_no_cfrd_guarantee)."""
+  premise ([S] ch. 6, Discussion: CFR-D requires CBR values); no bound of this
+  kind holds for them (test_self_play_inputs_have_no_cfrd_guarantee)."""
   game = pyspiel.load_game(game_string)
   evaluation = _traverse(game, iterations, variant, True, path)
   trunk_term, resolves = _resolve_terms(game)
@@ -263,8 +264,8 @@ def test_whole_strategy_within_the_cfrd_bound(game_string, iterations, variant, 
 @pytest.mark.parametrize("path", ["live", "compiled"])
 @pytest.mark.parametrize("variant", ["resolve", "max_margin"])
 def test_self_play_inputs_have_no_cfrd_guarantee(variant, path):
-  """With self-play opponent values (the thesis's bot, [S] ch. 6, Discussion) CFR-D's premise
-  fails: no bound by the solves' errors holds. Kuhn, max_margin, 300 iterations:
+  """With self-play opponent values (the thesis's bot, [S] ch. 6, Discussion)
+  CFR-D's premise fails: no bound by the solves' errors holds. Kuhn, max_margin, 300 iterations:
   exploitability 0.00092, above the sum of the NashConvs of the distinct solves
   (two trunks and one gadget: 0.00072), let alone its half. What still holds is
   the theorem's inequality with the true values (the inputs' error shows in

@@ -118,15 +118,24 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
       deeper.solver.iterate(ITERATIONS // 2)
       view.iterate(ITERATIONS // 2)
       _assert_same_tables(deeper, view.view)
-      compared += 1
-      for next_key in deeper.trace.subgame_map.own_keys()[:2]:
-        try:
-          next_live = _inputs(deeper, next_key, "resolve")
-        except cr.CannotResolve:
-          continue
-        _assert_inputs_equal(_inputs(view, next_key, "resolve"), next_live)
-        compared += 1
+      compared += 1 + _compare_next_inputs(
+          deeper, view, deeper.trace.subgame_map.own_keys()[:2])
   assert compared > 0
+
+
+def _compare_next_inputs(live, ours, own_keys):
+  """Asserts equal next resolve-gadget inputs of the live and the compiled resolver
+  at the bot's information states `own_keys` that the live one can resolve; returns
+  how many were compared."""
+  compared = 0
+  for own_key in own_keys:
+    try:
+      next_live = _inputs(live, own_key, "resolve")
+    except cr.CannotResolve:
+      continue
+    _assert_inputs_equal(_inputs(ours, own_key, "resolve"), next_live)
+    compared += 1
+  return compared
 
 
 def _first_subgame(config, our_config):

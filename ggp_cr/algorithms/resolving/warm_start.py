@@ -32,9 +32,10 @@ def _tables(view):
   (-1: the gadget's), each one's first slot in the tables) of `view`'s solver."""
   solver = view.solver
   if isinstance(solver, view_sampling.InPlaceSampler):
-    gadget = np.full(len(solver._table_offsets) - len(solver._infosets), -1)  # pylint: disable=protected-access
-    return ("sampling", solver.solver,
-            np.concatenate((solver._infosets, gadget)), solver._table_offsets)  # pylint: disable=protected-access
+    # pylint: disable=protected-access
+    infosets, offsets = solver._infosets, solver._table_offsets
+    gadget = np.full(len(offsets) - len(infosets), -1)
+    return "sampling", solver.solver, np.concatenate((infosets, gadget)), offsets
   if isinstance(solver, view_sampling.ViewSampler):
     return ("sampling", solver.solver, view.infoset_source,
             view.tree.infoset_action_offset)
