@@ -485,39 +485,6 @@ class GadgetView:
                         trace.next_root_of], copies, self.tree.node_first_child)
     return self.local_root[copies], local, copies
 
-  def other_copies(self, trace):
-    """(local nodes, their next roots' indices) of the copies of `trace`'s next
-    roots that `locate` does not give: a next root below a root that lies below
-    another root (nested roots, copied twice) has a copy under each; empty
-    otherwise. The live solver collects a next root's samples at every copy (its
-    trace keys roots by history), so view_sampling collects at these too."""
-    roots = self.root_nodes[self.active_roots]
-    order = np.argsort(roots)
-    ordered = roots[order]
-    parent = self.whole.node_parent
-    above = parent[roots]
-    nested = False
-    while (above >= 0).any() and not nested:
-      position = np.minimum(np.searchsorted(ordered, above), len(ordered) - 1)
-      nested = bool(((above >= 0) & (ordered[position] == above)).any())
-      above = np.where(above >= 0, parent[np.maximum(above, 0)], -1)
-    if not nested:
-      return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    found, under = [], []
-    node = trace.next_roots.copy()
-    while (node >= 0).any():
-      position = np.minimum(np.searchsorted(ordered, node), len(ordered) - 1)
-      hit = (node >= 0) & (ordered[position] == node)
-      hit &= order[position] != trace.next_root_of
-      found.append(np.flatnonzero(hit))
-      under.append(order[position[hit]])
-      node = np.where(node >= 0, parent[np.maximum(node, 0)], -1)
-    index = np.concatenate(found).astype(np.int64)
-    j = np.concatenate(under).astype(np.int64)
-    local = _locate(parent, self.whole.node_action_index, trace.next_roots[index],
-                    roots[j], self.root_copies[j], self.tree.node_first_child)
-    return local, index
-
   @property
   def num_nodes(self):
     """Nodes of the gadget (its prefix and the copied subgame)."""
@@ -550,11 +517,9 @@ class GadgetView:
     return self.tree.utility_sum
 
   def evaluate(self, slots, observe):
-    """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
-    reach per internal position, player 0's values per node (the CFR+ solver's; a
-    depth-limited solver's pass does not span the view: exact node passes)."""
-    if hasattr(self.solver, "evaluate_strategy") and getattr(
-        self.solver, "depth_limit", None) is None:
+    """observe(reach, values) of a CFR pass with strategy `slots`: reach per internal
+    position, player 0's values per node (exact node passes under a depth limit)."""
+    if getattr(self.solver, "depth_limit", 0) is None:
       return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe)
     tree = self.tree
     internal = np.flatnonzero(tree.node_num_children > 0)

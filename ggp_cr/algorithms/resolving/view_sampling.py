@@ -22,6 +22,7 @@ ViewSampler it holds the same tables and estimates to rounding.
 
 import numpy as np
 
+from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import subgame_views
@@ -36,6 +37,42 @@ def initial_track(view):
   if view.variant is None and int(view.tree.node_player[0]) == view.player:
     return recall.CURRENT
   return recall.FIRST
+
+
+def other_copies(view, trace):
+  """(local nodes, their next roots' indices) of the copies of `trace`'s next roots
+  on the copying gadget_views.GadgetView `view` that its `locate` does not give: a
+  next root below a root that lies below another root (nested roots, copied twice)
+  has a copy under each; empty otherwise. The live solver collects a next root's
+  samples at every copy (its trace keys roots by history), so ViewSampler collects
+  at these too."""
+  roots = view.root_nodes[view.active_roots]
+  order = np.argsort(roots)
+  ordered = roots[order]
+  parent = view.whole.node_parent
+  above = parent[roots]
+  nested = False
+  while (above >= 0).any() and not nested:
+    position = np.minimum(np.searchsorted(ordered, above), len(ordered) - 1)
+    nested = bool(((above >= 0) & (ordered[position] == above)).any())
+    above = np.where(above >= 0, parent[np.maximum(above, 0)], -1)
+  if not nested:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  found, under = [], []
+  node = trace.next_roots.copy()
+  while (node >= 0).any():
+    position = np.minimum(np.searchsorted(ordered, node), len(ordered) - 1)
+    hit = (node >= 0) & (ordered[position] == node)
+    hit &= order[position] != trace.next_root_of
+    found.append(np.flatnonzero(hit))
+    under.append(order[position[hit]])
+    node = np.where(node >= 0, parent[np.maximum(node, 0)], -1)
+  index = np.concatenate(found).astype(np.int64)
+  j = np.concatenate(under).astype(np.int64)
+  local = gadget_views._locate(  # pylint: disable=protected-access
+      parent, view.whole.node_action_index, trace.next_roots[index], roots[j],
+      view.root_copies[j], view.tree.node_first_child)
+  return local, index
 
 
 class ViewSampler:
@@ -96,7 +133,7 @@ class ViewSampler:
   def collect(self, trace):
     """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
     next roots' node map is reset, not reallocated: a deferred subgame's move), at
-    every copy of a next root (GadgetView.other_copies: nested roots)."""
+    every copy of a next root (`other_copies`: nested roots)."""
     node_map = self._node_map()
     if self.estimates is not None:
       node_map[self._collected] = -1
@@ -109,7 +146,7 @@ class ViewSampler:
     self._set_resolving(node_map)
 
   def _other_copies(self, trace):
-    return self.view.other_copies(trace)
+    return other_copies(self.view, trace)
 
   def _set_resolving(self, node_map):
     view = self.view
