@@ -118,15 +118,24 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
       deeper.solver.iterate(ITERATIONS // 2)
       view.iterate(ITERATIONS // 2)
       _assert_same_tables(deeper, view.view)
-      compared += 1
-      for next_key in deeper.trace.subgame_map.own_keys()[:2]:
-        try:
-          next_live = _inputs(deeper, next_key, "resolve")
-        except cr.CannotResolve:
-          continue
-        _assert_inputs_equal(_inputs(view, next_key, "resolve"), next_live)
-        compared += 1
+      compared += 1 + _compare_next_inputs(
+          deeper, view, deeper.trace.subgame_map.own_keys()[:2])
   assert compared > 0
+
+
+def _compare_next_inputs(live, ours, own_keys):
+  """Asserts equal next resolve-gadget inputs of the live and the compiled resolver
+  at the bot's information states `own_keys` that the live one can resolve; returns
+  how many were compared."""
+  compared = 0
+  for own_key in own_keys:
+    try:
+      next_live = _inputs(live, own_key, "resolve")
+    except cr.CannotResolve:
+      continue
+    _assert_inputs_equal(_inputs(ours, own_key, "resolve"), next_live)
+    compared += 1
+  return compared
 
 
 def _first_subgame(config, our_config):
@@ -165,18 +174,21 @@ def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
     _assert_same_tables(live, ours.view)
 
 
-@pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
-def test_the_bot_plays_the_same_on_both_paths(solver, subgame_view):
+@pytest.mark.parametrize("solver,keep", [("vr_mccfr", False), ("mc_cfr", False),
+                                         ("vr_mccfr", True), ("mc_cfr", True)])
+def test_the_bot_plays_the_same_on_both_paths(solver, keep, subgame_view):
   """ContinualResolvingBot with a sampling solver takes the compiled path (the record
   says so) and, with the same seed and iteration budgets, plays as the live one with
   the same average strategy at every decision, later subgames copied or sampled in
-  place."""
+  place; with keep_solver_data each subgame's tables start from the last's
+  (warm_start.carry_over)."""
   game = pyspiel.load_game(GAMES[2])
   tree = compiled_tree.cached_tree(game)
   played = {}
   for path in ("compiled", "live"):
     bots = [continual_resolving.ContinualResolvingBot(
-        game, p, preplay="100it", move="50it", solver=solver, path=path, seed=4)
+        game, p, preplay="100it", move="50it", solver=solver, path=path, seed=4,
+        keep_solver_data=keep)
             for p in (0, 1)]
     policies = []
 

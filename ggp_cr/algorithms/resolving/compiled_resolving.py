@@ -1,6 +1,8 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is resolver.Resolver with the full-width CFR+ solver or the
+`CompiledResolver` is resolver.Resolver with the full-width CFR+ solver, depth-limited
+CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `depth_limited`, on copied views only,
+its estimates the exact values of each iteration's strategy as the live path's) or the
 sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the live path's
 CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from integer ids
 only: a view (gadget_views.GadgetView for the whole game at the first decision; for
@@ -32,15 +34,17 @@ import numpy as np
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
+from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_solvers
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import view_sampling
+from ggp_cr.algorithms.resolving import warm_start
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = resolver.CannotResolve
 PATHS = ("auto", "compiled", "live")
-COMPILED_SOLVERS = ("cfr+",) + resolver.SAMPLING_SOLVERS
 COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 
 
@@ -76,32 +80,55 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
   on pyspiel gadgets; tree and keys None).
 
-  "auto" takes the compiled path for CFR+ and the sampling solvers (vr_mccfr,
-  mc_cfr: view_sampling.py) when the tree is in this process, in `cache_dir`, or
-  extractable within `nodes_limit` histories. dl_cfr+ and keep_solver_data stay
-  live. "compiled" insists (ValueError if it cannot).
+  "auto" takes the compiled path, for every solver of `config` (a
+  resolver.ResolverConfig: CFR+, dl_cfr+ with `depth_limited`, the sampling solvers
+  vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with warm_start.py), when
+  the tree is in this process, in `cache_dir`, or extractable within `nodes_limit`
+  histories. "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
   compiled_tree.check_nodes_limit(nodes_limit)
   if path == "live":
     return "live", "live path requested", None, None
-  refusal = None
-  if config.solver not in COMPILED_SOLVERS:
-    refusal = (f"solver {config.solver} runs on the live path (the compiled path runs "
-               f"{', '.join(COMPILED_SOLVERS)})")
-  elif config.keep_solver_data:
-    refusal = "keep_solver_data runs on the live path"
-  if refusal is None:
-    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
-    if tree is not None:
-      keys = state_keys(tree, cache_dir)
-      keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
-      return "compiled", reason, tree, keys
-    refusal = reason
+  del config  # every solver and option of resolver.ResolverConfig runs on both paths
+  tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+  if tree is not None:
+    keys = state_keys(tree, cache_dir)
+    keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
+    return "compiled", reason, tree, keys
   if path == "compiled":
-    raise ValueError(f"The compiled path is not available: {refusal}.")
-  return "live", refusal, None, None
+    raise ValueError(f"The compiled path is not available: {reason}.")
+  return "live", reason, None, None
+
+
+def depth_limited(config, seed):
+  """A GadgetView `solver` argument: depth-limited CFR+ of `config` (a
+  resolver.ResolverConfig with dl_cfr+; subgame_solvers.depth_limited_cfr_plus, the
+  live path's solver) with RandomPlayout's `seed` on a copying view's tree, which is
+  the live gadget's compiled tree node for node (same depths, so the same cuts and
+  the same playouts drawn in the same order). A view solved in place has no tree of
+  its own: refused (ValueError)."""
+
+  def make(view):
+    if isinstance(view, subgame_views.SubgameView):
+      raise ValueError("dl_cfr+ solves copied subgames only (GadgetView), not "
+                       "SubgameView.")
+    tree = view.tree
+    initial = (recall.CURRENT if view.variant is None and
+               int(tree.node_player[0]) == view.player else recall.FIRST)
+    return subgame_solvers.depth_limited_cfr_plus(tree, view.player, initial, config,
+                                                  seed)
+
+  return make
+
+
+def view_solver(config, seed):
+  """The GadgetView `solver` argument for `config`'s solver (None: CFR+, the view's
+  own; `depth_limited`; `sampler`), or None without a config."""
+  if config is None or config.solver == "cfr+":
+    return None
+  return (depth_limited if config.solver == "dl_cfr+" else sampler)(config, seed)
 
 
 def sampler(config, seed):
@@ -120,9 +147,11 @@ def sampler(config, seed):
 
 
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
-                 size, deadline=None, reserve=0.0, copy_nodes_limit=None, solver=None):
+                 size, deadline=None, reserve=0.0, copy_nodes_limit=None, solver=None,
+                 copy_reason=None):
   """(view, how) of a later subgame of `size` nodes: a copying GadgetView if it is
-  small (`copy_nodes_limit`, default COPY_NODES_LIMIT) or its roots are nested, else
+  small (`copy_nodes_limit`, default COPY_NODES_LIMIT), its roots are nested or
+  `copy_reason` (why the solver needs a copy) is given, else
   a SubgameView solved in place (by CFR+, or by the sampling `solver`, a GadgetView
   solver argument such as `sampler`, which samples either kind); `how` says why a
   copy was made ("" in place). Raises
@@ -142,6 +171,8 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
     return gadget_views.GadgetView(*arguments, solver=solver), f"copied ({why})"
 
   try:
+    if copy_reason is not None:
+      return copy(copy_reason)
     if size <= limit and copy_fits():
       return copy(f"a small subgame: {size:,} <= {limit:,} nodes iterate faster "
                   "contiguously")
@@ -192,7 +223,7 @@ class CompiledResolver:
     arrays its later subgames' views share. `config` with a sampling solver samples
     with `seed`."""
     subgame_views.prepare(tree)
-    solver = sampler(config, seed) if config is not None and config.sampling else None
+    solver = view_solver(config, seed)
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
                config=config)
@@ -361,11 +392,14 @@ class CompiledResolver:
           "these inputs")
     if variant == "unsafe" and not jointly:
       info["variant"] = variant = "resolve"
-    sampling = self.config is not None and self.config.sampling
+    depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
                              nodes, w, cbv, variant, opponent_reach, size, deadline,
-                             reserve,
-                             solver=sampler(self.config, seed) if sampling else None)
+                             reserve, solver=view_solver(self.config, seed),
+                             copy_reason="dl_cfr+ runs on a copy's tree"
+                             if depth_limited_solver else None)
     if how:
       info["view"] = how
+    if self.config is not None and self.config.keep_solver_data:
+      warm_start.carry_over(view, self.view)
     return CompiledResolver(view, self.use_cbr, profile, self.config), info

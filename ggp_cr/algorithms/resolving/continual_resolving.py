@@ -52,7 +52,9 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
     are exact for the current strategy, uniform where it was never updated (the
     random playout's expectation).
   Solver data are reset for each subgame, or kept (`keep_solver_data`, MCCR/gtlib2):
-  tables of the same information states carry over.
+  tables of the same information states carry over (the gadget's own start fresh),
+  and the iteration count continues (CFR+'s linear averaging weights, the sampling
+  solvers' averaging).
 * The bot acts from the average strategy at its information set.
 * Fallbacks, so that no legal history makes it fail: if its information state is not
   in the map it stays in the current subgame; if the next gadget cannot be built (the
@@ -71,13 +73,18 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
   zero joint reach at the bot's histories (an opponent move the trunk gave
   probability 0) becomes a resolve gadget. Each decision's record in `decisions` says what happened.
 
-Two paths ([S] ch. 2 either way): with CFR+, VR-MCCFR or MC-CFR the bot runs on the
-whole game's compiled tree (compiled_resolving: integer trace, gadget views, estimates
-as scatter-adds; CFR+ equal to the live path to 1e-9, the sampling solvers, with
+Two paths ([S] ch. 2 either way): with CFR+, dl_cfr+, VR-MCCFR or MC-CFR the bot runs
+on the whole game's compiled tree (compiled_resolving: integer trace, gadget views,
+estimates as scatter-adds; CFR+ equal to the live path to 1e-9; dl_cfr+ on copied
+gadget views, which are the live gadgets' compiled trees node for node, so the same
+histories are cut and the same random playouts drawn: equal to 1e-9; the sampling
+solvers, with
 view_sampling's CFR-D-aware gate, bounded playouts and w/q-weighted estimates, drawing
 the same random stream and holding the same tables to rounding) when the tree is in
-this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories;
-otherwise, and for dl_cfr+ and keep_solver_data, on live pyspiel gadgets. Every
+this process, in `cache_dir`, or extractable within `compiled_nodes_limit` histories
+(keep_solver_data as well: warm_start.py carries the tables over by whole-tree
+infoset id, as the live path does by information state string); otherwise on live
+pyspiel gadgets. Every
 decision record has `path` and `path_reason`.
 
 Budgets: a pre-play limit spent at the first decision of a match before that move's
@@ -365,6 +372,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     its first iteration would not fit the move."""
     current = self.resolver
     built = None
+    seed = self._solver_seed() if self._tree is not None else None
     try:
       if self._tree is not None:
         # A sampling iteration costs microseconds: only the setup is bounded (it
@@ -381,7 +389,7 @@ class ContinualResolvingBot(pyspiel.Bot):
             start + share * seconds if seconds else None,
             0.0 if sampling else
             _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node,
-            seed=self._solver_seed())
+            seed=seed)
         if not sampling:
           self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
       else:
@@ -392,6 +400,9 @@ class ContinualResolvingBot(pyspiel.Bot):
       record["fallback"] = f"kept the current subgame: {error}"
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
       if self._tree is not None:
+        # A refused subgame draws no seed, as on the live path (the next resolver's
+        # random stream is the same on both paths).
+        self._resolves -= 1
         # The next subgame below this one can still be resolved (compiled_resolving)
         # if the trace below it fits what is left of the move.
         left = start + _RESOLVE_SHARE * seconds - time.perf_counter()

@@ -517,9 +517,9 @@ class GadgetView:
     return self.tree.utility_sum
 
   def evaluate(self, slots, observe):
-    """Calls observe(reach, values) as a CFR pass with strategy `slots` would:
-    reach per internal position, player 0's values per node (the CFR+ solver's)."""
-    if hasattr(self.solver, "evaluate_strategy"):
+    """observe(reach, values) of a CFR pass with strategy `slots`: reach per internal
+    position, player 0's values per node (exact node passes under a depth limit)."""
+    if getattr(self.solver, "depth_limit", 0) is None:
       return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe)
     tree = self.tree
     internal = np.flatnonzero(tree.node_num_children > 0)

@@ -165,7 +165,10 @@ def _observe(player, utility_sum, local_position, copy_position, local, w0, prio
   opponent = 1 - player
   for i in range(len(local)):
     k, c = local_position[i], copy_position[i]
-    w = w0[i] * reach[k, player] * reach[k, 2] / (reach[c, player] * reach[c, 2])
+    # The live path's order of operations (subgame_solvers.FullWidthSolver: w0 over
+    # the root's reach, times the reach): equal reaches give bitwise equal w, so
+    # RM+'s ties (dl_cfr+'s playout values) break the same way on both paths.
+    w = w0[i] / (reach[c, player] * reach[c, 2]) * reach[k, player] * reach[k, 2]
     at_root = reach[c, opponent]
     ratio = reach[k, opponent] / at_root if at_root > 0 else 0.0
     value = values[local[i]]
@@ -179,9 +182,19 @@ def _observe(player, utility_sum, local_position, copy_position, local, w0, prio
 
 
 def solve_with_estimates(view, estimates, iterations):
-  """`iterations` CFR+ iterations on `view`, adding each iteration's estimates."""
+  """`iterations` CFR+ iterations on `view`, adding each iteration's estimates. A
+  depth-limited solver's pass holds playout estimates at its cut histories: its
+  estimates are then the exact values of the iteration's starting strategy (one
+  pass of their own, uniform where the strategy was never updated: the random
+  playout's expectation), as the live path's (subgame_solvers.FullWidthSolver)."""
+  solver = view.solver
   for _ in range(iterations):
-    view.solver.evaluate_and_update_policy(estimates.observe)
+    if getattr(solver, "depth_limit", None) is None:
+      solver.evaluate_and_update_policy(estimates.observe)
+      continue
+    strategy = solver.current_strategy_slots()
+    solver.evaluate_and_update_policy()
+    estimates.add(strategy)
 
 
 def exact_normalised_values(tree, profile, player, next_roots, next_root_keys):

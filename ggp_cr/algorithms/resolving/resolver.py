@@ -149,7 +149,16 @@ class Resolver:
     when time.perf_counter() passes `deadline` while the roots are rebuilt)."""
     problem = self.problem
     trace = self.trace
-    group = trace.subgame_map.roots(own_key)
+    # The roots in the original game's breadth-first order (depth, then actions: the
+    # compiled tree's node order, in which the compiled path's gadget views order
+    # theirs), not the trace's depth-first discovery order: both paths' gadgets then
+    # order their roots and gates, and draw their random outcomes, alike (they differ
+    # where a root lies below another, tests/test_nested_next_roots.py).
+    group = sorted(trace.subgame_map.roots(own_key), key=lambda root_id: (
+        len(problem.root_histories[trace.root_of[root_id]]) +
+        len(trace.actions[root_id]),
+        tuple(problem.root_histories[trace.root_of[root_id]]) +
+        trace.actions[root_id]))
     own = trace.subgame_map.own_roots(own_key)
     profile = None
     if self.config.use_cbr:

@@ -213,6 +213,23 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     return reach, opponent_reach, np.array(self.value_sum), np.array(self.weight_sum)
 
 
+def depth_limited_cfr_plus(tree, player, initial_track, config, seed):
+  """Depth-limited CFR+ ([S] §3.3.2, §5.2.3) on a solved game's `tree` (a gadget's
+  or the whole game's): RM+, alternating updates, linear averaging, histories deeper
+  than config.depth_limit valued by RandomPlayout(config.playouts, seed); only
+  histories at or below `player`'s next turn in another subgame may be cut ([S]
+  App. A.5: every next root is expanded), tracked from `initial_track` at the root
+  (recall.FIRST, or recall.CURRENT when the whole game starts at the player's turn).
+  Both paths of continual resolving build it here."""
+  estimable = recall.tracks(tree.node_player, tree.node_parent, player,
+                            initial_track) == recall.END
+  return cfr.GeneralCFRSolver(
+      tree, regret_matcher="rm+", alternating_updates=True,
+      cumulative_strategy_exponent=1.0, depth_limit=config.depth_limit,
+      utility_estimator=utility_estimators.RandomPlayout(config.playouts, seed),
+      estimable=estimable)
+
+
 class FullWidthSolver:
   """CFR+ (or depth-limited CFR+ with RandomPlayout, [S] §3.3.2) on the solved game's
   compiled tree, adding each iteration's exact self-play estimates at the next roots."""
@@ -225,13 +242,8 @@ class FullWidthSolver:
     if config.solver == "cfr+":
       self.solver = cfr.CFRPlusSolver(tree)
     else:
-      estimable = recall.tracks(tree.node_player, tree.node_parent, problem.player,
-                          problem.initial_track()) == recall.END
-      self.solver = cfr.GeneralCFRSolver(
-          tree, regret_matcher="rm+", alternating_updates=True,
-          cumulative_strategy_exponent=1.0, depth_limit=config.depth_limit,
-          utility_estimator=utility_estimators.RandomPlayout(config.playouts, seed),
-          estimable=estimable)
+      self.solver = depth_limited_cfr_plus(tree, problem.player,
+                                           problem.initial_track(), config, seed)
     if warm is not None:
       self._warm_start(warm)
     self.iterations = 0

@@ -22,6 +22,7 @@ ViewSampler it holds the same tables and estimates to rounding.
 
 import numpy as np
 
+from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import subgame_views
@@ -36,6 +37,42 @@ def initial_track(view):
   if view.variant is None and int(view.tree.node_player[0]) == view.player:
     return recall.CURRENT
   return recall.FIRST
+
+
+def other_copies(view, trace):
+  """(local nodes, their next roots' indices) of the copies of `trace`'s next roots
+  on the copying gadget_views.GadgetView `view` that its `locate` does not give: a
+  next root below a root that lies below another root (nested roots, copied twice)
+  has a copy under each; empty otherwise. The live solver collects a next root's
+  samples at every copy (its trace keys roots by history), so ViewSampler collects
+  at these too."""
+  roots = view.root_nodes[view.active_roots]
+  order = np.argsort(roots)
+  ordered = roots[order]
+  parent = view.whole.node_parent
+  above = parent[roots]
+  nested = False
+  while (above >= 0).any() and not nested:
+    position = np.minimum(np.searchsorted(ordered, above), len(ordered) - 1)
+    nested = bool(((above >= 0) & (ordered[position] == above)).any())
+    above = np.where(above >= 0, parent[np.maximum(above, 0)], -1)
+  if not nested:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+  found, under = [], []
+  node = trace.next_roots.copy()
+  while (node >= 0).any():
+    position = np.minimum(np.searchsorted(ordered, node), len(ordered) - 1)
+    hit = (node >= 0) & (ordered[position] == node)
+    hit &= order[position] != trace.next_root_of
+    found.append(np.flatnonzero(hit))
+    under.append(order[position[hit]])
+    node = np.where(node >= 0, parent[np.maximum(node, 0)], -1)
+  index = np.concatenate(found).astype(np.int64)
+  j = np.concatenate(under).astype(np.int64)
+  local = gadget_views._locate(  # pylint: disable=protected-access
+      parent, view.whole.node_action_index, trace.next_roots[index], roots[j],
+      view.root_copies[j], view.tree.node_first_child)
+  return local, index
 
 
 class ViewSampler:
@@ -95,14 +132,21 @@ class ViewSampler:
 
   def collect(self, trace):
     """Collects the estimates of `trace`'s next roots from now on (fresh sums; the
-    next roots' node map is reset, not reallocated: a deferred subgame's move)."""
+    next roots' node map is reset, not reallocated: a deferred subgame's move), at
+    every copy of a next root (`other_copies`: nested roots)."""
     node_map = self._node_map()
     if self.estimates is not None:
-      node_map[self.estimates.local_nodes] = -1
+      node_map[self._collected] = -1
     self._set_estimates(trace)
     local = self.estimates.local_nodes
     node_map[local] = np.arange(len(local))
+    other, index = self._other_copies(trace)
+    node_map[other] = index
+    self._collected = np.concatenate((local, other))
     self._set_resolving(node_map)
+
+  def _other_copies(self, trace):
+    return other_copies(self.view, trace)
 
   def _set_resolving(self, node_map):
     view = self.view
@@ -234,6 +278,10 @@ class InPlaceSampler(ViewSampler):
             gate, root_of, roots.astype(np.int64),
             np.asarray(view.w[view.active_roots], np.float64),
             float(tree.utility_sum))
+
+  def _other_copies(self, trace):
+    del trace  # a SubgameView's roots are never nested (subgame_views.NestedRoots)
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
   def _resolving(self, config):
     del config  # the gate is the prefix's; no per-node root arrays
