@@ -233,6 +233,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     if use_cbr or not self.config.sampling or self.path == "compiled":
       compiled_tree.cached_tree(game)
       _warm_up_full_width()
+    if self.path == "compiled":
+      # A subgame's setup makes arrays of its roots' size at every decision.
+      anytime.keep_freed_memory()
     self._seed = outcome_sampling.new_seed(seed)
     self._matches = 0
     self.restart()
