@@ -57,10 +57,16 @@ _COPY_SECONDS_PER_NODE = 1.5e-7
 # within a few iterations; larger ones are solved in place.
 COPY_NODES_LIMIT = 50_000
 
-# Setting a subgame up, per root: its inputs, its view and the trace of the next turns
-# below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots); the
-# trace alone (about 0.35 us).
-SETUP_SECONDS_PER_ROOT = 8e-7
+# Setting a subgame up: once, per root (its inputs and its view), and per node walked
+# and next turn found by the trace of the next turns below it (compiled_subgames.
+# trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
+# subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
+# found). A deferred trace below a refused subgame is bounded per root (about 0.35
+# us measured on PAM{8}'s subgames of 15k-95k roots).
+SETUP_SECONDS = 4e-3
+SETUP_SECONDS_PER_ROOT = 6e-8
+TRACE_SECONDS_PER_WALKED = 1.8e-8
+TRACE_SECONDS_PER_FOUND = 4.5e-8
 TRACE_SECONDS_PER_ROOT = 4e-7
 
 _KEYS = {}
@@ -169,7 +175,9 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
 def _own_reach(trace, infoset, group, w, opponent_reach):
   """Whether w, and w times o's reach (per next root of `group`), are positive at the
   roots of the bot's own infoset `infoset` (next_subgame's tests)."""
-  own = np.isin(group, trace.own_roots(infoset))
+  own = np.zeros(trace.num_next_roots, dtype=bool)
+  own[trace.own_roots(infoset)] = True
+  own = own[group]  # (np.isin sorts: tens of ms at 10^5-10^6 roots)
   return bool(w[own].sum() > 0), bool((w[own] * opponent_reach[own]).sum() > 0)
 
 
@@ -205,6 +213,7 @@ class CompiledResolver:
     arrays its later subgames' views share. `config` with a sampling solver samples
     with `seed`."""
     subgame_views.prepare(tree)
+    compiled_subgames.trace_steps(tree, player)  # the later subgames' setup budgets
     solver = sampler(config, seed) if config is not None and config.sampling else None
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
@@ -322,7 +331,8 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (SETUP_SECONDS_PER_ROOT a root) would not end
+    its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root, TRACE_SECONDS_PER_WALKED
+    and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, about
@@ -337,10 +347,18 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     # Kept free for the first iteration, after the setup.
     reserve = float(reserve_seconds_per_node) * size
-    if deadline is not None and (time.perf_counter() + SETUP_SECONDS_PER_ROOT *
-                                 len(group) + reserve > deadline):
-      raise CannotResolve(f"tracing the next turns below its {len(group):,} roots "
-                          "would not fit the move")
+    setup, steps = 0.0, None
+    if deadline is not None:
+      walked, found = compiled_subgames.trace_steps(
+          self.view.whole, self.view.player)[:, nodes].sum(axis=1,
+                                                           dtype=np.int64).tolist()
+      steps = {"walked": walked, "found": found}
+      setup = (SETUP_SECONDS + SETUP_SECONDS_PER_ROOT * len(group) +
+               TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found)
+      if time.perf_counter() + setup + reserve > deadline:
+        raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
+                            f"turns below them ({walked:,} nodes to walk, {found:,} "
+                            "turns to find) would not fit the move")
     profile = None
     inputs = "its iterations since the last refusal"
     if self.use_cbr:
@@ -352,8 +370,7 @@ class CompiledResolver:
         # One pass of the average strategy: about one CFR+ iteration (one pass with
         # alternating updates).
         if deadline is not None and (time.perf_counter() + self.timing.get(
-            "per_iteration", 0.0) + SETUP_SECONDS_PER_ROOT * len(group) + reserve >
-                                     deadline):
+            "per_iteration", 0.0) + setup + reserve > deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
@@ -366,6 +383,9 @@ class CompiledResolver:
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if steps is not None:
+      info["trace_steps"] = steps
+      info["setup_estimate_seconds"] = setup
     if not self.use_cbr:
       info["unsampled_opponent_infosets"] = self.estimates.unsampled
     if self.refused:

@@ -91,6 +91,10 @@ def unique_ids(values):
   if not len(values):
     empty = np.zeros(0, dtype=np.int64)
     return empty, empty, empty
+  if len(values) > 1 and bool(np.all(values[1:] > values[:-1])):
+    # Strictly increasing (e.g. a trace's next roots, one per turn found): each value
+    # is its own id, without a count over the range.
+    return values.copy(), np.arange(len(values)), np.arange(len(values))
   low, high = int(values.min()), int(values.max())
   if (high - low) > 64 * len(values) + 4096:
     distinct, first, inverse = np.unique(values, return_index=True,
