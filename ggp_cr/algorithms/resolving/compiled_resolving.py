@@ -61,13 +61,11 @@ COPY_NODES_LIMIT = 50_000
 # and next turn found by the trace of the next turns below it (compiled_subgames.
 # trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
 # subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
-# found). A deferred trace below a refused subgame is bounded per root (about 0.35
-# us measured on PAM{8}'s subgames of 15k-95k roots).
+# found); a deferred trace below a refused subgame by the last two.
 SETUP_SECONDS = 4e-3
 SETUP_SECONDS_PER_ROOT = 6e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
-TRACE_SECONDS_PER_ROOT = 4e-7
 
 _KEYS = {}
 
@@ -261,15 +259,16 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def defer(self, infoset, max_roots=None, refused=None):
+  def defer(self, infoset, max_roots=None, refused=None, max_seconds=None):
     """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
     `trace` becomes the next turns below that subgame (their roots lie in this view,
     below the same roots), with fresh estimates that this solve's further iterations
     collect (module docstring). `refused` is the resolver built for that subgame, if
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
-    if the refused subgame has more than `max_roots` roots (a trace that would not
-    fit the move)."""
+    if the refused subgame has more than `max_roots` roots, or its trace's estimate
+    (TRACE_SECONDS_PER_WALKED and _PER_FOUND, compiled_subgames.trace_steps) exceeds
+    `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     if refused is not None and len(refused.view.active_roots) == len(group):
@@ -277,6 +276,9 @@ class CompiledResolver:
       below.next_root_of = refused.view.active_roots[below.next_root_of]
     else:
       if max_roots is not None and len(group) > max_roots:
+        return False
+      if max_seconds is not None and self._trace_seconds(
+          trace.next_roots[group])[0] > max_seconds:
         return False
       below = compiled_subgames.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
@@ -291,6 +293,15 @@ class CompiledResolver:
       self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
     return True
+
+  def _trace_seconds(self, nodes):
+    """(estimated seconds, {"walked", "found": counts}) of the trace of the bot's
+    next turns below the whole-tree nodes `nodes`."""
+    walked, found = compiled_subgames.trace_steps(
+        self.view.whole, self.view.player)[:, nodes].sum(axis=1,
+                                                         dtype=np.int64).tolist()
+    return (TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found,
+            {"walked": walked, "found": found})
 
   def _exact_values(self, group, deadline):
     """A callable giving o's exact CBV_norm per key at the next roots `group`
@@ -349,12 +360,9 @@ class CompiledResolver:
     reserve = float(reserve_seconds_per_node) * size
     setup, steps = 0.0, None
     if deadline is not None:
-      walked, found = compiled_subgames.trace_steps(
-          self.view.whole, self.view.player)[:, nodes].sum(axis=1,
-                                                           dtype=np.int64).tolist()
-      steps = {"walked": walked, "found": found}
-      setup = (SETUP_SECONDS + SETUP_SECONDS_PER_ROOT * len(group) +
-               TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found)
+      trace_seconds, steps = self._trace_seconds(nodes)
+      walked, found = steps["walked"], steps["found"]
+      setup = SETUP_SECONDS + SETUP_SECONDS_PER_ROOT * len(group) + trace_seconds
       if time.perf_counter() + setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
