@@ -121,3 +121,5 @@ def test_trace_steps_count_what_a_trace_walks(game_string):
       trace = compiled_subgames.trace_subgames(tree, keys, player, roots)
       assert steps[0, roots].sum() == trace.histories_walked
       assert steps[1, roots].sum() == trace.found
+      assert compiled_subgames.trace_step_sums(tree, player, roots) == (
+          trace.histories_walked, trace.found)

@@ -297,9 +297,8 @@ class CompiledResolver:
   def _trace_seconds(self, nodes):
     """(estimated seconds, {"walked", "found": counts}) of the trace of the bot's
     next turns below the whole-tree nodes `nodes`."""
-    walked, found = compiled_subgames.trace_steps(
-        self.view.whole, self.view.player)[:, nodes].sum(axis=1,
-                                                         dtype=np.int64).tolist()
+    walked, found = compiled_subgames.trace_step_sums(self.view.whole,
+                                                      self.view.player, nodes)
     return (TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found,
             {"walked": walked, "found": found})
 
