@@ -224,6 +224,14 @@ def _first_visits(node_player, node_first_child, node_num_children, other, num_i
 
 
 @numba.njit(cache=True)
+def _walked(acting, child_player, node_chance_prob, child):
+  """Whether a trace walks from a node where `acting` acts to its child `child`: not
+  to a terminal, nor to a chance outcome of probability 0."""
+  return child_player != _TERMINAL and not (acting < 0 and
+                                            node_chance_prob[child] <= 0)
+
+
+@numba.njit(cache=True)
 def _walk_roots(node_player, node_first_child, node_num_children, node_chance_prob,
                 player, root_nodes):
   """From every root, level by level (children in order): (closest root, next turn
@@ -265,9 +273,7 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
       for index in range(node_num_children[node]):
         child = first + index
         child_player = node_player[child]
-        if child_player == _TERMINAL:
-          continue
-        if acting < 0 and node_chance_prob[child] <= 0:
+        if not _walked(acting, child_player, node_chance_prob, child):
           continue
         child_track, is_root = _advance(track, acting, child_player, player)
         child_root = root
@@ -331,9 +337,7 @@ def _trace_steps(node_player, node_first_child, node_num_children, node_chance_p
       walked, found = 1, 0
       for child in range(first, first + count):
         child_player = node_player[child]
-        if child_player == _TERMINAL:
-          continue
-        if acting < 0 and node_chance_prob[child] <= 0:
+        if not _walked(acting, child_player, node_chance_prob, child):
           continue
         child_track, _ = _advance(track, acting, child_player, player)
         if child_track == END:

@@ -40,6 +40,17 @@ _CHANCE = -1
 
 
 @numba.njit(cache=True)
+def _intern(value, ids, values, count):
+  """(the id of `value` in order of first occurrence, the ids given so far): ids[v]
+  is v's id (-1 until it occurs), values[i] the value of id i; `count` ids given."""
+  if ids[value] < 0:
+    ids[value] = count
+    values[count] = value
+    count += 1
+  return ids[value], count
+
+
+@numba.njit(cache=True)
 def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
              node_chance_prob, node_utility, subtree_nodes, prefix_player,
              prefix_parent, prefix_first_child, prefix_num_children,
@@ -99,12 +110,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
     utility[local] = 0.0
     first_child[local] = 0
     if p >= 0:
-      g = node_infoset[node]
-      if infoset_map[g] < 0:
-        infoset_map[g] = infoset_count
-        infoset_source[infoset_count] = g
-        infoset_count += 1
-      infoset[local] = infoset_map[g]
+      infoset[local], infoset_count = _intern(node_infoset[node], infoset_map,
+                                              infoset_source, infoset_count)
     if p == _TERMINAL:
       utility[local] = _gadget_payoff(node_utility[node], j, opponent, utility_sum,
                                       scale, shift)
@@ -185,12 +192,7 @@ def _gates(gate_of, num_keys):
   gate = np.empty(len(gate_of), dtype=np.int64)
   count = 0
   for i in range(len(gate_of)):
-    g = gate_of[i]
-    if rank[g] < 0:
-      rank[g] = count
-      ordered[count] = g
-      count += 1
-    gate[i] = rank[g]
+    gate[i], count = _intern(gate_of[i], rank, ordered, count)
   return gate, ordered[:count]
 
 
