@@ -223,7 +223,7 @@ def _first_visits(node_player, node_first_child, node_num_children, other, num_i
   return rank
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _walked(acting, child_player, node_chance_prob, child):
   """Whether a trace walks from a node where `acting` acts to its child `child`: not
   to a terminal, nor to a chance outcome of probability 0."""

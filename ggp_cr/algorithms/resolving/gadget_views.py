@@ -40,17 +40,6 @@ _CHANCE = -1
 
 
 @numba.njit(cache=True)
-def _intern(value, ids, values, count):
-  """(the id of `value` in order of first occurrence, the ids given so far): ids[v]
-  is v's id (-1 until it occurs), values[i] the value of id i; `count` ids given."""
-  if ids[value] < 0:
-    ids[value] = count
-    values[count] = value
-    count += 1
-  return ids[value], count
-
-
-@numba.njit(cache=True)
 def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
              node_chance_prob, node_utility, subtree_nodes, prefix_player,
              prefix_parent, prefix_first_child, prefix_num_children,
@@ -110,7 +99,7 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
     utility[local] = 0.0
     first_child[local] = 0
     if p >= 0:
-      infoset[local], infoset_count = _intern(node_infoset[node], infoset_map,
+      infoset[local], infoset_count = flat_tree.intern(node_infoset[node], infoset_map,
                                               infoset_source, infoset_count)
     if p == _TERMINAL:
       utility[local] = _gadget_payoff(node_utility[node], j, opponent, utility_sum,
@@ -183,19 +172,6 @@ def _infoset_tables(player, parent, infoset, action_index, infoset_player,
   return parent_slot, first_node
 
 
-@numba.njit(cache=True)
-def _gates(gate_of, num_keys):
-  """Each root's gate, the rank of its root key `gate_of` in order of first root,
-  and the keys in that order."""
-  rank = np.full(num_keys, -1, dtype=np.int64)
-  ordered = np.empty(num_keys, dtype=np.int64)
-  gate = np.empty(len(gate_of), dtype=np.int64)
-  count = 0
-  for i in range(len(gate_of)):
-    gate[i], count = _intern(gate_of[i], rank, ordered, count)
-  return gate, ordered[:count]
-
-
 class _ViewKeys(collections.abc.Sequence):
   """The view's infoset keys, made only when asked for (as the pyspiel gadget's)."""
 
@@ -264,8 +240,7 @@ class GadgetView:
     self.variant = variant
     self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
     num_roots = len(self.root_nodes)
-    # Roots usually come sorted (a trace's next roots): checked in linear time; a sort
-    # of 10^5-10^6 ids costs tens of milliseconds (np.unique hashes: slower still).
+    # Roots come sorted (a trace's next roots): a sort of 10^5-10^6 ids took 30 ms.
     ordered = self.root_nodes
     if not np.all(ordered[1:] > ordered[:-1]):
       ordered = np.sort(ordered)
@@ -311,33 +286,26 @@ class GadgetView:
   def _values(self, opponent_values):
     """CBV per root key (self.infoset_keys, sorted) from {key: value}, checked
     (vectorised: 10^3-10^4 keys at a deep subgame)."""
-    given = dict(opponent_values or {})
-    keys = self.infoset_keys
-    cbv = np.zeros(len(keys))
-    given_keys = np.fromiter((int(k) for k in given), dtype=np.int64, count=len(given))
-    given_values = np.fromiter((float(v) for v in given.values()), dtype=np.float64,
-                               count=len(given))
+    given, keys = dict(opponent_values or {}), self.infoset_keys
+    given_keys = np.fromiter(map(int, given), dtype=np.int64, count=len(given))
+    values = np.fromiter(map(float, given.values()), dtype=np.float64, count=len(given))
     where = np.searchsorted(keys, given_keys)
     known = where < len(keys)
     known[known] = keys[where[known]] == given_keys[known]
     if not known.all():
-      raise ValueError(f"opponent_values has keys that are not player "
-                       f"{self.opponent}'s keys at the roots: "
-                       f"{given_keys[~known][:5].tolist()}.")
-    if self.variant in ("resolve", "max_margin"):
-      valued = np.zeros(len(keys), dtype=bool)
-      valued[where] = True
-      missing = keys[(self.k > 0) & ~valued]
-      if len(missing):
-        raise ValueError(f"opponent_values lacks values for reachable root keys of "
-                         f"player {self.opponent}: {missing[:5].tolist()}.")
-    finite = np.isfinite(given_values)
-    if not finite.all():
-      bad = int(np.flatnonzero(~finite)[0])
-      raise ValueError(f"opponent_values must be finite, got "
-                       f"{float(given_values[bad])!r} for key {int(given_keys[bad])}.")
-    cbv[where] = given_values
-    return cbv
+      raise ValueError(f"opponent_values has keys that are not player {self.opponent}'s"
+                       f" keys at the roots: {given_keys[~known][:5].tolist()}.")
+    if not np.isfinite(values).all():
+      bad = int(np.flatnonzero(~np.isfinite(values))[0])
+      raise ValueError(f"opponent_values must be finite, got {float(values[bad])!r} "
+                       f"for key {int(given_keys[bad])}.")
+    cbv = np.full(len(keys), np.nan)
+    cbv[where] = values
+    missing = keys[(self.k > 0) & np.isnan(cbv)]
+    if self.variant in ("resolve", "max_margin") and len(missing):
+      raise ValueError(f"opponent_values lacks values for reachable root keys of "
+                       f"player {self.opponent}: {missing[:5].tolist()}.")
+    return np.nan_to_num(cbv, nan=0.0)
 
   def _plan(self, first):
     """The gadget's prefix per active root (both kinds of view lay it out): sets
@@ -374,7 +342,8 @@ class GadgetView:
       shift = np.zeros(len(active))
       self.root_chance = weights[active] / total
       if variant == "resolve":
-        self.gate, ordered = _gates(self.root_infoset[active], len(self.infoset_keys))
+        self.gate, ordered = flat_tree.first_occurrence_ids(
+            self.root_infoset[active], len(self.infoset_keys))
         self.gate_key = self.infoset_keys[ordered]
         # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
         self.terminate_value = self.total_reach * (self.cbv[ordered] / self.k[ordered])

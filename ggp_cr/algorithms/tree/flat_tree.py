@@ -103,6 +103,30 @@ def unique_ids(values):
   return _dense_unique_ids(values, low, high - low + 1)
 
 
+@numba.njit(cache=True, inline="always")
+def intern(value, ids, values, count):
+  """(the id of `value` in order of first occurrence, the ids given so far): ids[v]
+  is v's id (-1 until it occurs), values[i] the value of id i; `count` ids given."""
+  if ids[value] < 0:
+    ids[value] = count
+    values[count] = value
+    count += 1
+  return ids[value], count
+
+
+@numba.njit(cache=True)
+def first_occurrence_ids(values, num_values):
+  """Each of `values` (ids below `num_values`) numbered in order of first
+  occurrence, and the distinct values in that order."""
+  ids = np.full(num_values, -1, dtype=np.int64)
+  ordered = np.empty(num_values, dtype=np.int64)
+  numbered = np.empty(len(values), dtype=np.int64)
+  count = 0
+  for i in range(len(values)):
+    numbered[i], count = intern(values[i], ids, ordered, count)
+  return numbered, ordered[:count]
+
+
 @numba.njit(cache=True)
 def _dense_unique_ids(values, low, span):
   first_at = np.zeros(span, dtype=np.int32)  # first index + 1; 0: absent
