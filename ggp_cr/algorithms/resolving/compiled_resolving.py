@@ -64,6 +64,9 @@ COPY_NODES_LIMIT = 50_000
 # found); a deferred trace below a refused subgame by the last two.
 SETUP_SECONDS = 4e-3
 SETUP_SECONDS_PER_ROOT = 6e-8
+# The sampling solvers' in-place setup per root (the sampler's prefix arrays and the
+# next roots' climb through the average strategy: about twice CFR+'s at 477k roots).
+SAMPLING_SETUP_SECONDS_PER_ROOT = 1.3e-7
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
 
@@ -341,7 +344,8 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root, TRACE_SECONDS_PER_WALKED
+    its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root (sampling solvers:
+    SAMPLING_SETUP_SECONDS_PER_ROOT), TRACE_SECONDS_PER_WALKED
     and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
@@ -361,7 +365,9 @@ class CompiledResolver:
     if deadline is not None:
       trace_seconds, steps = self._trace_seconds(nodes)
       walked, found = steps["walked"], steps["found"]
-      setup = SETUP_SECONDS + SETUP_SECONDS_PER_ROOT * len(group) + trace_seconds
+      per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT if self.config is not None and
+                  self.config.sampling else SETUP_SECONDS_PER_ROOT)
+      setup = SETUP_SECONDS + per_root * len(group) + trace_seconds
       if time.perf_counter() + setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
