@@ -326,9 +326,9 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
   np.testing.assert_array_equal(current.view.whole_nodes(local),
                                 current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
-  with pytest.raises(cr.CannotResolve, match="roots would not fit the move"):
+  with pytest.raises(cr.CannotResolve, match="would not fit the move"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
-  with pytest.raises(cr.CannotResolve, match="roots would not fit the move"):
+  with pytest.raises(cr.CannotResolve, match="would not fit the move"):
     # The setup fits, but not with the first iteration's time kept free after it.
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
                          reserve_seconds_per_node=10.0)

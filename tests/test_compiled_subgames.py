@@ -100,3 +100,26 @@ def test_subtree_nodes_count_every_node_below():
       first = int(tree.node_first_child[n])
       frontier += range(first, first + int(tree.node_num_children[n]))
     assert sizes[node] == below
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_trace_steps_count_what_a_trace_walks(game_string):
+  """trace_steps (the setup budget's counts) are, summed over any root set, the nodes
+  a trace below them walks and the next turns it finds."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = compiled_subgames.StateKeys.build(tree)
+  rng = np.random.default_rng(0)
+  decisions = np.flatnonzero(tree.node_player >= 0)
+  for player in (0, 1):
+    steps = compiled_subgames.trace_steps(tree, player)
+    assert steps is compiled_subgames.trace_steps(tree, player)  # once per tree
+    whole = compiled_subgames.trace_subgames(tree, keys, player, [0])
+    assert (steps[0, 0], steps[1, 0]) == (whole.histories_walked, whole.found)
+    for size in (1, 7, 40):
+      roots = np.sort(rng.choice(decisions, size=min(size, len(decisions)),
+                                 replace=False))
+      trace = compiled_subgames.trace_subgames(tree, keys, player, roots)
+      assert steps[0, roots].sum() == trace.histories_walked
+      assert steps[1, roots].sum() == trace.found
+      assert compiled_subgames.trace_step_sums(tree, player, roots) == (
+          trace.histories_walked, trace.found)

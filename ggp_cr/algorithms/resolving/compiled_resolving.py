@@ -59,11 +59,18 @@ _COPY_SECONDS_PER_NODE = 1.5e-7
 # within a few iterations; larger ones are solved in place.
 COPY_NODES_LIMIT = 50_000
 
-# Setting a subgame up, per root: its inputs, its view and the trace of the next turns
-# below it (0.75-1 us of CPU measured on PAM{8}'s subgames of 15k-95k roots); the
-# trace alone (about 0.35 us).
-SETUP_SECONDS_PER_ROOT = 8e-7
-TRACE_SECONDS_PER_ROOT = 4e-7
+# Setting a subgame up: once, per root (its inputs and its view), and per node walked
+# and next turn found by the trace of the next turns below it (compiled_subgames.
+# trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
+# subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
+# found); a deferred trace below a refused subgame by the last two.
+SETUP_SECONDS = 4e-3
+SETUP_SECONDS_PER_ROOT = 6e-8
+# The sampling solvers' in-place setup per root (the sampler's prefix arrays and the
+# next roots' climb through the average strategy: about twice CFR+'s at 477k roots).
+SAMPLING_SETUP_SECONDS_PER_ROOT = 1.3e-7
+TRACE_SECONDS_PER_WALKED = 1.8e-8
+TRACE_SECONDS_PER_FOUND = 4.5e-8
 
 _KEYS = {}
 
@@ -187,7 +194,9 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
 def _own_reach(trace, infoset, group, w, opponent_reach):
   """Whether w, and w times o's reach (per next root of `group`), are positive at the
   roots of the bot's own infoset `infoset` (next_subgame's tests)."""
-  own = np.isin(group, trace.own_roots(infoset))
+  own = np.zeros(trace.num_next_roots, dtype=bool)
+  own[trace.own_roots(infoset)] = True
+  own = own[group]  # (np.isin sorts: tens of ms at 10^5-10^6 roots)
   return bool(w[own].sum() > 0), bool((w[own] * opponent_reach[own]).sum() > 0)
 
 
@@ -223,6 +232,7 @@ class CompiledResolver:
     arrays its later subgames' views share. `config` with a sampling solver samples
     with `seed`."""
     subgame_views.prepare(tree)
+    compiled_subgames.trace_steps(tree, player)  # the later subgames' setup budgets
     solver = view_solver(config, seed)
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
@@ -270,15 +280,16 @@ class CompiledResolver:
       return self.view.average_slots()
     return self.view.combine(self.trunk)
 
-  def defer(self, infoset, max_roots=None, refused=None):
+  def defer(self, infoset, max_roots=None, refused=None, max_seconds=None):
     """After the subgame of the bot's next turn `infoset` (in `trace`) was refused:
     `trace` becomes the next turns below that subgame (their roots lie in this view,
     below the same roots), with fresh estimates that this solve's further iterations
     collect (module docstring). `refused` is the resolver built for that subgame, if
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
-    if the refused subgame has more than `max_roots` roots (a trace that would not
-    fit the move)."""
+    if the refused subgame has more than `max_roots` roots, or its trace's estimate
+    (TRACE_SECONDS_PER_WALKED and _PER_FOUND, compiled_subgames.trace_steps) exceeds
+    `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     if refused is not None and len(refused.view.active_roots) == len(group):
@@ -286,6 +297,9 @@ class CompiledResolver:
       below.next_root_of = refused.view.active_roots[below.next_root_of]
     else:
       if max_roots is not None and len(group) > max_roots:
+        return False
+      if max_seconds is not None and self._trace_seconds(
+          trace.next_roots[group])[0] > max_seconds:
         return False
       below = compiled_subgames.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
@@ -300,6 +314,14 @@ class CompiledResolver:
       self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
     return True
+
+  def _trace_seconds(self, nodes):
+    """(estimated seconds, {"walked", "found": counts}) of the trace of the bot's
+    next turns below the whole-tree nodes `nodes`."""
+    walked, found = compiled_subgames.trace_step_sums(self.view.whole,
+                                                      self.view.player, nodes)
+    return (TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found,
+            {"walked": walked, "found": found})
 
   def _exact_values(self, group, deadline):
     """A callable giving o's exact CBV_norm per key at the next roots `group`
@@ -340,7 +362,9 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (SETUP_SECONDS_PER_ROOT a root) would not end
+    its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root (sampling solvers:
+    SAMPLING_SETUP_SECONDS_PER_ROOT), TRACE_SECONDS_PER_WALKED
+    and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, about
@@ -355,10 +379,17 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     # Kept free for the first iteration, after the setup.
     reserve = float(reserve_seconds_per_node) * size
-    if deadline is not None and (time.perf_counter() + SETUP_SECONDS_PER_ROOT *
-                                 len(group) + reserve > deadline):
-      raise CannotResolve(f"tracing the next turns below its {len(group):,} roots "
-                          "would not fit the move")
+    setup, steps = 0.0, None
+    if deadline is not None:
+      trace_seconds, steps = self._trace_seconds(nodes)
+      walked, found = steps["walked"], steps["found"]
+      per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT if self.config is not None and
+                  self.config.sampling else SETUP_SECONDS_PER_ROOT)
+      setup = SETUP_SECONDS + per_root * len(group) + trace_seconds
+      if time.perf_counter() + setup + reserve > deadline:
+        raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
+                            f"turns below them ({walked:,} nodes to walk, {found:,} "
+                            "turns to find) would not fit the move")
     profile = None
     inputs = "its iterations since the last refusal"
     if self.use_cbr:
@@ -370,8 +401,7 @@ class CompiledResolver:
         # One pass of the average strategy: about one CFR+ iteration (one pass with
         # alternating updates).
         if deadline is not None and (time.perf_counter() + self.timing.get(
-            "per_iteration", 0.0) + SETUP_SECONDS_PER_ROOT * len(group) + reserve >
-                                     deadline):
+            "per_iteration", 0.0) + setup + reserve > deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
@@ -384,6 +414,9 @@ class CompiledResolver:
                           "zero")
     info = {"roots": len(group), "opponent_infosets": len(cbv), "variant": variant,
             "subgame_nodes": size}
+    if steps is not None:
+      info["trace_steps"] = steps
+      info["setup_estimate_seconds"] = setup
     if not self.use_cbr:
       info["unsampled_opponent_infosets"] = self.estimates.unsampled
     if self.refused:

@@ -223,6 +223,14 @@ def _first_visits(node_player, node_first_child, node_num_children, other, num_i
   return rank
 
 
+@numba.njit(cache=True, inline="always")
+def _walked(acting, child_player, node_chance_prob, child):
+  """Whether a trace walks from a node where `acting` acts to its child `child`: not
+  to a terminal, nor to a chance outcome of probability 0."""
+  return child_player != _TERMINAL and not (acting < 0 and
+                                            node_chance_prob[child] <= 0)
+
+
 @numba.njit(cache=True)
 def _walk_roots(node_player, node_first_child, node_num_children, node_chance_prob,
                 player, root_nodes):
@@ -248,10 +256,12 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
   num_pairs = 0
   walked = 0
   while size:
-    next_node = np.empty(len(frontier_node), dtype=np.int64)
-    next_track = np.empty(len(frontier_node), dtype=np.int8)
-    next_root = np.empty(len(frontier_node), dtype=np.int64)
-    next_j = np.empty(len(frontier_node), dtype=np.int64)
+    # Levels grow: room for a few children per node, grown when short.
+    room = 4 * size + 16
+    next_node = np.empty(room, dtype=np.int64)
+    next_track = np.empty(room, dtype=np.int8)
+    next_root = np.empty(room, dtype=np.int64)
+    next_j = np.empty(room, dtype=np.int64)
     next_size = 0
     for i in range(size):
       node = frontier_node[i]
@@ -263,9 +273,7 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
       for index in range(node_num_children[node]):
         child = first + index
         child_player = node_player[child]
-        if child_player == _TERMINAL:
-          continue
-        if acting < 0 and node_chance_prob[child] <= 0:
+        if not _walked(acting, child_player, node_chance_prob, child):
           continue
         child_track, is_root = _advance(track, acting, child_player, player)
         child_root = root
@@ -296,6 +304,87 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
     frontier_root, frontier_j = next_root, next_j
     size = next_size
   return pair_root[:num_pairs], pair_turn[:num_pairs], pair_j[:num_pairs], walked
+
+
+@numba.njit(cache=True)
+def _trace_steps(node_player, node_first_child, node_num_children, node_chance_prob,
+                 player):
+  """Per node x: the nodes _walk_roots walks from the single root x and the next turns
+  it finds there, by one bottom-up pass over the breadth-first tree with both counts
+  below each internal node per tracking state (FIRST, CURRENT, AFTER_ROOT), kept per
+  internal position (a leaf is walked alone)."""
+  n = len(node_player)
+  position = np.empty(n, dtype=np.int64)
+  internal = 0
+  for node in range(n):
+    position[node] = internal
+    if node_num_children[node] > 0:
+      internal += 1
+  walked_below = np.ones((internal, 3), dtype=np.int32)
+  found_below = np.zeros((internal, 3), dtype=np.int32)
+  steps = np.empty((2, n), dtype=np.int32)
+  for node in range(n - 1, -1, -1):
+    acting = node_player[node]
+    count = node_num_children[node]
+    start = CURRENT if acting == player else FIRST
+    if count == 0:
+      steps[0, node] = 1
+      steps[1, node] = 0
+      continue
+    k = position[node]
+    first = node_first_child[node]
+    for track in range(3):
+      walked, found = 1, 0
+      for child in range(first, first + count):
+        child_player = node_player[child]
+        if not _walked(acting, child_player, node_chance_prob, child):
+          continue
+        child_track, _ = _advance(track, acting, child_player, player)
+        if child_track == END:
+          found += 1
+        elif node_num_children[child] > 0:
+          walked += walked_below[position[child], child_track]
+          found += found_below[position[child], child_track]
+        else:
+          walked += 1
+      walked_below[k, track] = walked
+      found_below[k, track] = found
+    steps[0, node] = walked_below[k, start]
+    steps[1, node] = found_below[k, start]
+  return steps
+
+
+@numba.njit(cache=True)
+def _step_sums(steps, nodes):
+  walked, found = 0, 0
+  for i in range(len(nodes)):
+    walked += steps[0, nodes[i]]
+    found += steps[1, nodes[i]]
+  return walked, found
+
+
+def trace_step_sums(tree, player, nodes):
+  """(nodes walked, next turns found) of `player`'s trace below the roots `nodes`,
+  from trace_steps without tracing."""
+  walked, found = _step_sums(trace_steps(tree, player),
+                             np.asarray(nodes, dtype=np.int64))
+  return int(walked), int(found)
+
+
+_STEPS = {}
+
+
+def trace_steps(tree, player):
+  """int32 (2, nodes): per node x, the nodes `player`'s trace below the single root x
+  walks (row 0) and the next turns it finds (row 1); a trace below roots R takes the
+  sums over R (setup budgets). Computed once per tree and player (one pass, charged
+  to pre-play by continual resolving)."""
+  per_player = flat_tree.per_tree(_STEPS, tree, lambda t: {}, keep=4)
+  if player not in per_player:
+    per_player[player] = _trace_steps(tree.node_player, tree.node_first_child,
+                                      tree.node_num_children, tree.node_chance_prob,
+                                      int(player))
+  return per_player[player]
 
 
 @numba.njit(cache=True)
@@ -355,6 +444,7 @@ class SubgameTrace:
     group             int64 each next root's group (its smallest next-root index)
     own_infosets      int64 sorted infosets of the player's next turns s
     histories_walked  nodes walked
+    found             next turns found (pairs (r, s); trace_steps' second count)
   """
 
   def __init__(self, tree, keys, player, root_nodes):
@@ -367,6 +457,7 @@ class SubgameTrace:
     pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
         tree.node_player, tree.node_first_child, tree.node_num_children,
         tree.node_chance_prob, self.player, self.root_nodes)
+    self.found = len(pair_root)
     self.next_roots, _, pair_root_id = flat_tree.unique_ids(pair_root)
     self.next_root_of = _first_walked(pair_j, pair_root_id, len(self.next_roots))
     self.next_root_key = keys.keys[self.opponent, self.next_roots].astype(np.int64)
@@ -404,7 +495,7 @@ class SubgameTrace:
     i = self._own_index(infoset)
     if i < 0:
       raise KeyError(f"Infoset {infoset} is no next turn of player {self.player}.")
-    return np.unique(self._pair_root_id[self._pair_own_id == i])
+    return flat_tree.unique_ids(self._pair_root_id[self._pair_own_id == i])[0]
 
 
 def trace_subgames(tree, keys, player, root_nodes):

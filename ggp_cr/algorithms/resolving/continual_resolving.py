@@ -95,9 +95,9 @@ pre-play), and a per-move limit; each is seconds (wall clock, checked after ever
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
-subgame whose setup (inputs, view, trace of its next turns;
-compiled_resolving.SETUP_SECONDS_PER_ROOT a root) and first iteration would not fit
-the move (compiled path), or whose roots cannot be built, or next turns traced,
+subgame whose setup (inputs, view, trace of its next turns; estimated per root and
+per node the trace walks, compiled_resolving.SETUP_SECONDS_PER_ROOT and following)
+and first iteration would not fit the move (compiled path), or whose roots cannot be built, or next turns traced,
 within BUILD_SHARE / TRACE_SHARE of the decision's budget (live path), is not
 resolved (the bot keeps or stays in its current subgame); the live full-width
 solvers' compilation of each gadget cannot be interrupted, so their time budgets
@@ -139,6 +139,9 @@ _VIEW_SLOWDOWN = 1.6
 # estimate's error), fits this share of the move; the iteration then runs only if it
 # still fits what is left.
 _RESOLVE_SHARE = 0.95
+# A sampling solver's subgame setup may use this share of the move (its iterations
+# cost microseconds: the rest of the move samples thousands of them).
+_SAMPLING_SETUP_SHARE = 0.6
 _FIRST_ITERATION_MARGIN = 1.25
 _MEASURED_NODES = 200_000
 
@@ -240,6 +243,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     if use_cbr or not self.config.sampling or self.path == "compiled":
       compiled_tree.cached_tree(game)
       _warm_up_full_width()
+    if self.path == "compiled":
+      # A subgame's setup makes arrays of its roots' size at every decision.
+      anytime.keep_freed_memory()
     self._seed = outcome_sampling.new_seed(seed)
     self._matches = 0
     self.restart()
@@ -376,14 +382,14 @@ class ContinualResolvingBot(pyspiel.Bot):
     try:
       if self._tree is not None:
         # A sampling iteration costs microseconds: only the setup is bounded (it
-        # may use (1 - BUILD_SHARE) / 2 of the move; larger subgames are sampled in
+        # may use _SAMPLING_SETUP_SHARE of the move; larger subgames are sampled in
         # place, without a copy). A CFR+ subgame's setup may use the
         # move up to its first iteration's estimated time.
         sampling = self.config.sampling
         nodes_limit = (_RESOLVE_SHARE * seconds / (
             _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
                        if seconds and not sampling else None)
-        share = (1 - resolver.BUILD_SHARE) / 2 if sampling else _RESOLVE_SHARE
+        share = _SAMPLING_SETUP_SHARE if sampling else _RESOLVE_SHARE
         built, info = current.next_subgame(
             key, self.config.variant, nodes_limit,
             start + share * seconds if seconds else None,
@@ -406,9 +412,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         # The next subgame below this one can still be resolved (compiled_resolving)
         # if the trace below it fits what is left of the move.
         left = start + _RESOLVE_SHARE * seconds - time.perf_counter()
-        traced = current.defer(
-            key, max(left, 0.0) / compiled_resolving.TRACE_SECONDS_PER_ROOT
-            if seconds else None, refused=built)
+        traced = current.defer(key, refused=built,
+                               max_seconds=max(left, 0.0) if seconds else None)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
       return

@@ -40,7 +40,8 @@ def advance(track, parent_player, child_player, player):
   return track, is_root
 
 
-advance_compiled = numba.njit(cache=True)(advance)  # the same rule inside kernels
+# The same rule inside kernels, inlined (a call per child cost a fifth of a trace).
+advance_compiled = numba.njit(cache=True, inline="always")(advance)
 
 
 @numba.njit(cache=True)

@@ -75,26 +75,41 @@ def _tables(node_num_children, node_parent, up_node):
 @numba.njit(cache=True)
 def _ranges(roots, child_begin, position_before, post_index, internal_below,
             max_depth):
-  """Per root: its position and the post-order segment of its subtree; the ranges of
-  internal positions below the roots, depth step by depth step (all roots' nodes one
-  level below their root, then two, ...: a node's parent is always in an earlier
-  range), adjacent ranges merged; and the subgame's node count."""
+  """Per root: its position; the ranges of internal positions below the roots, depth
+  step by depth step (all roots' nodes one level below their root, then two, ...: a
+  node's parent is always in an earlier range), adjacent ranges merged; the post-order
+  segments of the roots' subtrees in root order, adjacent segments merged (sibling
+  roots' segments are adjacent); whether the roots' segments come in post-order
+  without overlap (else the caller checks for nested roots); and the subgame's node
+  count."""
   num_roots = len(roots)
-  down_lo = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
-  down_hi = np.empty(num_roots * (max_depth + 1), dtype=np.int64)
   root_position = np.empty(num_roots, dtype=np.int64)
   up_lo = np.empty(num_roots, dtype=np.int64)
   up_hi = np.empty(num_roots, dtype=np.int64)
   begin = np.empty(num_roots, dtype=np.int64)
   end = np.empty(num_roots, dtype=np.int64)
   nodes = num_roots
+  ordered = True
+  segments = 0
   for j in range(num_roots):
     a = roots[j]
     root_position[j] = position_before[a]
-    up_hi[j] = post_index[a] + 1
-    up_lo[j] = up_hi[j] - internal_below[a]
+    hi = post_index[a] + 1
+    lo = hi - internal_below[a]
+    if segments and lo < up_hi[segments - 1]:
+      ordered = False
+    if segments and up_hi[segments - 1] == lo:
+      up_hi[segments - 1] = hi
+    else:
+      up_lo[segments] = lo
+      up_hi[segments] = hi
+      segments += 1
     begin[j] = child_begin[a]
     end[j] = child_begin[a + 1]
+  # Ranges per depth step: at most one per root and step, fewer once merged.
+  capacity = 2 * num_roots + 16
+  down_lo = np.empty(capacity, dtype=np.int64)
+  down_hi = np.empty(capacity, dtype=np.int64)
   count = 0
   deeper = True
   while deeper:
@@ -110,12 +125,32 @@ def _ranges(roots, child_begin, position_before, post_index, internal_below,
         if count and down_hi[count - 1] == lo:
           down_hi[count - 1] = hi
         else:
+          if count == capacity:
+            capacity *= 2
+            grown_lo = np.empty(capacity, dtype=np.int64)
+            grown_hi = np.empty(capacity, dtype=np.int64)
+            grown_lo[:count] = down_lo[:count]
+            grown_hi[:count] = down_hi[:count]
+            down_lo, down_hi = grown_lo, grown_hi
           down_lo[count] = lo
           down_hi[count] = hi
           count += 1
       begin[j], end[j] = child_begin[a], child_begin[b]
       deeper = True
-  return root_position, down_lo[:count], down_hi[:count], up_lo, up_hi, nodes
+  return (root_position, down_lo[:count], down_hi[:count], up_lo[:segments],
+          up_hi[:segments], ordered, nodes)
+
+
+@numba.njit(cache=True)
+def _root_segments(roots, post_index, internal_below):
+  """Each root's post-order segment (the nested-roots check when _ranges found them
+  out of order)."""
+  up_hi = np.empty(len(roots), dtype=np.int64)
+  up_lo = np.empty(len(roots), dtype=np.int64)
+  for j in range(len(roots)):
+    up_hi[j] = post_index[roots[j]] + 1
+    up_lo[j] = up_hi[j] - internal_below[roots[j]]
+  return up_lo, up_hi
 
 
 @numba.njit(cache=True)
@@ -156,16 +191,21 @@ def _infosets(up_lo, up_hi, up_node, up_player, node_infoset, num_infosets):
 
 
 @numba.njit(cache=True)
-def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_hi,
-          down_parent, down_player, down_slot, down_chance_prob, up_node, up_position,
-          up_first_child, up_num_children, up_player, up_slot_offset, chance_prob,
-          strategy, reach, values, regrets, cumulative, weight):
-  """One CFR pass over the subgame: the roots' reach as given, reach top-down range
-  by range, values (and `update_player`'s regrets and sums) bottom-up root by root."""
+def _pass(update_player, player, root_position, root_slot, root_chance, down_lo,
+          down_hi, up_lo, up_hi, down_parent, down_player, down_slot, down_chance_prob,
+          up_node, up_position, up_first_child, up_num_children, up_player,
+          up_slot_offset, chance_prob, strategy, reach, values, regrets, cumulative,
+          weight):
+  """One CFR pass over the subgame: the roots' reach from the gadget's prefix (p: 1;
+  o: strategy[root_slot[j]], 1 where it is -1; chance: root_chance[j]), reach
+  top-down range by range, values (and `update_player`'s regrets and sums) bottom-up
+  segment by segment."""
+  opponent = 1 - player
   for j in range(len(root_position)):
     k = root_position[j]
-    for row in range(3):
-      reach[k, row] = root_reach[j, row]
+    reach[k, player] = 1.0
+    reach[k, opponent] = strategy[root_slot[j]] if root_slot[j] >= 0 else 1.0
+    reach[k, 2] = root_chance[j]
   for s in range(len(down_lo)):
     traversal.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
                             down_slot, down_chance_prob, strategy, reach)
@@ -174,6 +214,21 @@ def _pass(update_player, root_position, root_reach, down_lo, down_hi, up_lo, up_
                    up_first_child, up_num_children, up_player, up_slot_offset,
                    chance_prob, strategy, reach, values, regrets, cumulative, weight,
                    1.0, False, False)
+
+
+@numba.njit(cache=True)
+def _update_gates(values, roots, negate, root_slot, terminate, root_chance, strategy,
+                  weight, regrets, cumulative):
+  """The resolve gadget's Follow/Terminate regrets and sums of o from the roots'
+  values, root by root (the order in which the copy's post-order visits the gates)."""
+  for j in range(len(roots)):
+    follow = -values[roots[j]] if negate else values[roots[j]]
+    f = root_slot[j]
+    gate_value = strategy[f] * follow + strategy[f + 1] * terminate[j]
+    regrets[f] += root_chance[j] * (follow - gate_value)
+    regrets[f + 1] += root_chance[j] * (terminate[j] - gate_value)
+    cumulative[f] += weight * strategy[f]
+    cumulative[f + 1] += weight * strategy[f + 1]
 
 
 class _TreeTables:
@@ -223,9 +278,11 @@ def prepare(tree):
     tables.touched = True
 
 
-class SubgameCFRPlus:
-  """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
-  (module docstring); cfr.CFRPlusSolver's solving API."""
+class SubgameStructure:
+  """What every solver of a SubgameView needs, without tables: the subgame's ranges
+  and post-order segments on the whole tree, its information sets, the gadget's slots
+  after the tree's (`_base`), and one read-only pass (`evaluate`) (module docstring).
+  view_sampling.InPlaceSampler samples with it; SubgameCFRPlus adds CFR+'s tables."""
 
   def __init__(self, view):
     self._view = view
@@ -233,18 +290,16 @@ class SubgameCFRPlus:
     self._tables = tables = _tree_tables(tree)
     walk = tables.walk
     roots = view.root_nodes[view.active_roots]
+    self._roots = roots
     (self._root_position, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
-     self.subgame_nodes) = _ranges(roots, tables.child_begin, tables.position_before,
-                                   tables.post_index, tables.internal_below,
-                                   tree.max_depth)
-    order = np.argsort(self._up_lo)
-    if np.any(self._up_lo[order][1:] < self._up_hi[order][:-1]):
-      raise NestedRoots("A root of the subgame lies below another root.")
-    # Sibling roots' post-order segments are adjacent: one segment, the same order.
-    starts = np.flatnonzero(np.concatenate(
-        ([True], self._up_lo[1:] != self._up_hi[:-1])))
-    self._up_hi = self._up_hi[np.concatenate((starts[1:], [len(self._up_hi)])) - 1]
-    self._up_lo = self._up_lo[starts]
+     ordered, self.subgame_nodes) = _ranges(roots, tables.child_begin,
+                                            tables.position_before, tables.post_index,
+                                            tables.internal_below, tree.max_depth)
+    if not ordered:
+      up_lo, up_hi = _root_segments(roots, tables.post_index, tables.internal_below)
+      order = np.argsort(up_lo)
+      if np.any(up_lo[order][1:] < up_hi[order][:-1]):
+        raise NestedRoots("A root of the subgame lies below another root.")
     infosets, self.inside = _infosets(self._up_lo, self._up_hi, walk.up_node,
                                       walk.up_player, tree.node_infoset,
                                       tree.num_infosets)
@@ -264,7 +319,78 @@ class SubgameCFRPlus:
         ([0], np.cumsum(counts)[:-1])).astype(np.int32) if len(counts) else
                           np.zeros(0, dtype=np.int32))
     self._gate_ids = np.arange(len(counts), dtype=np.int32)
-    size = self._base + int(counts.sum())
+    # o's slot whose probability is each root's reach from the prefix (resolve:
+    # Follow at its gate; max_margin: the choice of its infoset; unsafe: none, -1).
+    if view.variant == "resolve":
+      self._root_slot = self._gate_offsets[view.gate].astype(np.int64)
+    elif view.variant == "max_margin":
+      self._root_slot = (self._base + view.gate).astype(np.int64)
+    else:
+      self._root_slot = np.full(len(roots), -1, dtype=np.int64)
+    self._root_chance = np.asarray(view.root_chance, dtype=np.float64)
+    self.visited_states = 0
+
+  @property
+  def _values(self):
+    return self._tables.values
+
+  def _traverse(self, update_player, strategy, weight, regrets, cumulative):
+    tables = self._tables
+    walk = tables.walk
+    if tables.owner is not self:
+      # Player 0's gadget payoffs at the subgame's terminals (internal nodes are
+      # overwritten by every pass).
+      view = self._view
+      tree = view.whole
+      _gadget_leaves(self._roots, tables.child_begin, tree.node_num_children,
+                     tree.node_utility, view.opponent, tree.utility_sum,
+                     np.asarray(view.scale, dtype=np.float64),
+                     np.asarray(view.shift, dtype=np.float64), tables.values)
+      tables.owner = self
+    _pass(update_player, self._view.player, self._root_position, self._root_slot,
+          self._root_chance, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
+          walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
+          walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
+          walk.up_player, walk.up_slot_offset, walk.chance_prob, strategy,
+          tables.reach, self._values, regrets, cumulative, weight)
+    self.visited_states += self.subgame_nodes
+
+  def root_values(self):
+    """o's gadget payoff at each active root after a pass."""
+    values = self._values[self._roots]
+    return values if self._view.opponent == 0 else -values
+
+  def evaluate(self, strategy, observe):
+    """observe(reach, values) of one pass with `strategy` (view slot form), no
+    update."""
+    self._traverse(_NO_UPDATE, strategy, 0.0, _EMPTY, _EMPTY)
+    observe(self._tables.reach, self._values)
+
+  def _offsets(self):
+    tree = self._view.whole
+    infosets = np.concatenate(self.infosets)
+    return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
+            np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
+
+  def average_strategy_slots(self, cumulative):
+    """The average strategy in the view's slot form (uniform where never reached;
+    zero outside the subgame and gadget) of the sums `cumulative` (view slot form)."""
+    out = np.zeros(len(cumulative))
+    offsets, counts = self._offsets()
+    flat_tree.normalise_infosets(cumulative, offsets, counts, out)
+    return out
+
+
+_EMPTY = np.zeros(0)  # the tables of a pass that updates no one
+
+
+class SubgameCFRPlus(SubgameStructure):
+  """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
+  (module docstring); cfr.CFRPlusSolver's solving API."""
+
+  def __init__(self, view):
+    super().__init__(view)
+    size = self._base + int(self._gate_counts.sum())
     self._regrets = np.zeros(size)
     self._cumulative = np.zeros(size)
     self._strategy = np.zeros(size)
@@ -273,83 +399,37 @@ class SubgameCFRPlus:
       self._end(p, 1.0)
     self._iteration = 0
     self._log_weight_scale = 0.0
-    self.visited_states = 0
 
   @property
   def iterations(self):
     return self._iteration
 
-  @property
-  def _values(self):
-    return self._tables.values
-
-  def _root_reach(self, strategy):
-    view = self._view
-    reach = np.empty((len(view.active_roots), 3))
-    reach[:, view.player] = 1.0
-    if view.variant == "resolve":
-      reach[:, view.opponent] = strategy[self._gate_offsets[view.gate]]
-    elif view.variant == "max_margin":
-      reach[:, view.opponent] = strategy[self._base + view.gate]
-    else:
-      reach[:, view.opponent] = 1.0
-    reach[:, 2] = view.root_chance
-    return reach
-
-  def _traverse(self, update_player, strategy, weight):
-    tables = self._tables
-    walk = tables.walk
-    if tables.owner is not self:
-      # Player 0's gadget payoffs at the subgame's terminals (internal nodes are
-      # overwritten by every pass).
-      view = self._view
-      tree = view.whole
-      _gadget_leaves(view.root_nodes[view.active_roots], tables.child_begin,
-                     tree.node_num_children, tree.node_utility, view.opponent,
-                     tree.utility_sum, np.asarray(view.scale, dtype=np.float64),
-                     np.asarray(view.shift, dtype=np.float64), tables.values)
-      tables.owner = self
-    _pass(update_player, self._root_position, self._root_reach(strategy),
-          self._down_lo, self._down_hi, self._up_lo, self._up_hi, walk.down_parent,
-          walk.down_player, walk.down_slot, walk.down_chance_prob, walk.up_node,
-          walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
-          walk.up_slot_offset, walk.chance_prob, strategy, tables.reach,
-          self._values, self._regrets, self._cumulative, weight)
-    self.visited_states += self.subgame_nodes
-    if update_player == self._view.opponent:
-      self._update_gadget(strategy, weight)
-
-  def root_values(self):
-    """o's gadget payoff at each active root after a pass."""
-    view = self._view
-    values = self._values[view.root_nodes[view.active_roots]]
-    return values if view.opponent == 0 else -values
-
   def _update_gadget(self, strategy, weight):
     """o's regrets and sums at the gadget's infosets from the roots' values, as
     traversal.accumulate would at the copy's prefix nodes."""
     view = self._view
-    follow = self.root_values()
     if view.variant == "resolve":
-      offsets = self._gate_offsets[view.gate]
-      terminate = view.terminate_value[view.gate]
-      gate_value = strategy[offsets] * follow + strategy[offsets + 1] * terminate
-      # ufunc.at adds in index order, as the copy's post-order visits the gates.
-      np.add.at(self._regrets, offsets, view.root_chance * (follow - gate_value))
-      np.add.at(self._regrets, offsets + 1,
-                view.root_chance * (terminate - gate_value))
-      np.add.at(self._cumulative, offsets, weight * strategy[offsets])
-      np.add.at(self._cumulative, offsets + 1, weight * strategy[offsets + 1])
+      _update_gates(self._values, self._roots, view.opponent == 1, self._root_slot,
+                    self._terminate(), self._root_chance, strategy, weight,
+                    self._regrets, self._cumulative)
     elif view.variant == "max_margin":
       # Summed in the copy's order (its chance nodes', then o's choice's).
       choice_values = np.zeros(len(view.choice_counts))
-      np.add.at(choice_values, view.gate, view.root_chance * follow)
+      np.add.at(choice_values, view.gate, view.root_chance * self.root_values())
       slots = slice(self._base, self._base + len(choice_values))
       top = 0.0
       for probability, value in zip(strategy[slots].tolist(), choice_values.tolist()):
         top += probability * value
       self._regrets[slots] += choice_values - top
       self._cumulative[slots] += weight * strategy[slots]
+
+  def _terminate(self):
+    """o's Terminate payoff per active root (resolve)."""
+    if getattr(self, "_terminate_value", None) is None:
+      view = self._view
+      self._terminate_value = np.asarray(view.terminate_value[view.gate],
+                                         dtype=np.float64)
+    return self._terminate_value
 
   def _end(self, player, t):
     tree = self._view.whole
@@ -370,32 +450,19 @@ class SubgameCFRPlus:
     if rescale != 1.0:
       self._cumulative *= rescale
     for player in (0, 1):
-      self._traverse(player, self._strategy, weight)
+      self._traverse(player, self._strategy, weight, self._regrets, self._cumulative)
+      if player == self._view.opponent:
+        self._update_gadget(self._strategy, weight)
       if observe is not None and player == 0:
         observe(self._tables.reach, self._values)
       self._end(player, t)
 
-  def evaluate(self, strategy, observe):
-    """observe(reach, values) of one pass with `strategy` (view slot form), no
-    update."""
-    self._traverse(_NO_UPDATE, strategy, 0.0)
-    observe(self._tables.reach, self._values)
-
-  def _offsets(self):
-    tree = self._view.whole
-    infosets = np.concatenate(self.infosets)
-    return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
-            np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
-
   def average_strategy_slots(self, cumulative=None):
     """The average strategy in the view's slot form (uniform where never reached;
     zero outside the subgame and gadget) of `cumulative` (default: this solver's
-    sums; view_sampling.InPlaceSampler gives its own)."""
-    cumulative = self._cumulative if cumulative is None else cumulative
-    out = np.zeros(len(cumulative))
-    offsets, counts = self._offsets()
-    flat_tree.normalise_infosets(cumulative, offsets, counts, out)
-    return out
+    sums)."""
+    return super().average_strategy_slots(
+        self._cumulative if cumulative is None else cumulative)
 
   def average_at(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform outside)."""
@@ -431,7 +498,8 @@ class SubgameView(gadget_views.GadgetView):
     return SubgameCFRPlus(self)
 
   # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
-  # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at as it).
+  # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at from its
+  # SubgameStructure).
 
   @property
   def num_nodes(self):

@@ -187,7 +187,7 @@ class InPlaceSampler(ViewSampler):
   as the copying view's, so draws come in the same order: the copying sampler with
   the same seed holds the same tables, tests/test_view_sampling.py) and walks the
   whole tree below the chosen root, terminals paid per root. Its tables are compact
-  (the subgame's infosets in SubgameCFRPlus's order, then the gadget's: whole-tree
+  (the subgame's infosets in SubgameStructure's order, then the gadget's: whole-tree
   tables page-faulted at every newly visited infoset), reached through a map from
   the tree's infoset ids; that map and the next roots' map over the tree's nodes are
   shared by the samplers of one tree (the one that ran last holds them).
@@ -196,8 +196,8 @@ class InPlaceSampler(ViewSampler):
   def _make_solver(self, config, seed):
     view = self.view
     tree = view.whole
-    self._structure = subgame_views.SubgameCFRPlus(view)
-    # The tables' infosets: the subgame's (in SubgameCFRPlus's order), then the
+    self._structure = subgame_views.SubgameStructure(view)
+    # The tables' infosets: the subgame's (in SubgameStructure's order), then the
     # gadget's; compact, so that a resolve touches few fresh pages.
     self._infosets = np.concatenate(self._structure.infosets)
     counts = np.concatenate((tree.infoset_num_actions[self._infosets],
@@ -315,7 +315,7 @@ class InPlaceSampler(ViewSampler):
     return self.view.whole
 
   # What subgame_views.SubgameView asks of its solver, answered by the subgame's
-  # structure (its SubgameCFRPlus, whose tables stay unused).
+  # structure (subgame_views.SubgameStructure: no CFR+ tables).
   _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables")
 
   def __getattr__(self, name):

@@ -91,12 +91,40 @@ def unique_ids(values):
   if not len(values):
     empty = np.zeros(0, dtype=np.int64)
     return empty, empty, empty
+  if len(values) > 1 and bool(np.all(values[1:] > values[:-1])):
+    # Strictly increasing (e.g. a trace's next roots, one per turn found): each value
+    # is its own id, without a count over the range.
+    return values.copy(), np.arange(len(values)), np.arange(len(values))
   low, high = int(values.min()), int(values.max())
   if (high - low) > 64 * len(values) + 4096:
     distinct, first, inverse = np.unique(values, return_index=True,
                                          return_inverse=True)
     return distinct, first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
   return _dense_unique_ids(values, low, high - low + 1)
+
+
+@numba.njit(cache=True, inline="always")
+def intern(value, ids, values, count):
+  """(the id of `value` in order of first occurrence, the ids given so far): ids[v]
+  is v's id (-1 until it occurs), values[i] the value of id i; `count` ids given."""
+  if ids[value] < 0:
+    ids[value] = count
+    values[count] = value
+    count += 1
+  return ids[value], count
+
+
+@numba.njit(cache=True)
+def first_occurrence_ids(values, num_values):
+  """Each of `values` (ids below `num_values`) numbered in order of first
+  occurrence, and the distinct values in that order."""
+  ids = np.full(num_values, -1, dtype=np.int64)
+  ordered = np.empty(num_values, dtype=np.int64)
+  numbered = np.empty(len(values), dtype=np.int64)
+  count = 0
+  for i in range(len(values)):
+    numbered[i], count = intern(values[i], ids, ordered, count)
+  return numbered, ordered[:count]
 
 
 @numba.njit(cache=True)
