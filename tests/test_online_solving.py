@@ -270,3 +270,23 @@ def test_timed_decisions_freeze_old_objects_for_the_collector(make, monkeypatch)
   with pytest.raises(RuntimeError):
     make(game, "0.01s").step(state)
   assert gc.get_freeze_count() == 0
+
+
+def test_compiled_online_solving_plays_as_the_live_one():
+  """online_solving on the compiled tree (solver=vr_mccfr(compiled=true)) draws the
+  live solver's random stream: where no targeted prefix is a dead end (every
+  information set of rock-paper-scissors, Kuhn poker's player 0, whose
+  information sets hide only the opponent's card) the traversing evaluator assembles the same
+  strategy to 1e-9 (the live targeting learns dead ends on their first visit, the
+  compiled one knows the target's histories: tests/test_outcome_sampling.py)."""
+  budget = limits.Budget.parse("30it", "20it")
+  for game_string, players in (("python_rps(n=5)", (0, 1)), ("kuhn_poker", (0,))):
+    game = pyspiel.load_game(game_string)
+    live, compiled = (evaluators.traversing_evaluation(
+        game, f"online_solving(solver=vr_mccfr(delta=0.1{flag}))", budget, seed=3)
+                      for flag in ("", ",compiled=true"))
+    tree = compiled_tree.cached_tree(game)
+    live, compiled = (tree.policy_to_slots(e.policy) for e in (live, compiled))
+    compared = np.isin(tree.infoset_player[tree.slot_infoset], players)
+    assert not np.allclose(compiled[compared], tree.uniform_slots()[compared])
+    np.testing.assert_allclose(compiled[compared], live[compared], atol=1e-9, rtol=0)
