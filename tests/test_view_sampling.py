@@ -2,6 +2,8 @@
 continual resolving ([S] §3.3.3, ch. 2): the same random stream gives the same tables
 and the same next gadgets' inputs to 1e-9, two levels deep, for every variant."""
 
+import copy as copy_module
+
 import numpy as np
 import pytest
 
@@ -355,3 +357,21 @@ def test_in_place_samplers_of_one_tree_take_turns():
   for views in (first, second):
     assert views[1].solver.estimates.weight_sum.any()
     _assert_same_sampling(*views)
+
+
+def test_a_copied_in_place_sampler_reads_the_shared_maps():
+  """A deep copy of an in-place sampler (a continual-resolving bot's clone), taken
+  while another sampler of the tree holds the shared next-root and infoset maps,
+  samples on those maps, not on its solver's private copies of them (which hold
+  the other sampler's entries): it collects what the copying view collects."""
+  config = cr.ResolverConfig(solver="vr_mccfr")
+  first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
+  second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
+  whole = first[1].whole
+  second[1].solver.run(1)  # the second sampler holds the maps when the copy is made
+  shared = {id(item): item for item in (whole, first[1].state_keys)}
+  copied = copy_module.deepcopy(first[1], shared)
+  first[0].solver.run(ITERATIONS)
+  copied.solver.run(ITERATIONS)
+  assert copied.solver.estimates.weight_sum.any()
+  _assert_same_sampling(first[0], copied)
