@@ -434,12 +434,12 @@ class _RecordedBot(cr.ContinualResolvingBot):
 def test_every_history_works_with_tiny_budgets_and_unsampled_values():
   """Small Leduc, every information set of both seats with 2 iterations a move: the
   opponent reached information sets the solves never sampled (fallback values), and
-  no decision fails."""
+  no decision fails (each information set's copy decides: no decision sharing)."""
   game = pyspiel.load_game(SMALL_LEDUC)
   _RecordedBot.copies = []
   evaluation = evaluators.traversing_evaluation(
       game, lambda g, p, seed, budget: _RecordedBot(g, p, preplay="2it", move="2it",
-                                                    seed=p))
+                                                    seed=p), share_decisions=False)
   tree = compiled_tree.cached_tree(game)
   assert evaluation.decisions == tree.num_infosets
   assert evaluation.nash_conv == pytest.approx(
