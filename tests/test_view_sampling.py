@@ -317,17 +317,17 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
   config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
   copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
   solver = in_place.solver
-  # pylint: disable=protected-access
+  # pylint: disable=protected-access  (the prefix the sampler gives its kernel)
   if wrong == "plain_gate":
     prefix = solver._prefix(
         cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   else:
-    prefix = list(solver.solver._prefix)
+    prefix = list(solver._prefix_arguments)
     if wrong == "w":
       prefix[10] = 2.0 * prefix[10]
     else:
       prefix[6] = prefix[6] + 0.5
-  solver.solver._prefix = tuple(prefix)
+  solver._prefix_arguments = tuple(prefix)
   copy.solver.run(ITERATIONS)
   solver.run(ITERATIONS)
   with pytest.raises(AssertionError):
