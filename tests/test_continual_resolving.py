@@ -434,12 +434,12 @@ class _RecordedBot(cr.ContinualResolvingBot):
 def test_every_history_works_with_tiny_budgets_and_unsampled_values():
   """Small Leduc, every information set of both seats with 2 iterations a move: the
   opponent reached information sets the solves never sampled (fallback values), and
-  no decision fails."""
+  no decision fails (each information set's copy decides: no decision sharing)."""
   game = pyspiel.load_game(SMALL_LEDUC)
   _RecordedBot.copies = []
   evaluation = evaluators.traversing_evaluation(
       game, lambda g, p, seed, budget: _RecordedBot(g, p, preplay="2it", move="2it",
-                                                    seed=p))
+                                                    seed=p), share_decisions=False)
   tree = compiled_tree.cached_tree(game)
   assert evaluation.decisions == tree.num_infosets
   assert evaluation.nash_conv == pytest.approx(
@@ -487,15 +487,21 @@ def test_exploitability_falls_with_the_budget_and_exact_values_help():
     ("python_leduc(max_raises=2,cards_per_suit=3)", "resolve"),
     ("python_leduc(max_raises=2,cards_per_suit=3)", "max_margin"),
     ("python_leduc(max_raises=2,cards_per_suit=3)", "unsafe"),
-    ("python_ii_goofspiel(num_cards=4)", "resolve")])
+    ("python_ii_goofspiel(num_cards=4)", "resolve"),
+    ("python_leduc(max_raises=2,cards_per_suit=3)", "resolve,solver=vr_mccfr"),
+    ("python_leduc(max_raises=2,cards_per_suit=3)", "max_margin,solver=mc_cfr"),
+    ("python_ii_goofspiel(num_cards=4)", "resolve,solver=vr_mccfr")])
 def test_traversal_sharing_equal_decisions_gives_the_plain_strategy(game_string,
                                                                      variant):
   """Compiled CR with iteration budgets: deciding once per decision key (one resolve
   per subgame) assembles the strategy the traversal asking every information set's
-  own copy does, to 1e-9."""
+  own copy does, to 1e-9; with the sampling solvers too (each solve seeded from the
+  bot's seed and its resolve's number)."""
   game = pyspiel.load_game(game_string)
-  budget = limits.Budget.parse("3it", "2it")
-  player = f"cr(solver=cfr+,variant={variant})"
+  sampling = "solver=" in variant
+  budget = limits.Budget.parse(*(("30it", "20it") if sampling else ("3it", "2it")))
+  player = (f"cr(variant={variant})" if sampling else
+            f"cr(solver=cfr+,variant={variant})")
   shared, plain = (evaluators.traversing_evaluation(game, player, budget, seed=1,
                                                     share_decisions=share)
                    for share in (True, False))

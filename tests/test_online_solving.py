@@ -403,3 +403,21 @@ def test_the_compiled_or_live_choice():
                            budget).path == "compiled"
   with pytest.raises(ValueError, match="'compiled' must be one of auto, true, false"):
     registry.parse_player("oos(compiled=maybe)")
+
+
+def test_compiled_online_solving_plays_as_the_live_one():
+  """online_solving on the compiled tree (solver=vr_mccfr(compiled=true)) draws the
+  live solver's random stream, so the traversing evaluator assembles the same
+  strategy to 1e-9 (rock-paper-scissors, Kuhn poker's player 0; whole matches on more
+  games: test_compiled_bot_decides_as_the_live_bot)."""
+  budget = limits.Budget.parse("30it", "20it")
+  for game_string, players in (("python_rps(n=5)", (0, 1)), ("kuhn_poker", (0,))):
+    game = pyspiel.load_game(game_string)
+    live, compiled = (evaluators.traversing_evaluation(
+        game, f"online_solving(solver=vr_mccfr(delta=0.1{flag}))", budget, seed=3)
+                      for flag in ("", ",compiled=true"))
+    tree = compiled_tree.cached_tree(game)
+    live, compiled = (tree.policy_to_slots(e.policy) for e in (live, compiled))
+    compared = np.isin(tree.infoset_player[tree.slot_infoset], players)
+    assert not np.allclose(compiled[compared], tree.uniform_slots()[compared])
+    np.testing.assert_allclose(compiled[compared], live[compared], atol=1e-9, rtol=0)

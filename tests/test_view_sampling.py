@@ -2,6 +2,8 @@
 continual resolving ([S] §3.3.3, ch. 2): the same random stream gives the same tables
 and the same next gadgets' inputs to 1e-9, two levels deep, for every variant."""
 
+import copy as copy_module
+
 import numpy as np
 import pytest
 
@@ -327,17 +329,17 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
   config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
   copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
   solver = in_place.solver
-  # pylint: disable=protected-access
+  # pylint: disable=protected-access  (the prefix the sampler gives its kernel)
   if wrong == "plain_gate":
     prefix = solver._prefix(
         cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   else:
-    prefix = list(solver.solver._prefix)
+    prefix = list(solver._prefix_arguments)
     if wrong == "w":
       prefix[10] = 2.0 * prefix[10]
     else:
       prefix[6] = prefix[6] + 0.5
-  solver.solver._prefix = tuple(prefix)
+  solver._prefix_arguments = tuple(prefix)
   copy.solver.run(ITERATIONS)
   solver.run(ITERATIONS)
   with pytest.raises(AssertionError):
@@ -367,3 +369,21 @@ def test_in_place_samplers_of_one_tree_take_turns():
   for views in (first, second):
     assert views[1].solver.estimates.weight_sum.any()
     _assert_same_sampling(*views)
+
+
+def test_a_copied_in_place_sampler_reads_the_shared_maps():
+  """A deep copy of an in-place sampler (a continual-resolving bot's clone), taken
+  while another sampler of the tree holds the shared next-root and infoset maps,
+  samples on those maps, not on its solver's private copies of them (which hold
+  the other sampler's entries): it collects what the copying view collects."""
+  config = cr.ResolverConfig(solver="vr_mccfr")
+  first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
+  second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
+  whole = first[1].whole
+  second[1].solver.run(1)  # the second sampler holds the maps when the copy is made
+  shared = {id(item): item for item in (whole, first[1].state_keys)}
+  copied = copy_module.deepcopy(first[1], shared)
+  first[0].solver.run(ITERATIONS)
+  copied.solver.run(ITERATIONS)
+  assert copied.solver.estimates.weight_sum.any()
+  _assert_same_sampling(first[0], copied)

@@ -176,10 +176,12 @@ class OnlineSolvingBot(pyspiel.Bot):
     return True
 
   def clone(self):
-    """An independent copy (same tables and random streams) sharing the game; the bot
-    reads its history from the states it is given, so a copy can continue any
-    history below the current one."""
-    return players.copy_bot(self, [self._game])
+    """An independent copy (same tables and random streams) sharing the game and a
+    compiled solver's tree; the bot reads its history from the states it is given,
+    so a copy can continue any history below the current one."""
+    shared = [self._game] + [getattr(self.solver, name) for name in ("game", "tree")
+                             if getattr(self.solver, name, None) is not None]
+    return players.copy_bot(self, shared)
 
   def _run(self, limit, start):
     """Runs the solver for `limit` from time `start`; returns iterations done."""

@@ -144,6 +144,9 @@ _RESOLVE_SHARE = 0.95
 _SAMPLING_SETUP_SHARE = 0.6
 _FIRST_ITERATION_MARGIN = 1.25
 _MEASURED_NODES = 200_000
+# Solvers whose compiled decisions with iteration budgets are shared by equal
+# decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
+_SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -274,12 +277,15 @@ class ContinualResolvingBot(pyspiel.Bot):
     """For the traversing evaluator (evaluators.traversing_evaluation): a key such
     that copies of this bot deciding at states with equal keys end equal (same
     resolver, tables and random stream) and play `current_policy` there; None when
-    that is not known: time budgets (the iterations vary), the live path, solvers
-    other than CFR+ (tested for it only), exact CBR inputs, inputs estimated after a
-    refusal (compiled_resolving.CompiledResolver.entry_key). The bot ignores the
-    moves it is told (inform_action)."""
-    if (self._tree is None or self.config.solver != "cfr+" or self._move.seconds or
-        self._preplay.seconds):
+    that is not known: time budgets (the iterations vary), the live path, dl_cfr+,
+    exact CBR inputs, inputs estimated after a refusal
+    (compiled_resolving.CompiledResolver.entry_key). The sampling solvers share too:
+    each solve's random stream is seeded from the bot's seed, the match and the
+    number of the resolve (`_solver_seed`), never from a running generator, so copies
+    that entered the same subgames draw the same stream. The bot ignores the moves
+    it is told (inform_action)."""
+    if (self._tree is None or self.config.solver not in _SHARED_SOLVERS or
+        self._move.seconds or self._preplay.seconds):
       return None
     if self.resolver is None:
       return ("first", self._preplay_pending)
@@ -339,6 +345,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     pass
 
   def _solver_seed(self):
+    """The seed of the match's next solve (whole game or subgame): (the bot's seed,
+    the match, the number of this resolve), so equal copies get equal solves
+    (decision_key); a refused subgame uses a number too."""
     self._resolves += 1
     return int(np.random.SeedSequence(
         [self._seed, self._matches, self._resolves]).generate_state(2, np.uint64)[0])

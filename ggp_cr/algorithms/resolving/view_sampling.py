@@ -217,7 +217,8 @@ class InPlaceSampler(ViewSampler):
         tree, regret_matcher=config.regret_matcher, exploration=config.exploration,
         cumulative_strategy_exponent=config.cumulative_strategy_exponent,
         baseline=config.baseline, seed=seed, infoset_actions=counts)
-    solver.set_prefix(self._prefix(config), self._tables.infoset_map,
+    self._prefix_arguments = self._prefix(config)
+    solver.set_prefix(self._prefix_arguments, self._tables.infoset_map,
                       self._table_offsets)
     return solver
 
@@ -307,7 +308,13 @@ class InPlaceSampler(ViewSampler):
     return tables.next_root
 
   def run(self, iterations):
-    self._node_map()
+    # The kernel reads the tree's shared maps, now holding this sampler's entries.
+    # A copy of this sampler (a bot's clone: deepcopy) has a solver holding private
+    # copies of them, taken when another sampler may have held them: point it at
+    # the shared ones again.
+    self._set_resolving(self._node_map())
+    self.solver.set_prefix(self._prefix_arguments, self._tables.infoset_map,
+                           self._table_offsets)
     super().run(iterations)
 
   @property
