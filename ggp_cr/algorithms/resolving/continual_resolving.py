@@ -117,6 +117,7 @@ from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_views
@@ -162,7 +163,8 @@ def _warm_up_full_width():
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_resolving.state_keys(tree)
-  for config in (resolver.ResolverConfig(), resolver.ResolverConfig(solver="vr_mccfr")):
+  for config in (resolver.ResolverConfig(solver="cfr+"),
+                 resolver.ResolverConfig(solver="vr_mccfr")):
     whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0,
                                                            config=config, seed=0)
     whole.iterate(1)
@@ -181,6 +183,7 @@ def _warm_up_full_width():
     in_place.probabilities(int(tree.node_infoset[view.root_nodes[0]]))
     if len(in_place.trace.own_infosets):
       in_place.next_subgame(int(in_place.trace.own_infosets[0]), "resolve", seed=0)
+  compiled_subgames.trace_step_sums(tree, 0, [0])  # later subgames' setup budgets
   slots = tree.uniform_slots()
   recall.tracks(tree.node_player, tree.node_parent, 0, recall.FIRST)
   tree.node_reaches(slots)
