@@ -258,3 +258,31 @@ def test_workers_load_the_compiled_tree_first_when_asked(tmp_path, monkeypatch):
   assert compiled_tree.tree_source(game) == "process"
   assert compiled_tree.tree_source(game, str(cache)) in ("process", "disk")
   assert any(cache.iterdir())
+
+
+def test_pairs_with_adds_a_player_in_a_second_file(tmp_path):
+  """--pairs_with plays only the pairs where the named players sit, with the same
+  seeds as the full tournament's matches of those pairs (so two files make one)."""
+  players = ["random", "ismcts(10)", "ismcts(20)"]
+  full = tournament.run_tournament(
+      tournament.TournamentConfig.create("python_rps", players, 2), tmp_path / "all.csv",
+      progress=None)
+  added = tournament.TournamentConfig.create("python_rps", players, 2,
+                                             pairs_with=["ismcts(simulations=20)"])
+  assert added.pairs() == [("random", "ismcts(20)"), ("ismcts(10)", "ismcts(20)")]
+  rows = tournament.run_tournament(added, tmp_path / "added.csv", progress=None)
+  assert set(rows["col_player"]) == {"ismcts(20)"} and len(rows) == 8
+  same = full[full["col_player"] == "ismcts(20)"]
+  key = ["row_player", "col_player", "seating", "match"]
+  merged = rows.merge(same, on=key, suffixes=("", "_full"))
+  assert len(merged) == 8
+  assert (merged["history"] == merged["history_full"]).all()
+  with pytest.raises(ValueError, match="pairs_with names oos, not among the players"):
+    tournament.TournamentConfig.create("python_rps", players, 2, pairs_with=["oos"])
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+       "--player=random", "--player=ismcts(10)", "--player=ismcts(20)",
+       "--pairs_with=ismcts(20)", "--matches=1", "--workers=1",
+       f"--output={tmp_path / 'ex.csv'}"], capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert (tmp_path / "ex.heatmap.png").exists()

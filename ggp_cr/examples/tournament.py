@@ -43,6 +43,10 @@ _PLAYERS = flags.DEFINE_multi_string(
     "A player, repeat the flag for each. Accepted:\n" + registry.describe_players())
 _SELF_PLAY = flags.DEFINE_bool("self_play", False,
                                "Also play each player against itself.")
+_PAIRS_WITH = flags.DEFINE_multi_string(
+    "pairs_with", [],
+    "Play only the pairs where this player sits (repeat for several): adds a player "
+    "to a tournament already played, in a second --output.")
 _MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
 _PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
@@ -83,7 +87,7 @@ def main(argv):
   try:
     config = tournament.TournamentConfig.create(
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
-        _SEED.value, _SELF_PLAY.value)
+        _SEED.value, _SELF_PLAY.value, _PAIRS_WITH.value)
     tree = (tournament.TreeLoading(_CACHE_DIR.value)
             if _LOAD_TREE.value or _CACHE_DIR.value else None)
     rows = tournament.run_tournament(

@@ -78,10 +78,11 @@ class TournamentConfig:
   move: str = "0"
   seed: int = 0
   self_play: bool = False
+  pairs_with: tuple = ()
 
   @classmethod
   def create(cls, game, players_, matches_per_seating, preplay="0", move="0", seed=0,
-             self_play=False):
+             self_play=False, pairs_with=()):
     """Validates and canonicalises the inputs; raises ValueError naming what is wrong."""
     loaded = registry.load_game(game)
     if loaded.num_players() != 2:
@@ -105,19 +106,32 @@ class TournamentConfig:
     if int(seed) < 0:
       raise ValueError(f"seed must be >= 0, got {seed}.")
     budget = limits.Budget.parse(preplay, move)
+    # A pairs_with player is one of the players written alike or parsed alike.
+    def form(spec):
+      return spec.name, tuple(sorted((k, repr(v)) for k, v in spec.parameters.items()))
+    by_form = {form(spec): spec.text for spec in specs}
+    with_specs = [registry.parse_player(text) for text in pairs_with]
+    unknown = [spec.text for spec in with_specs if form(spec) not in by_form]
+    if unknown:
+      raise ValueError(f"pairs_with names {', '.join(unknown)}, not among the players "
+                       f"({', '.join(texts)}).")
+    with_texts = tuple(by_form[form(spec)] for spec in with_specs)
     return cls(str(loaded), tuple(texts), int(matches_per_seating), str(budget.preplay),
-               str(budget.move), int(seed), bool(self_play))
+               str(budget.move), int(seed), bool(self_play), with_texts)
 
   @property
   def budget(self):
     return limits.Budget.parse(self.preplay, self.move)
 
   def pairs(self):
-    """(row, col) player pairs: every unordered pair, plus (p, p) with self-play."""
+    """(row, col) player pairs: every unordered pair, plus (p, p) with self-play; with
+    `pairs_with`, only the pairs where one of those players sits (to add a player to
+    a finished tournament in a second results file)."""
     result = []
     for i, row in enumerate(self.players):
       for col in self.players[i if self.self_play else i + 1:]:
-        result.append((row, col))
+        if not self.pairs_with or row in self.pairs_with or col in self.pairs_with:
+          result.append((row, col))
     return result
 
   def to_json(self):
@@ -130,6 +144,7 @@ class TournamentConfig:
     fields = {f.name for f in dataclasses.fields(cls)}
     values = {k: v for k, v in data.items() if k in fields}
     values["players"] = tuple(values.get("players", ()))
+    values["pairs_with"] = tuple(values.get("pairs_with", ()))
     return cls(**values)
 
 
