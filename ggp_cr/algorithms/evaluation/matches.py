@@ -25,9 +25,9 @@ COLLECTION_INTERVAL_SECONDS = 1.0
 _last_collection = [float("-inf")]
 
 
-def collect_between_matches(interval=None):
-  """A full garbage collection before a match, if `interval` seconds (default
-  COLLECTION_INTERVAL_SECONDS) have passed since the last one; returns whether it ran.
+def collect_between_matches():
+  """A full garbage collection before a match, if COLLECTION_INTERVAL_SECONDS have
+  passed since the last one.
 
   Continual resolving's views and their solvers point at each other, so a finished
   match's subgame tables (tens to hundreds of MB at thesis sizes) are freed only by a
@@ -38,13 +38,10 @@ def collect_between_matches(interval=None):
   every bot's budget, at most once a second of play (a collection over a few hundred
   thousand objects takes tens of ms, so short matches are not slowed down).
   """
-  interval = COLLECTION_INTERVAL_SECONDS if interval is None else interval
-  now = time.perf_counter()
-  if now - _last_collection[0] < interval:
-    return False
+  if time.perf_counter() - _last_collection[0] < COLLECTION_INTERVAL_SECONDS:
+    return
   gc.collect()
   _last_collection[0] = time.perf_counter()
-  return True
 
 
 @dataclasses.dataclass(frozen=True)
