@@ -319,3 +319,16 @@ def test_unique_ids_equals_numpy_unique(size, span):
   for got, want in zip(ours, expected):
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want.reshape(-1))
+
+
+@pytest.mark.parametrize("size,span", [(0, 5), (1, 1), (9, 3), (5000, 300)])
+def test_first_occurrence_ids(size, span):
+  """Ids in order of first occurrence, and the distinct values in that order, as a
+  dictionary numbering them one by one would give."""
+  values = np.random.default_rng(size).integers(0, span, size)
+  numbered, ordered = flat_tree.first_occurrence_ids(values, span)
+  ids = {}
+  for value in values.tolist():
+    ids.setdefault(value, len(ids))
+  assert numbered.tolist() == [ids[v] for v in values.tolist()]
+  assert ordered.tolist() == list(ids)

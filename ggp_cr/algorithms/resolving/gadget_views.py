@@ -99,8 +99,11 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
     utility[local] = 0.0
     first_child[local] = 0
     if p >= 0:
+      before = infoset_count
       infoset[local], infoset_count = flat_tree.intern(node_infoset[node], infoset_map,
-                                              infoset_source, infoset_count)
+                                                       infoset_count)
+      if infoset_count > before:
+        infoset_source[before] = node_infoset[node]
     if p == _TERMINAL:
       utility[local] = _gadget_payoff(node_utility[node], j, opponent, utility_sum,
                                       scale, shift)

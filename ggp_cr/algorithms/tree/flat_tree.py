@@ -104,12 +104,13 @@ def unique_ids(values):
 
 
 @numba.njit(cache=True, inline="always")
-def intern(value, ids, values, count):
+def intern(value, ids, count):
   """(the id of `value` in order of first occurrence, the ids given so far): ids[v]
-  is v's id (-1 until it occurs), values[i] the value of id i; `count` ids given."""
+  is v's id (-1 until it occurs); `count` ids given. The caller records the value
+  of a new id (when the count grew): an order array passed in here made every call
+  about 15 times slower (refcounting in the loop; 5.6 vs 0.3 ms at 543k values)."""
   if ids[value] < 0:
     ids[value] = count
-    values[count] = value
     count += 1
   return ids[value], count
 
@@ -123,7 +124,10 @@ def first_occurrence_ids(values, num_values):
   numbered = np.empty(len(values), dtype=np.int64)
   count = 0
   for i in range(len(values)):
-    numbered[i], count = intern(values[i], ids, ordered, count)
+    before = count
+    numbered[i], count = intern(values[i], ids, count)
+    if count > before:
+      ordered[before] = values[i]
   return numbered, ordered[:count]
 
 
