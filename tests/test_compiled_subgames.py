@@ -113,13 +113,34 @@ def test_trace_steps_count_what_a_trace_walks(game_string):
   for player in (0, 1):
     steps = compiled_subgames.trace_steps(tree, player)
     assert steps is compiled_subgames.trace_steps(tree, player)  # once per tree
-    whole = compiled_subgames.trace_subgames(tree, keys, player, [0])
+    whole = compiled_subgames.SubgameTrace(tree, keys, player, [0])
     assert (steps[0, 0], steps[1, 0]) == (whole.histories_walked, whole.found)
     for size in (1, 7, 40):
       roots = np.sort(rng.choice(decisions, size=min(size, len(decisions)),
                                  replace=False))
-      trace = compiled_subgames.trace_subgames(tree, keys, player, roots)
+      trace = compiled_subgames.SubgameTrace(tree, keys, player, roots)
       assert steps[0, roots].sum() == trace.histories_walked
       assert steps[1, roots].sum() == trace.found
       assert compiled_subgames.trace_step_sums(tree, player, roots) == (
           trace.histories_walked, trace.found)
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_a_trace_below_last_turns_walks_nothing(game_string):
+  """Once trace_steps is computed, trace_subgames walks nothing below roots with no
+  next turn below them (and walks below any others); its trace is the walking one."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = compiled_subgames.StateKeys.build(tree)
+  for player in (0, 1):
+    steps = compiled_subgames.trace_steps(tree, player)
+    own = np.flatnonzero(tree.node_player == player)
+    last = own[steps[1, own] == 0]
+    assert len(last)  # every finite game has last turns
+    for roots in (last, own[:5]):
+      walking = compiled_subgames.SubgameTrace(tree, keys, player, roots)
+      trace = compiled_subgames.trace_subgames(tree, keys, player, roots)
+      skipped = walking.found == 0
+      assert trace.histories_walked == (0 if skipped else walking.histories_walked)
+      for name in ("next_roots", "next_root_of", "next_root_key", "group",
+                   "own_infosets"):
+        np.testing.assert_array_equal(getattr(trace, name), getattr(walking, name))

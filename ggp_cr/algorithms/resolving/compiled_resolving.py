@@ -320,6 +320,8 @@ class CompiledResolver:
     next turns below the whole-tree nodes `nodes`."""
     walked, found = compiled_subgames.trace_step_sums(self.view.whole,
                                                       self.view.player, nodes)
+    if not found:
+      walked = 0  # No next turn below them: the trace walks nothing (trace_subgames).
     return (TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found,
             {"walked": walked, "found": found})
 

@@ -447,16 +447,21 @@ class SubgameTrace:
     found             next turns found (pairs (r, s); trace_steps' second count)
   """
 
-  def __init__(self, tree, keys, player, root_nodes):
+  def __init__(self, tree, keys, player, root_nodes, walk=True):
     if player not in (0, 1):
       raise ValueError(f"player must be 0 or 1, got {player!r}.")
     self.tree = tree
     self.player = int(player)
     self.opponent = 1 - self.player
     self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
-    pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
-        tree.node_player, tree.node_first_child, tree.node_num_children,
-        tree.node_chance_prob, self.player, self.root_nodes)
+    if walk:
+      pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
+          tree.node_player, tree.node_first_child, tree.node_num_children,
+          tree.node_chance_prob, self.player, self.root_nodes)
+    else:
+      # No next turn below the roots (trace_subgames): nothing to walk.
+      pair_root = pair_turn = pair_j = np.zeros(0, dtype=np.int64)
+      self.histories_walked = 0
     self.found = len(pair_root)
     self.next_roots, _, pair_root_id = flat_tree.unique_ids(pair_root)
     self.next_root_of = _first_walked(pair_j, pair_root_id, len(self.next_roots))
@@ -499,5 +504,11 @@ class SubgameTrace:
 
 
 def trace_subgames(tree, keys, player, root_nodes):
-  """The SubgameTrace of `player` below `root_nodes` (the game's root: [0])."""
-  return SubgameTrace(tree, keys, player, root_nodes)
+  """The SubgameTrace of `player` below `root_nodes` (the game's root: [0]). When
+  trace_steps is computed for the tree and player (continual resolving's pre-play)
+  and counts no next turn below the roots (a last turn), nothing is walked: PAM{8}'s
+  last turn walked 543k nodes in 8-9 ms of a 0.1 s move to find none."""
+  entry = _STEPS.get(id(tree))
+  steps = entry[1].get(int(player)) if entry is not None and entry[0] is tree else None
+  walk = steps is None or _step_sums(steps, np.asarray(root_nodes, np.int64))[1] > 0
+  return SubgameTrace(tree, keys, player, root_nodes, walk=walk)
