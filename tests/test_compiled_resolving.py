@@ -2,6 +2,7 @@
 # pylint: disable=protected-access
 
 import time
+import types
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
@@ -256,7 +258,7 @@ def _second_decision(game, iteration_seconds_per_node):
   bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
                                                   solver="cfr+")
   bot._iteration_seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
-  bot._estimate_from_trunk = lambda seconds, iterations: None  # keep it  # pylint: disable=protected-access
+  bot._estimate_from_trunk = lambda samples: None  # keep it  # pylint: disable=protected-access
   state = game.new_initial_state()
   while len(bot.decisions) < 2:
     if state.is_chance_node():
@@ -266,6 +268,40 @@ def _second_decision(game, iteration_seconds_per_node):
       bot.step(state)
     state.apply_action(1)
   return bot.decisions[-1]
+
+
+def test_the_per_node_estimate_is_the_median_preplay_iteration(monkeypatch):
+  """The bot's per-node subgame iteration estimate after pre-play: the median of the
+  whole game's pre-play iterations (anytime.spend's samples) times _VIEW_SLOWDOWN
+  over the tree's nodes; a slow first iteration (page faults, kernels loaded) does
+  not count as a mean would."""
+  game = pyspiel.load_game(GAMES[1])
+  clock = [0.0]
+  costs = iter([0.07] + [0.023] * 40)
+
+  def iterate(bot_iterate):
+    def run(n):
+      clock[0] += n * next(costs)
+      return bot_iterate(n)
+    return run
+
+  monkeypatch.setattr(anytime, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+  timing = {"samples": []}
+  done = anytime.spend(limits.Limit(seconds=0.2), 0.0, iterate(lambda n: None),
+                       timing=timing)
+  assert done == len(timing["samples"]) and timing["samples"][0] == 0.07
+  assert timing["samples"][1:] == pytest.approx([0.023] * (done - 1))
+  monkeypatch.undo()
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
+                                                  solver="cfr+")
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  bot.step(state)
+  bot._estimate_from_trunk([0.07, 0.023, 0.023, 0.024])  # pylint: disable=protected-access
+  tree = compiled_tree.cached_tree(game)
+  assert bot._iteration_seconds_per_node == pytest.approx(  # pylint: disable=protected-access
+      continual_resolving._VIEW_SLOWDOWN * 0.0235 / tree.num_nodes)  # pylint: disable=protected-access
 
 
 def test_a_subgame_too_large_for_the_budget_is_not_built():

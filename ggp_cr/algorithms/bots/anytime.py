@@ -73,7 +73,9 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing
   `decay` each batch). `batch_share`: batches of about that share of the budget (for a
   compiled solver whose calls are cheap per iteration), else one iteration at a time.
   `timing`: a dict carrying t (key "per_iteration", decayed once per call) from call
-  to call, so that a later move's first iteration is not started blind. Returns the iterations done.
+  to call, so that a later move's first iteration is not started blind; if it holds
+  a list under "samples", each batch's seconds per iteration are appended to it.
+  Returns the iterations done.
   """
   if limit.iterations is not None:
     iterate(limit.iterations)
@@ -95,6 +97,8 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing
     per_iteration = max(decay * per_iteration, elapsed / batch)
     if timing is not None:
       timing["per_iteration"] = per_iteration
+      if "samples" in timing:
+        timing["samples"].append(elapsed / batch)
     done += batch
     if batch_share:
       batch = max(1, int(batch_share * limit.seconds / max(per_iteration, 1e-9)))

@@ -465,13 +465,13 @@ class ContinualResolvingBot(pyspiel.Bot):
       self._iteration_seconds_per_node = 0.5 * (self._iteration_seconds_per_node +
                                                 elapsed / nodes)
 
-  def _estimate_from_trunk(self, seconds, iterations):
+  def _estimate_from_trunk(self, samples):
     """The seconds per node of a subgame's CFR+ iteration, from the whole game's
-    `iterations` in pre-play's `seconds` (their mean: one slow iteration, which
-    the anytime loop's decaying maximum would carry, does not make later subgames
-    look too large; an in-place view streams about _VIEW_SLOWDOWN times slower than
-    the whole tree)."""
-    per_iteration = (seconds / iterations if iterations else
+    pre-play iterations' seconds `samples` (their median: the first iterations of a
+    process or match pay for page faults or kernels loaded, 70 ms against 23 ms on
+    PAM{8}, and a cold numba cache made a mean refuse every subgame of a match; an
+    in-place view streams about _VIEW_SLOWDOWN times slower than the whole tree)."""
+    per_iteration = (float(np.median(samples)) if samples else
                      self.resolver.timing.get("per_iteration"))
     if per_iteration:
       self._iteration_seconds_per_node = (_VIEW_SLOWDOWN * per_iteration /
@@ -500,11 +500,12 @@ class ContinualResolvingBot(pyspiel.Bot):
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (module docstring).
       preplay_start = start - record.get("prepared_seconds", 0.0)
-      run_start = time.perf_counter()
+      samples = self.resolver.timing["samples"] = []
       done = self.resolver.run(preplay, preplay_start)
+      del self.resolver.timing["samples"]
       record["iterations"] += done
       if self._tree is not None:
-        self._estimate_from_trunk(time.perf_counter() - run_start, done)
+        self._estimate_from_trunk(samples)
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
       record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
