@@ -297,3 +297,25 @@ def test_compiled_vr_mccfr_runs_on_a_view_as_on_the_pyspiel_gadget(variant):
   np.testing.assert_array_equal(solvers[0].average_strategy_slots(),
                                 solvers[1].average_strategy_slots())
   assert solvers[0].nodes_touched == solvers[1].nodes_touched > 0
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_the_whole_game_locates_next_roots_without_a_climb(game_string):
+  """The whole game's view (variant None) answers locate with the tree's own nodes,
+  as the climb from each next root to its root copy gives them."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = compiled_subgames.StateKeys.build(tree)
+  located = 0
+  for player in (0, 1):
+    view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+    trace = view.trace()
+    j, local, copies = view.locate(trace)
+    located += len(local)
+    climbed = gadget_views._locate(  # pylint: disable=protected-access
+        tree.node_parent, tree.node_action_index, trace.next_roots,
+        view.root_nodes[view.active_roots][trace.next_root_of], copies,
+        view.tree.node_first_child)
+    assert len(local) == trace.num_next_roots
+    np.testing.assert_array_equal(local, climbed)
+    np.testing.assert_array_equal(j, np.zeros(len(local)))
+  assert located  # a player has next turns
