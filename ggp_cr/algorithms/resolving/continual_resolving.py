@@ -443,16 +443,19 @@ class ContinualResolvingBot(pyspiel.Bot):
 
   def _first_iteration(self, built, nodes, record, start, seconds):
     """Runs the first CFR+ iteration of the compiled resolver `built` when it fits
-    the move (estimated at the seconds per node measured in this match, counted
-    _FIRST_ITERATION_MARGIN times), re-measuring them; raises CannotResolve if it
-    would not fit (a subgame the bot switched to must be solved: the anytime loop
-    would not start an iteration it has no estimate for). Small subgames' fixed
-    costs would inflate the estimate: they do not count; the estimate is the mean of
-    the previous one and the new measurement."""
+    the move (estimated at the seconds per node measured in this match, plus
+    compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT per next root, counted
+    _FIRST_ITERATION_MARGIN times), re-measuring the seconds per node; raises
+    CannotResolve if it would not fit (a subgame the bot switched to must be solved:
+    the anytime loop would not start an iteration it has no estimate for). Small
+    subgames' fixed costs would inflate the estimate: they do not count; the
+    estimate is the mean of the previous one and the new measurement."""
     if not seconds:
       return
     now = time.perf_counter()
-    estimate = nodes * self._iteration_seconds_per_node
+    next_roots = (compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT *
+                  built.trace.num_next_roots)
+    estimate = nodes * self._iteration_seconds_per_node + next_roots
     if now + _FIRST_ITERATION_MARGIN * estimate > start + seconds:
       raise resolver.CannotResolve(
           f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
@@ -462,8 +465,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     built.timing["per_iteration"] = elapsed
     record["iterations"] += 1
     if nodes >= _MEASURED_NODES:
-      self._iteration_seconds_per_node = 0.5 * (self._iteration_seconds_per_node +
-                                                elapsed / nodes)
+      self._iteration_seconds_per_node = 0.5 * (
+          self._iteration_seconds_per_node + max(elapsed - next_roots, 0.0) / nodes)
 
   def _estimate_from_trunk(self, samples):
     """The seconds per node of a subgame's CFR+ iteration, from the whole game's
