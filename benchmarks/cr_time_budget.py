@@ -8,6 +8,7 @@ resolved a new subgame or fell back (e.g. a subgame too large to build in time).
 bar is an overrun below 5% (ratio < 1.05). The last line is the largest ratio over all.
 
   python benchmarks/cr_time_budget.py [--move=0.2] [--preplay=0.5] [--matches=2]
+      [--cache_dir=DIR]
 """
 
 import statistics
@@ -29,6 +30,10 @@ _SOLVERS = flags.DEFINE_list("solvers", ["vr_mccfr"], "Solvers of the bot.")
 _MOVE = flags.DEFINE_float("move", 0.2, "Per-move budget in seconds.")
 _PREPLAY = flags.DEFINE_float("preplay", 0.5, "Pre-play budget in seconds.")
 _MATCHES = flags.DEFINE_integer("matches", 2, "Self-play matches per game and solver.")
+_CACHE_DIR = flags.DEFINE_string(
+    "cache_dir", None, "Directory of cached trees and state keys: the bots take the "
+    "compiled path on every game whose tree is there (or extracted into it); without "
+    "it, on trees up to the compiled path's size limit (each line says which path).")
 
 
 def _ratios(game, solver, seed):
@@ -36,7 +41,7 @@ def _ratios(game, solver, seed):
   decision records."""
   bots = [continual_resolving.ContinualResolvingBot(
       game, p, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s", solver=solver,
-      seed=seed + p) for p in (0, 1)]
+      cache_dir=_CACHE_DIR.value, seed=seed + p) for p in (0, 1)]
   records = []
   ratios = timing.budget_ratios(
       game, bots, seed, _PREPLAY.value, _MOVE.value,
@@ -59,7 +64,8 @@ def main(argv):
       resolved = sum("roots" in r for r in records)
       fallbacks = sum("fallback" in r for r in records)
       slowest = records[ratios.index(max(ratios))]
-      print(f"{game_string} cr({solver}): {len(ratios)} decisions, time/budget max "
+      print(f"{game_string} cr({solver}, {records[0]['path']} path: "
+            f"{records[0]['path_reason']}): {len(ratios)} decisions, time/budget max "
             f"{max(ratios):.3f} (setup {slowest['setup_seconds']:.3f} s, "
             f"{slowest['iterations']} iterations) median "
             f"{statistics.median(ratios):.3f}; {resolved} resolved a new subgame, "
