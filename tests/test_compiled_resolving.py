@@ -336,7 +336,7 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
 
 
 @pytest.mark.parametrize("player", [0, 1])
-def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
+def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monkeypatch):
   """defer: the next turns below a refused subgame are traced (the same as the
   refused subgame's own trace would find), located in the current view, and their
   estimates let the bot resolve the next subgame it enters."""
@@ -368,9 +368,11 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player):
     # The setup fits, but not with the first iteration's time kept free after it.
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
                          reserve_seconds_per_node=10.0)
-  current.timing["per_iteration"] = 100.0  # the pass of the average would not fit
+  # The pass of the average would not fit (its estimate, a second a node).
+  monkeypatch.setattr(compiled_resolving, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
   with pytest.raises(cr.CannotResolve, match="no iterations"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
+  monkeypatch.undo()
   for infoset in current.trace.own_infosets.tolist():  # one pass of the average
     try:
       _, info = current.next_subgame(infoset, "resolve")

@@ -75,6 +75,14 @@ TRACE_SECONDS_PER_FOUND = 4.5e-8
 # adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
 # iteration's passes took 23 ms; CPU time on the shared 2-core machine).
 ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
+# One pass of a view's average strategy (next-root inputs after a refusal with no
+# iteration since), per node of the view: 3.9-5 ns measured (PAM{8}'s whole tree
+# and its 3.3M-node last-turn view in place, latent TTT's whole tree: 10-13 and
+# 23-25 ms; the first pass 1.4 times that), about 0.4 of a CFR+ iteration. The old
+# estimate, the resolver's last iteration time (a decayed maximum, inflated by the
+# first pre-play iterations), kept a latent TTT bot from resolving for the rest of
+# a match after one refusal.
+AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 
 _KEYS = {}
 
@@ -373,9 +381,9 @@ class CompiledResolver:
     and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
-    since, the inputs are those of this solve's average strategy (one pass, about
-    this resolver's last iteration time, which must fit as well). `seed` seeds
-    a sampling solver's next resolver."""
+    since, the inputs are those of this solve's average strategy (one pass,
+    AVERAGE_PASS_SECONDS_PER_NODE a node of the view, which must fit as well).
+    `seed` seeds a sampling solver's next resolver."""
     trace = self.trace
     group = trace.group_roots(infoset)
     nodes = trace.next_roots[group]
@@ -407,10 +415,10 @@ class CompiledResolver:
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
     else:
       if self.refused and not self.estimates.iterations:
-        # One pass of the average strategy: about one CFR+ iteration (one pass with
-        # alternating updates).
-        if deadline is not None and (time.perf_counter() + self.timing.get(
-            "per_iteration", 0.0) + setup + reserve > deadline):
+        # One pass of the average strategy.
+        if deadline is not None and (
+            time.perf_counter() + AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes
+            + setup + reserve > deadline):
           raise CannotResolve("no iterations estimated its inputs since an earlier "
                               "subgame was refused, and no time to estimate them")
         self.estimates.add(self.view.average_slots())
