@@ -320,6 +320,19 @@ def test_a_subgame_too_large_for_the_budget_is_not_built():
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "more than" in record["fallback"]
   assert record["strategy"].startswith("the current subgame's solve")
+  assert "average strategy" not in record["fallback"]  # iterations will estimate
+
+
+def test_a_refusal_with_no_iteration_left_estimates_from_the_average(monkeypatch):
+  """When no iteration of the current solve would run in the rest of the move, the
+  refusal's decision makes the pass of the average strategy (the record says so)."""
+  game = pyspiel.load_game(GAMES[1])
+  monkeypatch.setattr(cr, "_RUN_MARGIN", 1e9)  # no iteration starts in a move
+  record = _second_decision(game, 1.0)
+  assert record["enters_new_subgame"] and not record["new_subgame"]
+  assert record["iterations"] == 0
+  assert record["fallback"].endswith("the next inputs are estimated from its average "
+                                     "strategy")
 
 
 def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkeypatch):
@@ -333,6 +346,55 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
   assert "would not fit" in record["fallback"]
   record = _second_decision(game, 1e-12)
   assert record["new_subgame"] and record["iterations"] >= 1
+
+
+def _deferred(player):
+  """A CFR+ resolver of PAM(4)'s first next subgame after 5 iterations, whose own
+  first next subgame was refused (defer), with no iteration since."""
+  game = pyspiel.load_game(GAMES[3])
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+  whole.iterate(5)
+  current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
+  current.iterate(5)
+  assert current.defer(int(current.trace.own_infosets[0]))
+  return current
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_the_average_pass_ahead_gives_the_same_next_inputs(player):
+  """average_pass_ahead (the pass of the average strategy made at the refusal's
+  decision) gives every next subgame the inputs next_subgame's own pass gives; it
+  is not made when it would not fit, or for a solve with iterations since the
+  refusal, and an iteration drops it."""
+  plain, ahead = _deferred(player), _deferred(player)
+  assert not ahead.average_pass_ahead(time.perf_counter() - 1.0)
+  assert ahead.average_pass_ahead(time.perf_counter() + 10.0)
+  compared = 0
+  for infoset in plain.trace.own_infosets.tolist():
+    outcomes = []
+    for current in (plain, ahead):
+      try:
+        built, info = current.next_subgame(infoset, "resolve")
+        outcomes.append((built.view.w, built.view.cbv, info["after_refused"]))
+      except cr.CannotResolve as error:
+        outcomes.append(str(error))
+    if isinstance(outcomes[0], str):
+      assert outcomes[0] == outcomes[1]
+      continue
+    np.testing.assert_allclose(outcomes[1][0], outcomes[0][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(outcomes[1][1], outcomes[0][1], rtol=0, atol=1e-12)
+    assert outcomes[0][2] == outcomes[1][2]
+    assert compared or "average strategy" in outcomes[0][2]  # the first one's pass
+    compared += 1
+  assert compared
+  dropped = _deferred(player)
+  assert dropped.average_pass_ahead(time.perf_counter() + 10.0)
+  dropped.iterate(1)
+  assert not dropped.average_pass_ahead(time.perf_counter() + 10.0)
+  _, info = dropped.next_subgame(int(dropped.trace.own_infosets[0]), "resolve")
+  assert "its iterations since the last refusal" in info["after_refused"]
 
 
 @pytest.mark.parametrize("player", [0, 1])

@@ -65,6 +65,16 @@ def keep_freed_memory():
   return applied
 
 
+def would_start(limit, start, margin=1.0, decay=0.9, timing=None):
+  """Whether `spend` with these arguments, called now, would start an iteration."""
+  if limit.iterations is not None:
+    return limit.iterations > 0
+  if not limit.seconds:
+    return False
+  per_iteration = 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
+  return time.perf_counter() + margin * per_iteration < start + limit.seconds
+
+
 def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing=None):
   """Calls `iterate(n)` (n iterations) for `limit` (limits.Limit) from time `start`.
 

@@ -237,6 +237,9 @@ class CompiledResolver:
       self.trace = view.trace()
       self.estimates = next_root_estimates.NextRootEstimates(view, self.trace)
     self.refused = 0
+    # The next inputs from one pass of the average strategy, computed ahead (after a
+    # refusal, by average_pass_ahead) while no iteration has run since.
+    self._average_estimates = None
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
@@ -256,6 +259,7 @@ class CompiledResolver:
 
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
+    self._average_estimates = None
     if self.sampler is not None:
       self.sampler.run(num_iterations)
       return
@@ -273,6 +277,7 @@ class CompiledResolver:
   # Iterates for a limits.Limit from time.perf_counter() `start`, stopping early when
   # the next iteration would overrun; returns the iterations done.
   run = resolver.Resolver.run
+  will_iterate = resolver.Resolver.will_iterate
 
   @property
   def batch_share(self):
@@ -319,12 +324,33 @@ class CompiledResolver:
     # Index of the view's root each next root lies below, as `trace`'s.
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
+    self._average_estimates = None
     if self.sampler is not None:
       self.sampler.collect(below)
       self.estimates = self.sampler.estimates
     else:
       self.estimates = next_root_estimates.NextRootEstimates(self.view, below)
     self.refused += 1
+    return True
+
+  def _average_pass_seconds(self):
+    return AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes
+
+  def average_pass_ahead(self, deadline):
+    """After `defer` (a CFR+ solve, no iteration since): the pass of the average
+    strategy that the next subgame's inputs would need, made now if it ends before
+    time.perf_counter() `deadline`; returns whether it was. Its estimates replace
+    this solve's at `next_subgame` only if no iteration runs before (the average
+    strategy is then the same, so are the inputs); an iteration drops them. The
+    bot calls it when no iteration would run in the rest of the move: a large
+    solve's next decision would otherwise have to fit the pass, the next subgame's
+    setup and its first iteration into one move."""
+    if (self.sampler is not None or not self.refused or self.estimates.iterations or
+        time.perf_counter() + self._average_pass_seconds() > deadline):
+      return False
+    estimates = next_root_estimates.NextRootEstimates(self.view, self.trace)
+    estimates.add(self.view.average_slots())
+    self._average_estimates = estimates
     return True
 
   def _trace_seconds(self, nodes):
@@ -415,13 +441,15 @@ class CompiledResolver:
           self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
     else:
       if self.refused and not self.estimates.iterations:
-        # One pass of the average strategy.
-        if deadline is not None and (
-            time.perf_counter() + AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes
-            + setup + reserve > deadline):
-          raise CannotResolve("no iterations estimated its inputs since an earlier "
-                              "subgame was refused, and no time to estimate them")
-        self.estimates.add(self.view.average_slots())
+        # One pass of the average strategy (unless average_pass_ahead made it).
+        if self._average_estimates is not None:
+          self.estimates, self._average_estimates = self._average_estimates, None
+        else:
+          if deadline is not None and (time.perf_counter() + self._average_pass_seconds()
+                                       + setup + reserve > deadline):
+            raise CannotResolve("no iterations estimated its inputs since an earlier "
+                                "subgame was refused, and no time to estimate them")
+          self.estimates.add(self.view.average_slots())
         inputs = "its average strategy"
       w, opponent_reach, cbv = self.estimates.inputs(
           group, exact=self._exact_values(group, deadline))

@@ -428,6 +428,12 @@ class ContinualResolvingBot(pyspiel.Bot):
                                max_seconds=max(left, 0.0) if seconds else None)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
+        # No iteration of the current solve would estimate the next inputs in the
+        # rest of the move: its average strategy gives them now, if that fits.
+        if (traced and seconds and not current.will_iterate(self._move, start) and
+            current.average_pass_ahead(start + _RESOLVE_SHARE * seconds)):
+          record["fallback"] += ("; the next inputs are estimated from its average "
+                                 "strategy")
       return
     record.update(info)
     if info["variant"] != self.config.variant:

@@ -87,6 +87,12 @@ TRACE_SHARE = 0.6
 # --- One resolver per subgame ---------------------------------------------------------
 
 
+# Resolver.run's anytime loop: an iteration starts while this many times the recent
+# longest iteration fits; that estimate decays by _RUN_DECAY a call.
+_RUN_MARGIN = 2.0
+_RUN_DECAY = 0.95
+
+
 class Resolver:
   """Solves one subgame (or the whole game) and prepares the next subgames."""
 
@@ -111,8 +117,14 @@ class Resolver:
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration, or batch, still fits; the estimate
     carries over to this resolver's later moves)."""
-    return anytime.spend(limit, start, self.solver.iterate, margin=2.0,
-                         decay=0.95, batch_share=self.batch_share, timing=self.timing)
+    return anytime.spend(limit, start, self.solver.iterate, margin=_RUN_MARGIN,
+                         decay=_RUN_DECAY, batch_share=self.batch_share,
+                         timing=self.timing)
+
+  def will_iterate(self, limit, start):
+    """Whether `run(limit, start)`, called now, would run an iteration."""
+    return anytime.would_start(limit, start, margin=_RUN_MARGIN, decay=_RUN_DECAY,
+                               timing=self.timing)
 
   def probabilities(self, key, legal):
     """The average strategy at the bot's information state (uniform if unknown)."""
