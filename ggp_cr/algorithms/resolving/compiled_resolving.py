@@ -334,7 +334,10 @@ class CompiledResolver:
     return True
 
   def _average_pass_seconds(self):
-    return AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes
+    """The estimated time of one pass of the average strategy adding its estimates
+    at the next roots."""
+    return (AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
+            ITERATION_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots)
 
   def average_pass_ahead(self, deadline):
     """After `defer` (a CFR+ solve, no iteration since): the pass of the average
@@ -348,7 +351,7 @@ class CompiledResolver:
     if (self.sampler is not None or not self.refused or self.estimates.iterations or
         time.perf_counter() + self._average_pass_seconds() > deadline):
       return False
-    estimates = next_root_estimates.NextRootEstimates(self.view, self.trace)
+    estimates = self.estimates.fresh()
     estimates.add(self.view.average_slots())
     self._average_estimates = estimates
     return True

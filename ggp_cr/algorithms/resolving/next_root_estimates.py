@@ -6,6 +6,8 @@ convention); `exact_next_root_inputs` gives exact counterfactual best-response v
 instead (the bot's use_cbr), from one whole-tree pass.
 """
 
+import copy
+
 import numba
 import numpy as np
 
@@ -64,6 +66,15 @@ class NextRootEstimates:
     self.opponent_reach_sum = np.zeros(num)
     self.value_sum = np.zeros(num)
     self.weight_sum = np.zeros(num)
+
+  def fresh(self):
+    """Estimates of the same view and trace with nothing added (sharing the next
+    roots' located nodes: no climb)."""
+    other = copy.copy(self)
+    other.iterations = 0
+    for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
+      setattr(other, name, np.zeros_like(getattr(self, name)))
+    return other
 
   def add(self, strategy):
     """Adds one iteration's quantities for the strategy `strategy` (the view's slot
