@@ -348,9 +348,9 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
   assert record["new_subgame"] and record["iterations"] >= 1
 
 
-def _deferred(player):
-  """A CFR+ resolver of PAM(4)'s first next subgame after 5 iterations, whose own
-  first next subgame was refused (defer), with no iteration since."""
+def _first_subgame(player):
+  """A CFR+ resolver of PAM(4)'s first next subgame of `player`, after 5 iterations
+  of the whole game and 5 of its own."""
   game = pyspiel.load_game(GAMES[3])
   tree = compiled_tree.cached_tree(game)
   keys = compiled_subgames.StateKeys.build(tree)
@@ -358,6 +358,13 @@ def _deferred(player):
   whole.iterate(5)
   current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
   current.iterate(5)
+  return current
+
+
+def _deferred(player):
+  """_first_subgame's resolver whose own first next subgame was refused (defer),
+  with no iteration since."""
+  current = _first_subgame(player)
   assert current.defer(int(current.trace.own_infosets[0]))
   return current
 
@@ -402,13 +409,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   """defer: the next turns below a refused subgame are traced (the same as the
   refused subgame's own trace would find), located in the current view, and their
   estimates let the bot resolve the next subgame it enters."""
-  game = pyspiel.load_game(GAMES[3])
-  tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
-  whole.iterate(5)
-  current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
-  current.iterate(5)
+  current = _first_subgame(player)
   refused = int(current.trace.own_infosets[0])
   resolved, _ = current.next_subgame(refused, "resolve")  # what a build would trace
   with pytest.raises(cr.CannotResolve, match="nodes, more than"):
