@@ -66,9 +66,14 @@ COPY_NODES_LIMIT = 50_000
 # found); a deferred trace below a refused subgame by the last two.
 SETUP_SECONDS = 4e-3
 SETUP_SECONDS_PER_ROOT = 6e-8
-# The sampling solvers' in-place setup per root (the sampler's prefix arrays and the
-# next roots' climb through the average strategy: about twice CFR+'s at 477k roots).
-SAMPLING_SETUP_SECONDS_PER_ROOT = 1.3e-7
+# The sampling solvers' in-place setup per root (the sampler's prefix arrays) and per
+# next turn found below (the next roots' climb and node map), fitted to PAM{8}'s
+# 95k-518k-root subgames in self-play at 0.2-0.4 s a move, wall clock on the quiet
+# machine: 36-55 ms at 170k roots and none found, 101-152 ms at 503k-518k, 66-98 ms
+# at 95k roots with 542k found (the earlier 1.3e-7 a root and nothing a turn found
+# estimated these 1.4-2.2 times too low; a 503k-root setup overran a 0.2 s move).
+SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
+SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
 # A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
@@ -408,7 +413,8 @@ class CompiledResolver:
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
     its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root (sampling solvers:
-    SAMPLING_SETUP_SECONDS_PER_ROOT), TRACE_SECONDS_PER_WALKED
+    SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn found),
+    TRACE_SECONDS_PER_WALKED
     and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
@@ -431,9 +437,11 @@ class CompiledResolver:
       walked, found = steps["walked"], steps["found"]
       if reserve:
         reserve += ITERATION_SECONDS_PER_NEXT_ROOT * found
-      per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT if self.config is not None and
-                  self.config.sampling else SETUP_SECONDS_PER_ROOT)
-      setup = SETUP_SECONDS + per_root * len(group) + trace_seconds
+      sampling = self.config is not None and self.config.sampling
+      setup = SETUP_SECONDS + trace_seconds + (
+          SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +
+          SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
+          SETUP_SECONDS_PER_ROOT * len(group))
       if time.perf_counter() + setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
