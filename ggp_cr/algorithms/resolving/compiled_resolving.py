@@ -376,8 +376,8 @@ class CompiledResolver:
     against the whole game's solve (NextRootEstimates.inputs' `exact`), or None
     when the bot's strategy so far is not on the tree (a subgame without trunk) or
     the three passes over the tree would not end before `deadline` (next_subgame's,
-    less the setup and first iteration still to come: a PAM{8} sampling decision
-    that made them and then its 508k-root setup took 0.208 s of a 0.2 s move)."""
+    less the setup and first iteration still to come, so that the passes cannot
+    push those past the move)."""
     whole = self.view.whole
     if self.view.variant is not None and self.trunk is None:
       return None
@@ -458,8 +458,8 @@ class CompiledResolver:
         if self._average_estimates is not None:
           self.estimates, self._average_estimates = self._average_estimates, None
         else:
-          if deadline is not None and (time.perf_counter() + self._average_pass_seconds()
-                                       + setup + reserve > deadline):
+          needed = self._average_pass_seconds() + setup + reserve
+          if deadline is not None and time.perf_counter() + needed > deadline:
             raise CannotResolve("no iterations estimated its inputs since an earlier "
                                 "subgame was refused, and no time to estimate them")
           self.estimates.add(self.view.average_slots())

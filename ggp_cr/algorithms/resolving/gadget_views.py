@@ -486,7 +486,8 @@ class GadgetView:
     if self.variant is None:
       # The whole game: its local nodes are the tree's (a climb per next root took
       # 67 ms at PAM{8}'s 543k next roots, in a deferred trace within a 0.1 s move).
-      return self.local_root[copies], np.asarray(trace.next_roots, dtype=np.int64), copies
+      local = np.asarray(trace.next_roots, dtype=np.int64)
+      return self.local_root[copies], local, copies
     local = _locate(self.whole.node_parent, self.whole.node_action_index,
                     trace.next_roots, self.root_nodes[self.active_roots][
                         trace.next_root_of], copies, self.tree.node_first_child)
