@@ -18,6 +18,7 @@ from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
          "python_ii_goofspiel(num_cards=4)", "python_princess_monster(max_turns=4)"]
@@ -311,7 +312,7 @@ def test_the_whole_game_locates_next_roots_without_a_climb(game_string):
     trace = view.trace()
     j, local, copies = view.locate(trace)
     located += len(local)
-    climbed = gadget_views._locate(  # pylint: disable=protected-access
+    climbed = flat_tree.nodes_in_copies(
         tree.node_parent, tree.node_action_index, trace.next_roots,
         view.root_nodes[view.active_roots][trace.next_root_of], copies,
         view.tree.node_first_child)

@@ -125,31 +125,6 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
 
 
 @numba.njit(cache=True)
-def _locate(node_parent, node_action_index, targets, target_roots, copies,
-            local_first_child):
-  """The local node of each whole-tree node `targets[i]` below the root copy
-  `copies[i]` of whole-tree node `target_roots[i]` (climb, then descend)."""
-  local = np.empty(len(targets), dtype=np.int64)
-  path = np.empty(64, dtype=np.int64)
-  for i in range(len(targets)):
-    length = 0
-    node = targets[i]
-    while node != target_roots[i]:
-      if length == len(path):
-        grown = np.empty(2 * length, dtype=np.int64)
-        grown[:length] = path
-        path = grown
-      path[length] = node_action_index[node]
-      length += 1
-      node = node_parent[node]
-    at = copies[i]
-    for k in range(length - 1, -1, -1):
-      at = local_first_child[at] + path[k]
-    local[i] = at
-  return local
-
-
-@numba.njit(cache=True)
 def _infoset_tables(player, parent, infoset, action_index, infoset_player,
                     infoset_action_offset):
   """Each local infoset's first node (breadth-first) and parent slot: its player's
@@ -488,9 +463,10 @@ class GadgetView:
       # 67 ms at PAM{8}'s 543k next roots, in a deferred trace within a 0.1 s move).
       local = np.asarray(trace.next_roots, dtype=np.int64)
       return self.local_root[copies], local, copies
-    local = _locate(self.whole.node_parent, self.whole.node_action_index,
-                    trace.next_roots, self.root_nodes[self.active_roots][
-                        trace.next_root_of], copies, self.tree.node_first_child)
+    local = flat_tree.nodes_in_copies(
+        self.whole.node_parent, self.whole.node_action_index, trace.next_roots,
+        self.root_nodes[self.active_roots][trace.next_root_of], copies,
+        self.tree.node_first_child)
     return self.local_root[copies], local, copies
 
   @property

@@ -23,11 +23,11 @@ ViewSampler it holds the same tables and estimates to rounding.
 import numba
 import numpy as np
 
-from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
+from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -131,7 +131,7 @@ def other_copies(view, trace):
     node = np.where(node >= 0, parent[np.maximum(node, 0)], -1)
   index = np.concatenate(found).astype(np.int64)
   j = np.concatenate(under).astype(np.int64)
-  local = gadget_views._locate(  # pylint: disable=protected-access
+  local = flat_tree.nodes_in_copies(
       parent, view.whole.node_action_index, trace.next_roots[index], roots[j],
       view.root_copies[j], view.tree.node_first_child)
   return local, index

@@ -158,6 +158,34 @@ def _dense_unique_ids(values, low, span):
 
 
 @numba.njit(cache=True)
+def nodes_in_copies(node_parent, node_action_index, targets, target_roots, copies,
+                    copy_first_child):
+  """The node of each tree node `targets[i]` in a copy of the subtree of its
+  ancestor `target_roots[i]` whose root is node `copies[i]` of a tree whose first
+  children are `copy_first_child` and whose children keep their order (a resolving
+  gadget's copy of its roots' subtrees): the action path climbed from the target,
+  then descended in the copy."""
+  local = np.empty(len(targets), dtype=np.int64)
+  path = np.empty(64, dtype=np.int64)
+  for i in range(len(targets)):
+    length = 0
+    node = targets[i]
+    while node != target_roots[i]:
+      if length == len(path):
+        grown = np.empty(2 * length, dtype=np.int64)
+        grown[:length] = path
+        path = grown
+      path[length] = node_action_index[node]
+      length += 1
+      node = node_parent[node]
+    at = copies[i]
+    for k in range(length - 1, -1, -1):
+      at = copy_first_child[at] + path[k]
+    local[i] = at
+  return local
+
+
+@numba.njit(cache=True)
 def _node_reaches(node_player, node_infoset, node_parent, node_action_index,
                   node_chance_prob, infoset_action_offset, slots):
   """Rows: player 0's, player 1's and chance's reach probability of every node."""
