@@ -94,6 +94,27 @@ def test_rerun_after_truncation_plays_only_missing_matches(tmp_path, monkeypatch
   assert not played
 
 
+def test_more_matches_extend_a_finished_tournament(tmp_path, monkeypatch):
+  """A rerun with more matches a pair and seating plays only the new ones (with the
+  seeds a run of that many from scratch gives them), keeps the rows played, and
+  records the new count; the result equals that run's."""
+  output = tmp_path / "x.csv"
+  first = tournament.run_tournament(_config(matches=2), output, progress=None)
+  before = output.read_bytes()
+  played = []
+  original = tournament.play_planned
+  monkeypatch.setattr(tournament, "play_planned",
+                      lambda c, p, t: played.append(p.key) or original(c, p, t))
+  extended = tournament.run_tournament(_config(matches=3), output, progress=None)
+  assert sorted(played) == [(0, seating, 2) for seating in (0, 1)]  # the one pair
+  assert output.read_bytes().startswith(before) and len(first) == 4
+  monkeypatch.undo()
+  scratch = tournament.run_tournament(_config(matches=3), tmp_path / "s.csv",
+                                      progress=None)
+  pd.testing.assert_frame_equal(_sorted(extended), _sorted(scratch))
+  assert json.loads(tournament.sidecar_path(output).read_text())["matches"] == 3
+
+
 def test_killed_tournament_resumes_with_exactly_the_planned_matches(tmp_path):
   output = tmp_path / "killed.csv"
   players = ["random", "ismcts(simulations=200)"]
@@ -144,8 +165,11 @@ def test_mismatched_results_file_is_refused_and_left_intact(tmp_path):
   tournament.run_tournament(_config(matches=2), output, progress=None)
   before = output.read_bytes()
   with pytest.raises(ValueError, match="different tournament configuration.*matches: "
-                     "file has 2, this run has 3"):
-    tournament.run_tournament(_config(matches=3), output, progress=None)
+                     "file has 2, this run has 1"):
+    tournament.run_tournament(_config(matches=1), output, progress=None)
+  with pytest.raises(ValueError, match="seed: file has 0, this run has 5"):
+    # More matches extend only an otherwise equal configuration.
+    tournament.run_tournament(_config(matches=3, seed=5), output, progress=None)
   with pytest.raises(ValueError, match="seed: file has 0, this run has 5"):
     tournament.run_tournament(_config(matches=2, seed=5), output, progress=None)
   assert output.read_bytes() == before
@@ -235,7 +259,7 @@ def test_example_writes_summary_and_heatmap(tmp_path):
   assert config["players"] == ["random", "ismcts(10)"] and config["matches"] == 2
   bad = subprocess.run(
       [sys.executable, "-m", "ggp_cr.examples.tournament", "--player=random",
-       "--player=ismcts(10)", "--matches=3", f"--output={output}"],
+       "--player=ismcts(10)", "--matches=1", f"--output={output}"],
       capture_output=True, text=True, timeout=120)
   assert bad.returncode == 1 and "different tournament configuration" in bad.stderr
 

@@ -10,8 +10,9 @@ Each pair of players meets --matches times in each seating. One CSV row per matc
 appended to --output as it finishes (columns:
 ggp_cr.algorithms.evaluation.tournament.RESULT_COLUMNS,
 also listed by --list_columns); the configuration goes to a sidecar <output>.config.json.
-Rerunning with the same --output and settings plays only the missing matches; other
-settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
+Rerunning with the same --output and settings plays only the missing matches; a larger
+--matches with otherwise the same settings extends the tournament (the matches played
+keep their seeds); other settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
 and saved to <output>.summary.csv, and a heat-map to <output>.heatmap.png.
 
 With --load_tree (or --cache_dir=DIR, which also keeps the tree on disk) every worker

@@ -232,7 +232,9 @@ class ResultsFile:
   """The append-only CSV of match rows plus its configuration sidecar.
 
   Opening checks (before any match is played) that the location is writable, that an
-  existing file was written by the same configuration, and that no other run holds it.
+  existing file was written by the same configuration (or one with fewer matches a
+  pair and seating: a run with more extends it, and the sidecar then records the
+  larger count), and that no other run holds it.
   Malformed rows and a trailing partial line (a write cut short by a crash) are set
   aside (results_csv.AppendOnlyCsv); complete rows are never rewritten.
   """
@@ -263,6 +265,9 @@ class ResultsFile:
       stored = TournamentConfig.from_json(json.loads(sidecar.read_text()))
     except (ValueError, TypeError) as error:
       raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+    if (self.config.matches > stored.matches and
+        dataclasses.replace(stored, matches=self.config.matches) == self.config):
+      return  # More matches extend the tournament: those played keep their seeds.
     if stored != self.config:
       now = dataclasses.asdict(self.config)
       differences = [f"{name}: file has {value!r}, this run has {now[name]!r}"
