@@ -71,8 +71,12 @@ def would_start(limit, start, margin=1.0, decay=0.9, timing=None):
     return limit.iterations > 0
   if not limit.seconds:
     return False
-  per_iteration = 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
-  return time.perf_counter() + margin * per_iteration < start + limit.seconds
+  return time.perf_counter() + margin * _carried(timing, decay) < start + limit.seconds
+
+
+def _carried(timing, decay):
+  """The per-iteration estimate a call starts from: `timing`'s, decayed once."""
+  return 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
 
 
 def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing=None):
@@ -97,7 +101,7 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing
   batch = 1
   # A carried estimate decays per call too, so one slow iteration (a cold cache) does
   # not stop later moves for good.
-  per_iteration = 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
+  per_iteration = _carried(timing, decay)
   while True:
     now = time.perf_counter()
     if now + margin * batch * per_iteration >= deadline:

@@ -84,9 +84,9 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # iteration since), per node of the view: 3.9-5 ns measured (PAM{8}'s whole tree
 # and its 3.3M-node last-turn view in place, latent TTT's whole tree: 10-13 and
 # 23-25 ms; the first pass 1.4 times that), about 0.4 of a CFR+ iteration. The old
-# estimate, the resolver's last iteration time (a decayed maximum, inflated by the
+# estimate, a whole iteration at the resolver's decayed maximum (inflated by the
 # first pre-play iterations), kept a latent TTT bot from resolving for the rest of
-# a match after one refusal.
+# a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 
 _KEYS = {}
@@ -422,8 +422,8 @@ class CompiledResolver:
     and _PER_FOUND a node walked and a turn found by the trace below) would not end
     `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
-    since, the inputs are those of this solve's average strategy (one pass,
-    AVERAGE_PASS_SECONDS_PER_NODE a node of the view, which must fit as well).
+    since, the inputs are those of this solve's average strategy (one pass, whose
+    estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver."""
     trace = self.trace
     group = trace.group_roots(infoset)
