@@ -7,12 +7,15 @@ extracted into it; timed separately, outside the matches), then continual resolv
 --matches matches in each seat against a uniform random player, with --preplay
 seconds at its first decision and --move seconds a move. Per game it prints: the
 share of the bot's later decisions that entered a new subgame and resolved it (built
-its gadget and ran at least one iteration on it; which
+its gadget and ran at least one iteration on it, in the decision or, built ahead at
+the end of the bot's previous decision, in that one: ContinualResolvingBot's
+_build_ahead; which
 decisions enter one is decided by the reference subgame structure, compiled_subgames'
 trace along the match's history, whatever the bot's path saw: a live trace cut short
 hides entries; after a subgame the bot did not resolve, the compiled bot traces
 below it and can resolve the next one), the median and max resolve time (the
-decision's setup: gadget inputs, gadget and trace), and the max decision time /
+decision's setup: gadget inputs, gadget and trace; for a subgame built ahead, plus
+the build and first iteration in the decision before), and the max decision time /
 budget (pre-play counts at the first decision). The second-to-last line is
 `max time/budget: <float>` (bar < 1.05), the last `resolved: <float>`, the smallest
 share over the games (bar >= 0.95). Timings are wall clock: quote medians of a quiet
@@ -112,14 +115,18 @@ def main(argv):
         entered += [r for r, new in zip(records[1:], match_entered[1:]) if new]
         if records:
           path = records[0]["path"], records[0]["path_reason"]
-    # Resolved: a new subgame was built and solved (at least one iteration on it).
-    resolved = [r for r in entered if r["new_subgame"] and r["iterations"] > 0]
+    # Resolved: a new subgame was built and solved (at least one iteration on it,
+    # in this decision or, built ahead, in the previous one).
+    resolved = [r for r in entered if r["new_subgame"] and
+                r["iterations"] + r.get("iterations_ahead", 0) > 0]
+    ahead = sum("iterations_ahead" in r for r in resolved)
     reasons = collections.Counter(
         r.get("fallback", "the bot's own trace saw no new subgame" if not
               r["new_subgame"] else "built, no iteration ran")[:100] for r in entered
         if r not in resolved)
     share = len(resolved) / len(entered) if entered else 1.0
-    times = [r["setup_seconds"] for r in resolved] or [float("nan")]
+    times = [r["setup_seconds"] + r.get("built_ahead_seconds", 0.0)
+             for r in resolved] or [float("nan")]
     worst = max(worst, max(ratios))
     smallest = min(smallest, share)
     print(f"{game_string} cr({_SOLVER.value}, {path[0]} path: {path[1]}): "
@@ -133,7 +140,8 @@ def main(argv):
       iterations = [r["iterations"] for r in resolved]
       print(f"  resolved subgames: median {statistics.median(sizes):,.0f} nodes (max "
             f"{max(sizes):,}), median {statistics.median(iterations):g} {_SOLVER.value} "
-            f"iterations in the decision (min {min(iterations)})")
+            f"iterations in the decision (min {min(iterations)}); {ahead} built "
+            "ahead in the decision before")
     for reason, count in reasons.most_common():
       print(f"  not resolved ({count}): {reason}")
     slowest = max(zip(ratios, decisions), key=lambda pair: pair[0])[1]

@@ -439,9 +439,13 @@ def test_evaluate_strategy_is_a_read_only_pass(game_string):
   np.testing.assert_allclose(seen[0][0], tree.node_reaches(slots)[:, internal].T,
                              rtol=0, atol=1e-12)
   np.testing.assert_allclose(seen[0][1], tree.node_values(slots), rtol=0, atol=1e-12)
-  for _ in range(2):  # regrets and sums as the twin's, which was not asked
-    solver.evaluate_and_update_policy()
-    twin.evaluate_and_update_policy()
+  for _ in range(2):  # regrets, sums and later passes as the twin's, not asked
+    observed = []
+    for each in (solver, twin):
+      each.evaluate_and_update_policy(lambda reach, values: observed.append(
+          (reach.copy(), values.copy())))
+    np.testing.assert_array_equal(observed[0][0], observed[1][0])
+    np.testing.assert_array_equal(observed[0][1], observed[1][1])
   np.testing.assert_array_equal(solver.current_strategy_slots(),
                                 twin.current_strategy_slots())
   np.testing.assert_array_equal(solver.average_strategy_slots(),

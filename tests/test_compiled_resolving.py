@@ -254,9 +254,9 @@ def test_bot_path_choice_and_reasons(tmp_path):
 def _second_decision(game, iteration_seconds_per_node):
   """The record of player 0's second decision (chance's first outcomes, both players
   check/call) of a cfr+ bot with 0.05 s moves whose per-node iteration estimate is
-  set to the given one."""
+  set to the given one (nothing built ahead: the second decision builds)."""
   bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
-                                                  solver="cfr+")
+                                                  solver="cfr+", build_ahead=False)
   bot._iteration_seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
   bot._estimate_from_trunk = lambda samples: None  # keep it  # pylint: disable=protected-access
   state = game.new_initial_state()
@@ -402,6 +402,141 @@ def test_the_average_pass_ahead_gives_the_same_next_inputs(player):
   assert not dropped.average_pass_ahead(time.perf_counter() + 10.0)
   _, info = dropped.next_subgame(int(dropped.trace.own_infosets[0]), "resolve")
   assert "its iterations since the last refusal" in info["after_refused"]
+
+
+@pytest.mark.parametrize("variant", ["resolve", "max_margin"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
+  """build_ahead builds, for any next-turn infoset of a group, the resolver that
+  next_subgame builds at the decision (the same gadget, and after its first
+  iteration and three more, the same average strategy to 1e-12); next_subgame hands
+  it over at any infoset of that group, once; an iteration or a refusal (defer)
+  drops what was built ahead; the unsafe gadget is not built ahead."""
+  def whole_game():  # small Leduc's, after 5 iterations: several next subgames
+    tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+    whole = compiled_resolving.CompiledResolver.whole_game(
+        tree, compiled_subgames.StateKeys.build(tree), player)
+    whole.iterate(5)
+    return whole
+
+  plain, ahead = whole_game(), whole_game()
+  first_iteration = lambda built, nodes: built.iterate(1)
+  groups = {}
+  for infoset in plain.trace.own_infosets.tolist():
+    groups.setdefault(int(plain.trace.group_roots(infoset)[0]), []).append(infoset)
+  assert len(groups) > 1
+  for group, infosets in groups.items():
+    assert plain.trace.own_infoset_of_group(group) in infosets
+    info = ahead.build_ahead(infosets[-1], variant, first_iteration)
+    assert info["iterations_ahead"] == 1 and info["built_ahead_seconds"] >= 0
+  assert ahead.built_ahead == len(groups)
+  for group, infosets in groups.items():
+    outcomes = []
+    for current in (plain, ahead):
+      try:
+        built, info = current.next_subgame(infosets[0], variant)
+      except cr.CannotResolve as error:
+        outcomes.append(str(error))
+        continue
+      if current is plain:
+        built.iterate(1)
+      built.iterate(3)
+      outcomes.append((built.view.w, built.view.cbv, built.view.average_slots(),
+                       info.get("iterations_ahead")))
+    if isinstance(outcomes[0], str):
+      assert outcomes[0] == outcomes[1]
+      continue
+    for mine, theirs in zip(outcomes[1][:3], outcomes[0][:3]):
+      np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+    assert outcomes[0][3] is None and outcomes[1][3] == 1
+  assert ahead.built_ahead == 0
+  _, info = ahead.next_subgame(groups[next(iter(groups))][0], variant)
+  assert "iterations_ahead" not in info  # handed over once
+  for drop in (lambda r: r.iterate(1), lambda r: r.defer(int(r.trace.own_infosets[0]))):
+    current = whole_game()
+    current.build_ahead(int(current.trace.own_infosets[0]), variant, first_iteration)
+    assert current.built_ahead == 1
+    drop(current)
+    assert current.built_ahead == 0
+  current = whole_game()
+  with pytest.raises(ValueError, match="resolve and max-margin"):
+    current.build_ahead(int(current.trace.own_infosets[0]), "unsafe", first_iteration)
+
+
+@pytest.mark.parametrize("game_string", GAMES[1:])
+def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
+  """ahead_candidates: one next-turn infoset per group with next roots below the
+  bot's action at its infoset (as climbing from each next root finds), none built
+  ahead, likeliest first (the sum of w times o's reach over those roots)."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = compiled_subgames.StateKeys.build(tree)
+  checked = 0
+  for player in (0, 1):
+    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    assert whole.ahead_candidates(0, 0) == []  # no iteration: no estimates yet
+    whole.iterate(3)
+    trace = whole.trace
+    w, opponent_reach = whole.estimates.means()
+    own = np.flatnonzero((tree.node_player == player) &
+                         (tree.node_infoset >= 0))
+    for infoset in np.unique(tree.node_infoset[own])[:6].tolist():
+      for action in range(int(tree.infoset_num_actions[infoset])):
+        mass = {}
+        for i, root in enumerate(trace.next_roots.tolist()):
+          child, node = root, int(tree.node_parent[root])
+          while node >= 0 and tree.node_infoset[node] != infoset:
+            child, node = node, int(tree.node_parent[node])
+          if node >= 0 and tree.node_action_index[child] == action:
+            group = int(trace.group[i])
+            mass[group] = mass.get(group, 0.0) + w[i] * opponent_reach[i]
+        expected = {g for g, m in mass.items() if m > 0}
+        candidates = whole.ahead_candidates(infoset, action)
+        groups = [int(trace.group_roots(c)[0]) for c in candidates]
+        assert sorted(groups) == sorted(expected)
+        masses = [mass[g] for g in groups]
+        assert all(a >= b * (1 - 1e-12) for a, b in zip(masses, masses[1:]))
+        if groups:
+          checked += 1
+          whole.build_ahead(candidates[0], "resolve", lambda built, nodes: None)
+          assert int(trace.group_roots(candidates[0])[0]) not in [
+              int(trace.group_roots(c)[0])
+              for c in whole.ahead_candidates(infoset, action)]
+          whole._ahead.clear()
+  assert checked
+
+
+def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
+  """With time left after its iterations (here none start after the first), the
+  bot's first decision builds the next subgames below its action (the record lists
+  them); the next decision enters one without building it and says so; with
+  build_ahead=False it builds at the decision; iteration budgets build nothing."""
+  game = pyspiel.load_game("kuhn_poker")
+  monkeypatch.setattr(cr, "_RUN_MARGIN", 1e6)  # one iteration a run, then none
+
+  def second_decision(**kwargs):
+    for seed in range(40):
+      bot = continual_resolving.ContinualResolvingBot(game, 0, solver="cfr+",
+                                                      seed=seed, **kwargs)
+      state = game.new_initial_state()
+      for card in (0, 1):
+        state.apply_action(card)
+      if bot.step(state) == 0:  # pass; the opponent bets: a second decision
+        state.apply_action(0)
+        state.apply_action(1)
+        bot.step(state)
+        return bot.decisions
+    raise AssertionError("the bot never passed")
+
+  first, second = second_decision(preplay="0.3s", move="0.3s")
+  assert len(first["built_ahead"]) == 1  # the one subgame after pass, bet
+  assert second["new_subgame"] and second["iterations_ahead"] == 1
+  assert second["built_ahead_seconds"] == first["built_ahead"][0]["seconds"]
+  first, second = second_decision(preplay="0.3s", move="0.3s", build_ahead=False)
+  assert "built_ahead" not in first
+  assert second["new_subgame"] and "iterations_ahead" not in second
+  assert second["iterations"] == 1
+  first, second = second_decision(preplay="5it", move="5it")
+  assert "built_ahead" not in first and "iterations_ahead" not in second
 
 
 @pytest.mark.parametrize("player", [0, 1])

@@ -273,12 +273,15 @@ class GeneralCFRSolver:
   def evaluate_strategy(self, slots, observe):
     """Calls observe(reach, values) as `evaluate_and_update_policy`'s observe would
     see a pass with the strategy `slots` (reach per internal position, player 0's
-    values per node), in this solver's layout and without changing its tables."""
+    values per node), in this solver's layout and without changing its regrets,
+    sums or strategy. The pass reuses the iteration's scratch arrays (every pass
+    overwrites them; the leaves keep their utilities without a depth limit): fresh
+    ones beyond glibc's 32 MiB mapping threshold were page-faulted at every call,
+    and a pass over Leduc{3,30}'s whole tree took 57-114 ms instead of 27-40 ms."""
     walk = self._walk
     if len(walk.leaf_nodes):
       raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
-    reach = np.empty_like(self._reach)
-    values = walk.utility.copy()
+    reach, values = self._reach, self._values
     traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
                               walk.down_chance_prob, slots, reach)
     # No player is updated: the tables are read-only arguments.

@@ -88,6 +88,10 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # first pre-play iterations), kept a latent TTT bot from resolving for the rest of
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
+# Finding the next subgames below the bot's action (ahead_candidates: a climb from
+# every next root), per next root: 28 ms at PAM{8}'s 542k next roots, page faults
+# included (a bot that started it with 25 ms left of a 0.1 s move overran it).
+AHEAD_SECONDS_PER_NEXT_ROOT = 6e-8
 
 _KEYS = {}
 
@@ -245,6 +249,9 @@ class CompiledResolver:
     # The next inputs from one pass of the average strategy, computed ahead (after a
     # refusal, by average_pass_ahead) while no iteration has run since.
     self._average_estimates = None
+    # Next subgames built ahead ({(group's first next root, variant): (resolver,
+    # info, w, o's reach)}, build_ahead) while no iteration has run since.
+    self._ahead = {}
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
@@ -265,6 +272,7 @@ class CompiledResolver:
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
     self._average_estimates = None
+    self._ahead = {}
     if self.sampler is not None:
       self.sampler.run(num_iterations)
       return
@@ -330,6 +338,7 @@ class CompiledResolver:
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
     self._average_estimates = None
+    self._ahead = {}
     if self.sampler is not None:
       self.sampler.collect(below)
       self.estimates = self.sampler.estimates
@@ -424,9 +433,79 @@ class CompiledResolver:
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
-    `seed` seeds a sampling solver's next resolver."""
+    `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
+    for the infoset's group (no iteration since) is returned at once, after the
+    same test of the bot's own reach; its info says so."""
+    group = self.trace.group_roots(infoset)
+    ahead = self._ahead.pop((int(group[0]), variant), None)
+    if ahead is not None:
+      built, info, w, opponent_reach = ahead
+      if not _own_reach(self.trace, infoset, group, w, opponent_reach)[0]:
+        raise CannotResolve("the estimated reach of the bot's own information state "
+                            "is zero")
+      return built, info
+    return self._build(group, infoset, variant, max_nodes, deadline,
+                       reserve_seconds_per_node, seed)[:2]
+
+  def ahead_candidates(self, infoset, action_index):
+    """The bot's next-turn infosets below its action of index `action_index` at its
+    current infoset `infoset` (this view's), one per next subgame (group) not built
+    ahead yet, likeliest first: by the sum of w times o's reach (the estimates' means,
+    chance included in w) over the group's next roots below that action."""
     trace = self.trace
-    group = trace.group_roots(infoset)
+    if not trace.num_next_roots or not self.estimates.iterations:
+      return []
+    whole = self.view.whole
+    below = flat_tree.below_action(whole.node_parent, whole.node_infoset,
+                                   whole.node_action_index, trace.next_roots,
+                                   int(infoset), int(action_index))
+    if not below.any():
+      return []
+    w, opponent_reach = self.estimates.means()
+    mass = np.bincount(trace.group[below], (w * opponent_reach)[below],
+                       minlength=trace.num_next_roots)
+    groups = np.flatnonzero(mass > 0)
+    built = {group for group, _ in self._ahead}
+    order = [int(g) for g in groups[np.argsort(-mass[groups], kind="stable")]
+             if int(g) not in built]
+    return [trace.own_infoset_of_group(g) for g in order]
+
+  def ahead_candidates_seconds(self):
+    """The estimated time of `ahead_candidates`."""
+    return AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
+
+  def build_ahead(self, infoset, variant, first_iteration, max_nodes=None,
+                  deadline=None, reserve_seconds_per_node=0.0, seed=None):
+    """Builds now the next subgame of the bot's next-turn infoset `infoset`, as
+    `next_subgame` would (same arguments; no test of the infoset's own reach, which
+    `next_subgame` makes when it hands it over), and calls `first_iteration(built,
+    nodes)` (which runs its first iteration or raises CannotResolve). Kept for
+    `next_subgame` until an iteration or `defer` changes this solve's estimates (the
+    inputs would differ). Raises CannotResolve as `next_subgame`; the resolve
+    gadget and max-margin only (an unsafe gadget depends on the infoset's joint
+    reach). Returns the info dict."""
+    if variant == "unsafe":
+      raise ValueError("build_ahead builds resolve and max-margin gadgets only.")
+    group = self.trace.group_roots(infoset)
+    start = time.perf_counter()
+    built, info, w, opponent_reach = self._build(group, None, variant, max_nodes,
+                                                 deadline, reserve_seconds_per_node, seed)
+    first_iteration(built, info["subgame_nodes"])
+    info = dict(info, built_ahead_seconds=time.perf_counter() - start,
+                iterations_ahead=built.iterations)
+    self._ahead[(int(group[0]), variant)] = (built, info, w, opponent_reach)
+    return info
+
+  @property
+  def built_ahead(self):
+    """How many next subgames build_ahead holds."""
+    return len(self._ahead)
+
+  def _build(self, group, infoset, variant, max_nodes, deadline,
+             reserve_seconds_per_node, seed):
+    """next_subgame's build for the next roots `group` ((resolver, info, w, o's
+    reach at the group's roots)); the own-reach tests when `infoset` is given."""
+    trace = self.trace
     nodes = trace.next_roots[group]
     size = int(self.view.state_keys.subtree_nodes[nodes].sum())
     if max_nodes is not None and size > max_nodes:
@@ -471,7 +550,8 @@ class CompiledResolver:
       w, opponent_reach, cbv = self.estimates.inputs(
           group, exact=self._exact_values(
               group, None if deadline is None else deadline - setup - reserve))
-    reached, jointly = _own_reach(trace, infoset, group, w, opponent_reach)
+    reached, jointly = (True, True) if infoset is None else _own_reach(
+        trace, infoset, group, w, opponent_reach)
     if not reached:
       raise CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
@@ -498,4 +578,5 @@ class CompiledResolver:
       info["view"] = how
     if self.config is not None and self.config.keep_solver_data:
       warm_start.carry_over(view, self.view)
-    return CompiledResolver(view, self.use_cbr, profile, self.config), info
+    return CompiledResolver(view, self.use_cbr, profile, self.config), info, w, \
+        opponent_reach

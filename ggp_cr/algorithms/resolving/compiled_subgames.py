@@ -495,6 +495,14 @@ class SubgameTrace:
     some_root = self._pair_root_id[np.flatnonzero(self._pair_own_id == i)[0]]
     return np.flatnonzero(self.group == self.group[some_root])
 
+  def own_infoset_of_group(self, group):
+    """One of the player's next-turn infosets whose roots are in group `group` (a
+    value of `group`: its smallest next-root index)."""
+    pair = np.flatnonzero(self.group[self._pair_root_id] == group)
+    if not len(pair):
+      raise KeyError(f"No next turn of player {self.player} in group {group}.")
+    return int(self.own_infosets[self._pair_own_id[pair[0]]])
+
   def own_roots(self, infoset):
     """Indices of the next roots of the pairs whose next turn is in `infoset`."""
     i = self._own_index(infoset)

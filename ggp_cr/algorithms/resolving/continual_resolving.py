@@ -101,7 +101,15 @@ and first iteration would not fit the move (compiled path), or whose roots canno
 within BUILD_SHARE / TRACE_SHARE of the decision's budget (live path), is not
 resolved (the bot keeps or stays in its current subgame); the live full-width
 solvers' compilation of each gadget cannot be interrupted, so their time budgets
-hold for small games only.
+hold for small games only. On the compiled path with the CFR+ family (resolve and
+max-margin gadgets), what a timed move leaves after its iterations and the action
+builds ahead the next subgames the bot may enter below that action, likeliest
+first, each with its first iteration (`build_ahead`): no iteration runs before the
+next decision, so their inputs are the ones that decision would use (equal to 1e-12,
+tests), and a subgame too large to set up and solve once within one move (Leduc{3,30}'s
+2.5M-node subgames after the pre-play) is entered resolved. The record of the
+decision that built them lists them (`built_ahead`); the one that enters one says
+so (`iterations_ahead`, `built_ahead_seconds`).
 """
 
 import time
@@ -144,6 +152,9 @@ _RESOLVE_SHARE = 0.95
 # cost microseconds: the rest of the move samples thousands of them).
 _SAMPLING_SETUP_SHARE = 0.6
 _FIRST_ITERATION_MARGIN = 1.25
+# What is left of a CFR+ move (after its iterations and the action) builds the next
+# subgames ahead (ContinualResolvingBot._build_ahead): at most this many a decision.
+_AHEAD_MAX = 8
 _MEASURED_NODES = 200_000
 # Solvers whose compiled decisions with iteration budgets are shared by equal
 # decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
@@ -220,6 +231,9 @@ class ContinualResolvingBot(pyspiel.Bot):
     cache_dir: where compiled trees and their state keys are read and written.
     seed: seeds the solvers and the action sampling; equal seeds and iteration
       budgets give equal play.
+    build_ahead: with time budgets on the compiled path (CFR+ family; resolve and
+      max-margin gadgets), what a move leaves after its iterations builds the next
+      subgames the bot may enter, each with its first iteration (`_build_ahead`).
   """
 
   def __init__(self, game, player_id, preplay="0", move="1000it", solver="vr_mccfr",
@@ -229,7 +243,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
                path="auto",
                compiled_nodes_limit=compiled_resolving.COMPILED_NODES_LIMIT,
-               cache_dir=None):
+               cache_dir=None, build_ahead=True):
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -253,6 +267,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       # A subgame's setup makes arrays of its roots' size at every decision.
       anytime.keep_freed_memory()
     self._seed = outcome_sampling.new_seed(seed)
+    self._build_ahead_enabled = bool(build_ahead)
     self._matches = 0
     self.restart()
 
@@ -352,8 +367,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     the match, the number of this resolve), so equal copies get equal solves
     (decision_key); a refused subgame uses a number too."""
     self._resolves += 1
+    return self._resolve_seed(self._resolves)
+
+  def _resolve_seed(self, resolves):
+    """The seed of the match's resolve number `resolves`."""
     return int(np.random.SeedSequence(
-        [self._seed, self._matches, self._resolves]).generate_state(2, np.uint64)[0])
+        [self._seed, self._matches, resolves]).generate_state(2, np.uint64)[0])
 
   def _first_resolver(self, record, start, seconds):
     """The whole game's resolver (first decision of a match)."""
@@ -398,18 +417,14 @@ class ContinualResolvingBot(pyspiel.Bot):
         # place, without a copy). A CFR+ subgame's setup may use the
         # move up to its first iteration's estimated time.
         sampling = self.config.sampling
-        nodes_limit = (_RESOLVE_SHARE * seconds / (
-            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node)
-                       if seconds and not sampling else None)
         share = _SAMPLING_SETUP_SHARE if sampling else _RESOLVE_SHARE
         built, info = current.next_subgame(
-            key, self.config.variant, nodes_limit,
-            start + share * seconds if seconds else None,
-            0.0 if sampling else
-            _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node,
-            seed=seed)
-        if not sampling:
-          self._first_iteration(built, info["subgame_nodes"], record, start, seconds)
+            key, self.config.variant, *self._build_limits(
+                _RESOLVE_SHARE * seconds if seconds else None,
+                start + share * seconds if seconds else None), seed=seed)
+        if not sampling and "iterations_ahead" not in info:
+          self._first_iteration(built, info["subgame_nodes"], record,
+                                start + seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
@@ -447,25 +462,37 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
                        seconds, warm=warm, trunk=profile)
 
-  def _first_iteration(self, built, nodes, record, start, seconds):
-    """Runs the first CFR+ iteration of the compiled resolver `built` when it fits
-    the move (estimated at the seconds per node measured in this match, plus
+  def _build_limits(self, seconds, deadline):
+    """next_subgame's max_nodes, deadline and reserve_seconds_per_node for a CFR+
+    subgame built within `seconds` by time.perf_counter() `deadline` (None: no
+    limit): its first iteration, estimated per node and counted
+    _FIRST_ITERATION_MARGIN times, must fit after its setup. A sampling solver's
+    setup only is bounded."""
+    if self.config.sampling or deadline is None:
+      return None, deadline, 0.0
+    per_node = _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node
+    return seconds / per_node, deadline, per_node
+
+  def _first_iteration(self, built, nodes, record, deadline):
+    """Runs the first CFR+ iteration of the compiled resolver `built` when it ends
+    before time.perf_counter() `deadline` (None: always), estimated at the seconds
+    per node measured in this match, plus
     compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT per next root, counted
-    _FIRST_ITERATION_MARGIN times), re-measuring the seconds per node; raises
+    _FIRST_ITERATION_MARGIN times; re-measures the seconds per node; raises
     CannotResolve if it would not fit (a subgame the bot switched to must be solved:
     the anytime loop would not start an iteration it has no estimate for). Small
     subgames' fixed costs would inflate the estimate: they do not count; the
     estimate is the mean of the previous one and the new measurement."""
-    if not seconds:
+    if deadline is None:
       return
     now = time.perf_counter()
     next_roots = (compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT *
                   built.trace.num_next_roots)
     estimate = nodes * self._iteration_seconds_per_node + next_roots
-    if now + _FIRST_ITERATION_MARGIN * estimate > start + seconds:
+    if now + _FIRST_ITERATION_MARGIN * estimate > deadline:
       raise resolver.CannotResolve(
           f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
-          f"would not fit the {1000 * (start + seconds - now):.0f} ms left of the move")
+          f"would not fit the {1000 * (deadline - now):.0f} ms left of the move")
     built.iterate(1)
     elapsed = time.perf_counter() - now
     built.timing["per_iteration"] = elapsed
@@ -473,6 +500,48 @@ class ContinualResolvingBot(pyspiel.Bot):
     if nodes >= _MEASURED_NODES:
       self._iteration_seconds_per_node = 0.5 * (
           self._iteration_seconds_per_node + max(elapsed - next_roots, 0.0) / nodes)
+
+  def _builds_ahead(self):
+    """Whether the bot builds next subgames ahead (compiled path, CFR+ family; the
+    unsafe gadget depends on the infoset, not only on the subgame)."""
+    return (self._build_ahead_enabled and self._tree is not None and
+            not self.config.sampling and self.config.variant != "unsafe")
+
+  def _build_ahead(self, key, action_index, record, deadline):
+    """Spends what is left of the move, up to time.perf_counter() `deadline`,
+    building the next subgames the bot may enter at its next turn below its action
+    (of index `action_index`) at information state `key`, likeliest first, each
+    with its first iteration (CompiledResolver.build_ahead): the inputs are final
+    (no iteration runs before the next decision), so the next decision finds the
+    subgame it enters built and solved once. On Leduc{3,30}, after a pre-play that
+    left 0.2-0.5 s, player 0's second decision entered 1.2-2.5M-node subgames whose
+    setup and first iteration (25-36 ms and about 60 ms) did not fit its 0.1 s
+    move. At most _AHEAD_MAX subgames a decision; the record lists them. Nothing
+    is tried unless finding them and the least setup (compiled_resolving.
+    SETUP_SECONDS) fit."""
+    current = self.resolver
+    if (time.perf_counter() + current.ahead_candidates_seconds() +
+        compiled_resolving.SETUP_SECONDS > deadline):
+      return
+    infoset = self._tree.infoset_index(self._player_id, key)
+    built = []
+    seed = self._resolve_seed(self._resolves + 1)  # the next resolve's, not drawn
+    for candidate in current.ahead_candidates(infoset, action_index)[:_AHEAD_MAX]:
+      now = time.perf_counter()
+      if now + compiled_resolving.SETUP_SECONDS > deadline:
+        break
+      try:
+        info = current.build_ahead(
+            candidate, self.config.variant,
+            lambda view, nodes: self._first_iteration(view, nodes, {"iterations": 0},
+                                                      deadline),
+            *self._build_limits(deadline - now, deadline), seed=seed)
+      except resolver.CannotResolve:
+        continue
+      built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
+                    "seconds": info["built_ahead_seconds"]})
+    if built:
+      record["built_ahead"] = built
 
   def _estimate_from_trunk(self, samples):
     """The seconds per node of a subgame's CFR+ iteration, from the whole game's
@@ -530,8 +599,11 @@ class ContinualResolvingBot(pyspiel.Bot):
     record["setup_seconds"] = time.perf_counter() - start
     record["iterations"] += self.resolver.run(self._move, move_start)
     policy = self.current_policy(state)
-    action = policy[outcome_sampling.sample_index([p for _, p in policy],
-                                                  self._rng.random())][0]
+    index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
+    action = policy[index][0]
+    if self._builds_ahead() and record["budget_seconds"]:
+      self._build_ahead(key, index, record,
+                        start + _RESOLVE_SHARE * record["budget_seconds"])
     record["seconds"] = time.perf_counter() - start
     self.decisions.append(record)
     return policy, action

@@ -186,6 +186,25 @@ def nodes_in_copies(node_parent, node_action_index, targets, target_roots, copie
 
 
 @numba.njit(cache=True)
+def below_action(node_parent, node_infoset, node_action_index, nodes, infoset,
+                 action_index):
+  """Whether each node `nodes[i]` lies below the action of index `action_index` (in
+  the infoset's action order) taken at an ancestor history in infoset `infoset`
+  (with perfect recall, at most one ancestor is in it)."""
+  below = np.zeros(len(nodes), dtype=np.bool_)
+  for i in range(len(nodes)):
+    child = nodes[i]
+    node = node_parent[child]
+    while node >= 0:
+      if node_infoset[node] == infoset:
+        below[i] = node_action_index[child] == action_index
+        break
+      child = node
+      node = node_parent[node]
+  return below
+
+
+@numba.njit(cache=True)
 def _node_reaches(node_player, node_infoset, node_parent, node_action_index,
                   node_chance_prob, infoset_action_offset, slots):
   """Rows: player 0's, player 1's and chance's reach probability of every node."""
