@@ -272,7 +272,7 @@ class CompiledResolver:
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
     self._average_estimates = None
-    self._ahead = {}
+    self._drop_ahead()
     if self.sampler is not None:
       self.sampler.run(num_iterations)
       return
@@ -338,7 +338,7 @@ class CompiledResolver:
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
     self._average_estimates = None
-    self._ahead = {}
+    self._drop_ahead()
     if self.sampler is not None:
       self.sampler.collect(below)
       self.estimates = self.sampler.estimates
@@ -490,7 +490,11 @@ class CompiledResolver:
     start = time.perf_counter()
     built, info, w, opponent_reach = self._build(group, None, variant, max_nodes,
                                                  deadline, reserve_seconds_per_node, seed)
-    first_iteration(built, info["subgame_nodes"])
+    try:
+      first_iteration(built, info["subgame_nodes"])
+    except CannotResolve:
+      built.release()
+      raise
     info = dict(info, built_ahead_seconds=time.perf_counter() - start,
                 iterations_ahead=built.iterations)
     self._ahead[(int(group[0]), variant)] = (built, info, w, opponent_reach)
@@ -500,6 +504,21 @@ class CompiledResolver:
   def built_ahead(self):
     """How many next subgames build_ahead holds."""
     return len(self._ahead)
+
+  def _drop_ahead(self):
+    for built, *_ in self._ahead.values():
+      built.release()
+    self._ahead = {}
+
+  def release(self):
+    """Frees this resolver's arrays now, and those of the next subgames built ahead
+    and not handed over (GadgetView.release: its view's reference cycles are
+    broken). The bot calls it on a resolver it drops; the resolver cannot be used
+    afterwards (what `next_subgame` or `defer` took from it stays valid)."""
+    self._drop_ahead()
+    if self.view is not None:
+      self.view.release()
+      self.view = None
 
   def _build(self, group, infoset, variant, max_nodes, deadline,
              reserve_seconds_per_node, seed):
