@@ -410,8 +410,9 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
   """build_ahead builds, for any next-turn infoset of a group, the resolver that
   next_subgame builds at the decision (the same gadget, and after its first
   iteration and three more, the same average strategy to 1e-12); next_subgame hands
-  it over at any infoset of that group, once; an iteration or a refusal (defer)
-  drops what was built ahead; the unsafe gadget is not built ahead."""
+  it over at any infoset of that group, once (set up only when its first iteration
+  would not fit: the decision runs it); an iteration or a refusal (defer) drops what
+  was built ahead; the unsafe gadget is not built ahead."""
   def whole_game():  # small Leduc's, after 5 iterations: several next subgames
     tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
     whole = compiled_resolving.CompiledResolver.whole_game(
@@ -425,12 +426,17 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
   for infoset in plain.trace.own_infosets.tolist():
     groups.setdefault(int(plain.trace.group_roots(infoset)[0]), []).append(infoset)
   assert len(groups) > 1
-  for group, infosets in groups.items():
+  def no_time(built, nodes):
+    raise cr.CannotResolve("the first iteration would not fit")
+
+  for n, (group, infosets) in enumerate(groups.items()):
     assert plain.trace.own_infoset_of_group(group) in infosets
-    info = ahead.build_ahead(infosets[-1], variant, first_iteration)
-    assert info["iterations_ahead"] == 1 and info["built_ahead_seconds"] >= 0
+    # Every other one is kept set up only: its first iteration would not fit.
+    info = ahead.build_ahead(infosets[-1], variant,
+                             first_iteration if n % 2 else no_time)
+    assert info["iterations_ahead"] == n % 2 and info["built_ahead_seconds"] >= 0
   assert ahead.built_ahead == len(groups)
-  for group, infosets in groups.items():
+  for n, (group, infosets) in enumerate(groups.items()):
     outcomes = []
     for current in (plain, ahead):
       try:
@@ -438,7 +444,7 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
       except cr.CannotResolve as error:
         outcomes.append(str(error))
         continue
-      if current is plain:
+      if not info.get("iterations_ahead"):
         built.iterate(1)
       built.iterate(3)
       outcomes.append((built.view.w, built.view.cbv, built.view.average_slots(),
@@ -448,7 +454,7 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
       continue
     for mine, theirs in zip(outcomes[1][:3], outcomes[0][:3]):
       np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
-    assert outcomes[0][3] is None and outcomes[1][3] == 1
+    assert outcomes[0][3] is None and outcomes[1][3] == n % 2
   assert ahead.built_ahead == 0
   _, info = ahead.next_subgame(groups[next(iter(groups))][0], variant)
   assert "iterations_ahead" not in info  # handed over once

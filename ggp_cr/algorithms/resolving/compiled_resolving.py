@@ -474,27 +474,28 @@ class CompiledResolver:
     """The estimated time of `ahead_candidates`."""
     return AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
 
-  def build_ahead(self, infoset, variant, first_iteration, max_nodes=None,
-                  deadline=None, reserve_seconds_per_node=0.0, seed=None):
-    """Builds now the next subgame of the bot's next-turn infoset `infoset`, as
-    `next_subgame` would (same arguments; no test of the infoset's own reach, which
-    `next_subgame` makes when it hands it over), and calls `first_iteration(built,
-    nodes)` (which runs its first iteration or raises CannotResolve). Kept for
+  def build_ahead(self, infoset, variant, first_iteration, deadline=None, seed=None,
+                  setup_margin=1.0):
+    """Sets up now the next subgame of the bot's next-turn infoset `infoset`, as
+    `next_subgame` would if its setup, estimated as there and counted `setup_margin`
+    times, ends before time.perf_counter() `deadline` (no test of the infoset's own reach, which `next_subgame` makes when it hands
+    it over), then calls `first_iteration(built, nodes)`, which runs its first
+    iteration or raises CannotResolve (it would not fit): the subgame is then kept
+    set up, and the decision that enters it runs the first iteration. Kept for
     `next_subgame` until an iteration or `defer` changes this solve's estimates (the
     inputs would differ). Raises CannotResolve as `next_subgame`; the resolve
     gadget and max-margin only (an unsafe gadget depends on the infoset's joint
-    reach). Returns the info dict."""
+    reach). Returns the info dict (`iterations_ahead`: 1 or 0)."""
     if variant == "unsafe":
       raise ValueError("build_ahead builds resolve and max-margin gadgets only.")
     group = self.trace.group_roots(infoset)
     start = time.perf_counter()
-    built, info, w, opponent_reach = self._build(group, None, variant, max_nodes,
-                                                 deadline, reserve_seconds_per_node, seed)
+    built, info, w, opponent_reach = self._build(group, None, variant, None, deadline,
+                                                 0.0, seed, setup_margin)
     try:
       first_iteration(built, info["subgame_nodes"])
     except CannotResolve:
-      built.release()
-      raise
+      pass
     info = dict(info, built_ahead_seconds=time.perf_counter() - start,
                 iterations_ahead=built.iterations)
     self._ahead[(int(group[0]), variant)] = (built, info, w, opponent_reach)
@@ -521,9 +522,10 @@ class CompiledResolver:
       self.view = None
 
   def _build(self, group, infoset, variant, max_nodes, deadline,
-             reserve_seconds_per_node, seed):
+             reserve_seconds_per_node, seed, setup_margin=1.0):
     """next_subgame's build for the next roots `group` ((resolver, info, w, o's
-    reach at the group's roots)); the own-reach tests when `infoset` is given."""
+    reach at the group's roots)); the own-reach tests when `infoset` is given; the
+    setup estimate counted `setup_margin` times in the deadline's test."""
     trace = self.trace
     nodes = trace.next_roots[group]
     size = int(self.view.state_keys.subtree_nodes[nodes].sum())
@@ -544,7 +546,7 @@ class CompiledResolver:
           SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +
           SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
           SETUP_SECONDS_PER_ROOT * len(group))
-      if time.perf_counter() + setup + reserve > deadline:
+      if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")

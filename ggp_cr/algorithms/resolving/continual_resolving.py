@@ -104,7 +104,8 @@ solvers' compilation of each gadget cannot be interrupted, so their time budgets
 hold for small games only. On the compiled path with the CFR+ family (resolve and
 max-margin gadgets), what a timed move leaves after its iterations and the action
 builds ahead the next subgames the bot may enter below that action, likeliest
-first, each with its first iteration (`build_ahead`): no iteration runs before the
+first, each with its first iteration if that fits too (`build_ahead`; else the
+decision that enters it runs it): no iteration runs before the
 next decision, so their inputs are the ones that decision would use (equal to 1e-12,
 tests), and a subgame too large to set up and solve once within one move (Leduc{3,30}'s
 2.5M-node subgames after the pre-play) is entered resolved. The record of the
@@ -430,7 +431,7 @@ class ContinualResolvingBot(pyspiel.Bot):
             key, self.config.variant, *self._build_limits(
                 _RESOLVE_SHARE * seconds if seconds else None,
                 start + share * seconds if seconds else None), seed=seed)
-        if not sampling and "iterations_ahead" not in info:
+        if not sampling and not info.get("iterations_ahead"):
           self._first_iteration(built, info["subgame_nodes"], record,
                                 start + seconds if seconds else None)
       else:
@@ -521,14 +522,16 @@ class ContinualResolvingBot(pyspiel.Bot):
     """Spends what is left of the move, up to time.perf_counter() `deadline`,
     building the next subgames the bot may enter at its next turn below its action
     (of index `action_index`) at information state `key`, likeliest first, each
-    with its first iteration (CompiledResolver.build_ahead): the inputs are final
-    (no iteration runs before the next decision), so the next decision finds the
-    subgame it enters built and solved once. On Leduc{3,30}, after a pre-play that
-    left 0.2-0.5 s, player 0's second decision entered 1.2-2.5M-node subgames whose
-    setup and first iteration (25-36 ms and about 60 ms) did not fit its 0.1 s
-    move. At most _AHEAD_MAX subgames a decision; the record lists them. Nothing
-    is tried unless finding them and the least setup (compiled_resolving.
-    SETUP_SECONDS) fit."""
+    with its first iteration if that fits too (CompiledResolver.build_ahead): the
+    inputs are final (no iteration runs before the next decision), so the next
+    decision finds the subgame it enters set up, and solved once or left to run
+    its first iteration. On Leduc{3,30}, after a pre-play that left 0.2-0.5 s,
+    player 0's second decision entered 1.2-2.5M-node subgames whose setup and
+    first iteration (25-36 ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s
+    95k-root subgame's setup (35-45 ms) and first iteration (32-38 ms) did not
+    either, but its setup fits what the decision before leaves. At most
+    _AHEAD_MAX subgames a decision; the record lists them. Nothing is tried unless
+    finding them and the least setup (compiled_resolving.SETUP_SECONDS) fit."""
     current = self.resolver
     if (time.perf_counter() + current.ahead_candidates_seconds() +
         compiled_resolving.SETUP_SECONDS > deadline):
@@ -545,10 +548,11 @@ class ContinualResolvingBot(pyspiel.Bot):
             candidate, self.config.variant,
             lambda view, nodes: self._first_iteration(view, nodes, {"iterations": 0},
                                                       deadline),
-            *self._build_limits(deadline - now, deadline), seed=seed)
+            deadline, seed=seed, setup_margin=_FIRST_ITERATION_MARGIN)
       except resolver.CannotResolve:
         continue
       built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
+                    "iterations": info["iterations_ahead"],
                     "seconds": info["built_ahead_seconds"]})
     if built:
       record["built_ahead"] = built
