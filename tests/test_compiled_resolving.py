@@ -17,6 +17,7 @@ from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import resolver as cr
+from ggp_cr.algorithms.resolving import subgame_budget
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.resolving import warm_start
@@ -257,8 +258,8 @@ def _second_decision(game, iteration_seconds_per_node):
   set to the given one (nothing built ahead: the second decision builds)."""
   bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
                                                   solver="cfr+", build_ahead=False)
-  bot._iteration_seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
-  bot._estimate_from_trunk = lambda samples: None  # keep it  # pylint: disable=protected-access
+  bot._budget.seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
+  bot._budget.from_trunk = lambda *args: None  # keep it  # pylint: disable=protected-access
   state = game.new_initial_state()
   while len(bot.decisions) < 2:
     if state.is_chance_node():
@@ -272,7 +273,7 @@ def _second_decision(game, iteration_seconds_per_node):
 
 def test_the_per_node_estimate_is_the_median_preplay_iteration(monkeypatch):
   """The bot's per-node subgame iteration estimate after pre-play: the median of the
-  whole game's pre-play iterations (anytime.spend's samples) times _VIEW_SLOWDOWN
+  whole game's pre-play iterations (anytime.spend's samples) times VIEW_SLOWDOWN
   over the tree's nodes; a slow first iteration (page faults, kernels loaded) does
   not count as a mean would."""
   game = pyspiel.load_game(GAMES[1])
@@ -298,10 +299,10 @@ def test_the_per_node_estimate_is_the_median_preplay_iteration(monkeypatch):
   while state.is_chance_node():
     state.apply_action(state.chance_outcomes()[0][0])
   bot.step(state)
-  bot._estimate_from_trunk([0.07, 0.023, 0.023, 0.024])  # pylint: disable=protected-access
   tree = compiled_tree.cached_tree(game)
-  assert bot._iteration_seconds_per_node == pytest.approx(  # pylint: disable=protected-access
-      continual_resolving._VIEW_SLOWDOWN * 0.0235 / tree.num_nodes)  # pylint: disable=protected-access
+  bot._budget.from_trunk([0.07, 0.023, 0.023, 0.024], None, tree.num_nodes)  # pylint: disable=protected-access
+  assert bot._budget.seconds_per_node == pytest.approx(  # pylint: disable=protected-access
+      subgame_budget.VIEW_SLOWDOWN * 0.0235 / tree.num_nodes)
 
 
 def test_a_subgame_too_large_for_the_budget_is_not_built():
@@ -340,7 +341,7 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
   left of the move: the bot keeps its current solve; with time left it switches and
   the decision runs the first iteration."""
   game = pyspiel.load_game(GAMES[1])
-  monkeypatch.setattr(continual_resolving, "_RESOLVE_SHARE", 1e9)
+  monkeypatch.setattr(subgame_budget, "RESOLVE_SHARE", 1e9)
   record = _second_decision(game, 1.0)
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "would not fit" in record["fallback"]
@@ -610,7 +611,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
                          reserve_seconds_per_node=10.0)
   # The pass of the average would not fit (its estimate, a second a node).
-  monkeypatch.setattr(compiled_resolving, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
+  monkeypatch.setattr(subgame_budget, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
   with pytest.raises(cr.CannotResolve, match="no iterations"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
   monkeypatch.undo()

@@ -36,6 +36,7 @@ from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_budget
 from ggp_cr.algorithms.resolving import subgame_solvers
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import view_sampling
@@ -48,50 +49,12 @@ PATHS = ("auto", "compiled", "live")
 COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 
 
-# A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
-# subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
-_COPY_SECONDS_PER_NODE = 1.5e-7
-
 # Subgames of at most this many nodes are copied (a GadgetView, about 1-7 ms): their
 # CFR+ iterations run 4-7 times faster on contiguous arrays than in place on the
 # whole tree, whose nodes they visit scattered (Leduc{3,30}'s 10-13k-node subgames:
 # 0.1 vs 0.5-0.7 ms, benchmarks/cr_compiled_resolve.py), so the copy pays for itself
 # within a few iterations; larger ones are solved in place.
 COPY_NODES_LIMIT = 50_000
-
-# Setting a subgame up: once, per root (its inputs and its view), and per node walked
-# and next turn found by the trace of the next turns below it (compiled_subgames.
-# trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
-# subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
-# found); a deferred trace below a refused subgame by the last two.
-SETUP_SECONDS = 4e-3
-SETUP_SECONDS_PER_ROOT = 6e-8
-# The sampling solvers' in-place setup per root (the sampler's prefix arrays) and per
-# next turn found below (the next roots' climb and node map), fitted to PAM{8}'s
-# 95k-518k-root subgames in self-play at 0.2-0.4 s a move, wall clock on the quiet
-# machine: 36-55 ms at 170k roots and none found, 101-152 ms at 503k-518k, 66-98 ms
-# at 95k roots with 542k found (the earlier 1.3e-7 a root and nothing a turn found
-# estimated these 1.4-2.2 times too low; a 503k-root setup overran a 0.2 s move).
-SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
-SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
-TRACE_SECONDS_PER_WALKED = 1.8e-8
-TRACE_SECONDS_PER_FOUND = 4.5e-8
-# A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
-# adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
-# iteration's passes took 23 ms; CPU time on the shared 2-core machine).
-ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
-# One pass of a view's average strategy (next-root inputs after a refusal with no
-# iteration since), per node of the view: 3.9-5 ns measured (PAM{8}'s whole tree
-# and its 3.3M-node last-turn view in place, latent TTT's whole tree: 10-13 and
-# 23-25 ms; the first pass 1.4 times that), about 0.4 of a CFR+ iteration. The old
-# estimate, a whole iteration at the resolver's decayed maximum (inflated by the
-# first pre-play iterations), kept a latent TTT bot from resolving for the rest of
-# a match after one refusal; half of it stays a floor (_average_pass_seconds).
-AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
-# Finding the next subgames below the bot's action (ahead_candidates: a climb from
-# every next root), per next root: 28 ms at PAM{8}'s 542k next roots, page faults
-# included (a bot that started it with 25 ms left of a 0.1 s move overran it).
-AHEAD_SECONDS_PER_NEXT_ROOT = 6e-8
 
 _KEYS = {}
 
@@ -189,7 +152,8 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
   limit = COPY_NODES_LIMIT if copy_nodes_limit is None else copy_nodes_limit
 
   def copy_fits():
-    return deadline is None or (time.perf_counter() + _COPY_SECONDS_PER_NODE * size +
+    return deadline is None or (time.perf_counter() +
+                                subgame_budget.COPY_SECONDS_PER_NODE * size +
                                 reserve <= deadline)
 
   def copy(why):
@@ -318,7 +282,8 @@ class CompiledResolver:
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
     if the refused subgame has more than `max_roots` roots, or its trace's estimate
-    (TRACE_SECONDS_PER_WALKED and _PER_FOUND, compiled_subgames.trace_steps) exceeds
+    (subgame_budget.TRACE_SECONDS_PER_WALKED and _PER_FOUND, compiled_subgames.
+    trace_steps) exceeds
     `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
@@ -353,8 +318,9 @@ class CompiledResolver:
     longest iteration (two passes) if more. In a process's first match the passes
     page-fault fresh arrays: on latent TTT's whole tree a pass estimated at 34 ms
     made a refused decision take 0.16 s of 0.1 s."""
-    return max(AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
-               ITERATION_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots,
+    budget = subgame_budget
+    return max(budget.AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
+               budget.ITERATION_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots,
                0.5 * self.timing.get("per_iteration", 0.0))
 
   def average_pass_ahead(self, deadline):
@@ -381,7 +347,8 @@ class CompiledResolver:
                                                       self.view.player, nodes)
     if not found:
       walked = 0  # No next turn below them: the trace walks nothing (trace_subgames).
-    return (TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found,
+    return (subgame_budget.TRACE_SECONDS_PER_WALKED * walked +
+            subgame_budget.TRACE_SECONDS_PER_FOUND * found,
             {"walked": walked, "found": found})
 
   def _exact_values(self, group, deadline):
@@ -425,11 +392,10 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root (sampling solvers:
-    SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn found),
-    TRACE_SECONDS_PER_WALKED
-    and _PER_FOUND a node walked and a turn found by the trace below) would not end
-    `reserve_seconds_per_node` times its node count (the time its first iteration
+    its setup (subgame_budget's SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root
+    (sampling solvers: SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn
+    found), TRACE_SECONDS_PER_WALKED and _PER_FOUND a node walked and a turn
+    found by the trace below) would not end `reserve_seconds_per_node` times its node count (the time its first iteration
     needs) before time.perf_counter() `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
@@ -472,14 +438,14 @@ class CompiledResolver:
 
   def ahead_candidates_seconds(self):
     """The estimated time of `ahead_candidates`."""
-    return AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
+    return subgame_budget.AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
 
   def build_ahead(self, infoset, variant, first_iteration, deadline=None, seed=None,
                   setup_margin=1.0):
     """Sets up now the next subgame of the bot's next-turn infoset `infoset`, as
     `next_subgame` would if its setup, estimated as there and counted `setup_margin`
-    times, ends before time.perf_counter() `deadline` (no test of the infoset's own reach, which `next_subgame` makes when it hands
-    it over), then calls `first_iteration(built, nodes)`, which runs its first
+    times, ends before time.perf_counter() `deadline` (no test of the infoset's
+    own reach, which `next_subgame` makes when it hands it over), then calls `first_iteration(built, nodes)`, which runs its first
     iteration or raises CannotResolve (it would not fit): the subgame is then kept
     set up, and the decision that enters it runs the first iteration. Kept for
     `next_subgame` until an iteration or `defer` changes this solve's estimates (the
@@ -540,12 +506,12 @@ class CompiledResolver:
       trace_seconds, steps = self._trace_seconds(nodes)
       walked, found = steps["walked"], steps["found"]
       if reserve:
-        reserve += ITERATION_SECONDS_PER_NEXT_ROOT * found
+        reserve += subgame_budget.ITERATION_SECONDS_PER_NEXT_ROOT * found
       sampling = self.config is not None and self.config.sampling
-      setup = SETUP_SECONDS + trace_seconds + (
-          SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +
-          SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
-          SETUP_SECONDS_PER_ROOT * len(group))
+      setup = subgame_budget.SETUP_SECONDS + trace_seconds + (
+          subgame_budget.SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +
+          subgame_budget.SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
+          subgame_budget.SETUP_SECONDS_PER_ROOT * len(group))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "

@@ -96,7 +96,7 @@ iteration, stopping early when the next iteration would overrun; the trace and g
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
 subgame whose setup (inputs, view, trace of its next turns; estimated per root and
-per node the trace walks, compiled_resolving.SETUP_SECONDS_PER_ROOT and following)
+per node the trace walks, subgame_budget.SETUP_SECONDS_PER_ROOT and following)
 and first iteration would not fit the move (compiled path), or whose roots cannot be built, or next turns traced,
 within BUILD_SHARE / TRACE_SHARE of the decision's budget (live path), is not
 resolved (the bot keeps or stays in its current subgame); the live full-width
@@ -129,6 +129,7 @@ from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import subgame_budget
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.sampling import outcome_sampling
@@ -136,27 +137,6 @@ from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
-# ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
-# benchmarks/cr_compiled_resolve.py); replaced after pre-play by the whole game's
-# iterations times _VIEW_SLOWDOWN (in-place views stream about 1.6 times slower than
-# the contiguous tree) and re-measured at every subgame's first iteration. Building a
-# view costs about 1-5 ms whatever its size; tracing its next turns is bounded by the
-# move's deadline (CannotResolve).
-_ITERATION_SECONDS_PER_NODE = 3e-8
-_VIEW_SLOWDOWN = 1.6
-# A subgame is built only if its first iteration, counted this many times over (its
-# estimate's error), fits this share of the move; the iteration then runs only if it
-# still fits what is left.
-_RESOLVE_SHARE = 0.95
-# A sampling solver's subgame setup may use this share of the move (its iterations
-# cost microseconds: the rest of the move samples thousands of them).
-_SAMPLING_SETUP_SHARE = 0.6
-_FIRST_ITERATION_MARGIN = 1.25
-# What is left of a CFR+ move (after its iterations and the action) builds the next
-# subgames ahead (ContinualResolvingBot._build_ahead): at most this many a decision.
-_AHEAD_MAX = 8
-_MEASURED_NODES = 200_000
 # Solvers whose compiled decisions with iteration budgets are shared by equal
 # decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
 _SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
@@ -234,7 +214,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       budgets give equal play.
     build_ahead: with time budgets on the compiled path (CFR+ family; resolve and
       max-margin gadgets), what a move leaves after its iterations builds the next
-      subgames the bot may enter, each with its first iteration (`_build_ahead`).
+      subgames the bot may enter (subgame_budget.SubgameBudget.build_ahead).
   """
 
   def __init__(self, game, player_id, preplay="0", move="1000it", solver="vr_mccfr",
@@ -342,7 +322,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.decisions = []
     self._release(getattr(self, "_prepared", None))
     self._prepared = None
-    self._iteration_seconds_per_node = _ITERATION_SECONDS_PER_NODE
+    self._budget = subgame_budget.SubgameBudget(self.config.sampling)
     if self._tree is not None:
       self._prepare()
 
@@ -422,17 +402,18 @@ class ContinualResolvingBot(pyspiel.Bot):
     try:
       if self._tree is not None:
         # A sampling iteration costs microseconds: only the setup is bounded (it
-        # may use _SAMPLING_SETUP_SHARE of the move; larger subgames are sampled in
+        # may use SAMPLING_SETUP_SHARE of the move; larger subgames are sampled in
         # place, without a copy). A CFR+ subgame's setup may use the
         # move up to its first iteration's estimated time.
         sampling = self.config.sampling
-        share = _SAMPLING_SETUP_SHARE if sampling else _RESOLVE_SHARE
+        share = (subgame_budget.SAMPLING_SETUP_SHARE if sampling else
+                 subgame_budget.RESOLVE_SHARE)
         built, info = current.next_subgame(
-            key, self.config.variant, *self._build_limits(
-                _RESOLVE_SHARE * seconds if seconds else None,
+            key, self.config.variant, *self._budget.limits(
+                subgame_budget.RESOLVE_SHARE * seconds if seconds else None,
                 start + share * seconds if seconds else None), seed=seed)
         if not sampling and not info.get("iterations_ahead"):
-          self._first_iteration(built, info["subgame_nodes"], record,
+          self._budget.first_iteration(built, info["subgame_nodes"], record,
                                 start + seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
@@ -447,7 +428,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         self._resolves -= 1
         # The next subgame below this one can still be resolved (compiled_resolving)
         # if the trace below it fits what is left of the move.
-        left = start + _RESOLVE_SHARE * seconds - time.perf_counter()
+        left = start + subgame_budget.RESOLVE_SHARE * seconds - time.perf_counter()
         traced = current.defer(key, refused=built,
                                max_seconds=max(left, 0.0) if seconds else None)
         self._release(built)
@@ -456,7 +437,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         # No iteration of the current solve would estimate the next inputs in the
         # rest of the move: its average strategy gives them now, if that fits.
         if (traced and seconds and not current.will_iterate(self._move, start) and
-            current.average_pass_ahead(start + _RESOLVE_SHARE * seconds)):
+            current.average_pass_ahead(start + subgame_budget.RESOLVE_SHARE *
+                                       seconds)):
           record["fallback"] += ("; the next inputs are estimated from its average "
                                  "strategy")
       return
@@ -473,101 +455,11 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
                        seconds, warm=warm, trunk=profile)
 
-  def _build_limits(self, seconds, deadline):
-    """next_subgame's max_nodes, deadline and reserve_seconds_per_node for a CFR+
-    subgame built within `seconds` by time.perf_counter() `deadline` (None: no
-    limit): its first iteration, estimated per node and counted
-    _FIRST_ITERATION_MARGIN times, must fit after its setup. A sampling solver's
-    setup only is bounded."""
-    if self.config.sampling or deadline is None:
-      return None, deadline, 0.0
-    per_node = _FIRST_ITERATION_MARGIN * self._iteration_seconds_per_node
-    return seconds / per_node, deadline, per_node
-
-  def _first_iteration(self, built, nodes, record, deadline):
-    """Runs the first CFR+ iteration of the compiled resolver `built` when it ends
-    before time.perf_counter() `deadline` (None: always), estimated at the seconds
-    per node measured in this match, plus
-    compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT per next root, counted
-    _FIRST_ITERATION_MARGIN times; re-measures the seconds per node; raises
-    CannotResolve if it would not fit (a subgame the bot switched to must be solved:
-    the anytime loop would not start an iteration it has no estimate for). Small
-    subgames' fixed costs would inflate the estimate: they do not count; the
-    estimate is the mean of the previous one and the new measurement."""
-    if deadline is None:
-      return
-    now = time.perf_counter()
-    next_roots = (compiled_resolving.ITERATION_SECONDS_PER_NEXT_ROOT *
-                  built.trace.num_next_roots)
-    estimate = nodes * self._iteration_seconds_per_node + next_roots
-    if now + _FIRST_ITERATION_MARGIN * estimate > deadline:
-      raise resolver.CannotResolve(
-          f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
-          f"would not fit the {1000 * (deadline - now):.0f} ms left of the move")
-    built.iterate(1)
-    elapsed = time.perf_counter() - now
-    built.timing["per_iteration"] = elapsed
-    record["iterations"] += 1
-    if nodes >= _MEASURED_NODES:
-      self._iteration_seconds_per_node = 0.5 * (
-          self._iteration_seconds_per_node + max(elapsed - next_roots, 0.0) / nodes)
-
   def _builds_ahead(self):
     """Whether the bot builds next subgames ahead (compiled path, CFR+ family; the
     unsafe gadget depends on the infoset, not only on the subgame)."""
     return (self._build_ahead_enabled and self._tree is not None and
             not self.config.sampling and self.config.variant != "unsafe")
-
-  def _build_ahead(self, key, action_index, record, deadline):
-    """Spends what is left of the move, up to time.perf_counter() `deadline`,
-    building the next subgames the bot may enter at its next turn below its action
-    (of index `action_index`) at information state `key`, likeliest first, each
-    with its first iteration if that fits too (CompiledResolver.build_ahead): the
-    inputs are final (no iteration runs before the next decision), so the next
-    decision finds the subgame it enters set up, and solved once or left to run
-    its first iteration. On Leduc{3,30}, after a pre-play that left 0.2-0.5 s,
-    player 0's second decision entered 1.2-2.5M-node subgames whose setup and
-    first iteration (25-36 ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s
-    95k-root subgame's setup (35-45 ms) and first iteration (32-38 ms) did not
-    either, but its setup fits what the decision before leaves. At most
-    _AHEAD_MAX subgames a decision; the record lists them. Nothing is tried unless
-    finding them and the least setup (compiled_resolving.SETUP_SECONDS) fit."""
-    current = self.resolver
-    if (time.perf_counter() + current.ahead_candidates_seconds() +
-        compiled_resolving.SETUP_SECONDS > deadline):
-      return
-    infoset = self._tree.infoset_index(self._player_id, key)
-    built = []
-    seed = self._resolve_seed(self._resolves + 1)  # the next resolve's, not drawn
-    for candidate in current.ahead_candidates(infoset, action_index)[:_AHEAD_MAX]:
-      now = time.perf_counter()
-      if now + compiled_resolving.SETUP_SECONDS > deadline:
-        break
-      try:
-        info = current.build_ahead(
-            candidate, self.config.variant,
-            lambda view, nodes: self._first_iteration(view, nodes, {"iterations": 0},
-                                                      deadline),
-            deadline, seed=seed, setup_margin=_FIRST_ITERATION_MARGIN)
-      except resolver.CannotResolve:
-        continue
-      built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
-                    "iterations": info["iterations_ahead"],
-                    "seconds": info["built_ahead_seconds"]})
-    if built:
-      record["built_ahead"] = built
-
-  def _estimate_from_trunk(self, samples):
-    """The seconds per node of a subgame's CFR+ iteration, from the whole game's
-    pre-play iterations' seconds `samples` (their median: the first iterations of a
-    process or match pay for page faults or kernels loaded, 70 ms against 23 ms on
-    PAM{8}, and a cold numba cache made a mean refuse every subgame of a match; an
-    in-place view streams about _VIEW_SLOWDOWN times slower than the whole tree)."""
-    per_iteration = (float(np.median(samples)) if samples else
-                     self.resolver.timing.get("per_iteration"))
-    if per_iteration:
-      self._iteration_seconds_per_node = (_VIEW_SLOWDOWN * per_iteration /
-                                          self._tree.num_nodes)
 
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""
@@ -597,7 +489,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       del self.resolver.timing["samples"]
       record["iterations"] += done
       if self._tree is not None:
-        self._estimate_from_trunk(samples)
+        self._budget.from_trunk(samples, self.resolver.timing.get("per_iteration"),
+                                self._tree.num_nodes)
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
       record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
@@ -616,8 +509,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
     action = policy[index][0]
     if self._builds_ahead() and record["budget_seconds"]:
-      self._build_ahead(key, index, record,
-                        start + _RESOLVE_SHARE * record["budget_seconds"])
+      built = self._budget.build_ahead(
+          self.resolver, self._tree.infoset_index(self._player_id, key), index,
+          self.config.variant, self._resolve_seed(self._resolves + 1),  # not drawn
+          start + subgame_budget.RESOLVE_SHARE * record["budget_seconds"])
+      if built:
+        record["built_ahead"] = built
     record["seconds"] = time.perf_counter() - start
     self.decisions.append(record)
     return policy, action

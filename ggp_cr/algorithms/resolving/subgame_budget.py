@@ -1,0 +1,173 @@
+"""How continual resolving fits a compiled subgame into a timed move ([S] §3.4.1).
+
+On the compiled path (compiled_resolving) a new subgame is resolved within the move
+only if its setup and its first CFR+ iteration fit. This module holds the time
+estimates both use (setup per root and per trace step, per next root, per node of
+an average-strategy pass; the first iteration per node); `SubgameBudget` holds the
+estimate of one iteration's seconds per subgame node, measured in the match, gives
+`next_subgame` its limits, runs and re-measures the first iteration, and builds the
+next subgames ahead with what a move leaves (`build_ahead`). A sampling solver's
+iterations cost microseconds: only its setup is bounded.
+"""
+
+import time
+
+import numpy as np
+
+from ggp_cr.algorithms.resolving import resolver
+
+# --- Time estimates (wall clock on the shared 2-core machine) ----------------------
+
+# A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
+# subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
+COPY_SECONDS_PER_NODE = 1.5e-7
+# Setting a subgame up: once, per root (its inputs and its view), and per node walked
+# and next turn found by the trace of the next turns below it (compiled_subgames.
+# trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
+# subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
+# found); a deferred trace below a refused subgame by the last two.
+SETUP_SECONDS = 4e-3
+SETUP_SECONDS_PER_ROOT = 6e-8
+# The sampling solvers' in-place setup per root (the sampler's prefix arrays) and per
+# next turn found below (the next roots' climb and node map), fitted to PAM{8}'s
+# 95k-518k-root subgames in self-play at 0.2-0.4 s a move, wall clock on the quiet
+# machine: 36-55 ms at 170k roots and none found, 101-152 ms at 503k-518k, 66-98 ms
+# at 95k roots with 542k found (the earlier 1.3e-7 a root and nothing a turn found
+# estimated these 1.4-2.2 times too low; a 503k-root setup overran a 0.2 s move).
+SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
+SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
+TRACE_SECONDS_PER_WALKED = 1.8e-8
+TRACE_SECONDS_PER_FOUND = 4.5e-8
+# A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
+# adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
+# iteration's passes took 23 ms; CPU time on the shared 2-core machine).
+ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
+# One pass of a view's average strategy (next-root inputs after a refusal with no
+# iteration since), per node of the view: 3.9-5 ns measured (PAM{8}'s whole tree
+# and its 3.3M-node last-turn view in place, latent TTT's whole tree: 10-13 and
+# 23-25 ms; the first pass 1.4 times that), about 0.4 of a CFR+ iteration. The old
+# estimate, a whole iteration at the resolver's decayed maximum (inflated by the
+# first pre-play iterations), kept a latent TTT bot from resolving for the rest of
+# a match after one refusal; half of it stays a floor (_average_pass_seconds).
+AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
+# Finding the next subgames below the bot's action (ahead_candidates: a climb from
+# every next root), per next root: 28 ms at PAM{8}'s 542k next roots, page faults
+# included (a bot that started it with 25 ms left of a 0.1 s move overran it).
+AHEAD_SECONDS_PER_NEXT_ROOT = 6e-8
+
+# A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
+# ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
+# benchmarks/cr_compiled_resolve.py); replaced after pre-play by the whole game's
+# iterations times VIEW_SLOWDOWN (in-place views stream about 1.6 times slower than
+# the contiguous tree) and re-measured at every subgame's first iteration. Building a
+# view costs about 1-5 ms whatever its size; tracing its next turns is bounded by the
+# move's deadline (CannotResolve).
+ITERATION_SECONDS_PER_NODE = 3e-8
+VIEW_SLOWDOWN = 1.6
+# A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
+# over (its estimate's error), fits this share of the move; the iteration then runs
+# only if it still fits what is left.
+RESOLVE_SHARE = 0.95
+FIRST_ITERATION_MARGIN = 1.25
+# A sampling solver's subgame setup may use this share of the move (its iterations
+# cost microseconds: the rest of the move samples thousands of them).
+SAMPLING_SETUP_SHARE = 0.6
+# Subgames smaller than this do not re-measure the estimate (fixed costs dominate).
+MEASURED_NODES = 200_000
+# What is left of a CFR+ move (after its iterations and the action) builds the next
+# subgames ahead: at most this many a decision.
+AHEAD_MAX = 8
+
+
+class SubgameBudget:
+  """The compiled bot's per-node estimate of a CFR+ iteration on a subgame, for one
+  match (a new one per match), and what it decides with it. `sampling`: the bot's
+  solver samples (only setups are bounded)."""
+
+  def __init__(self, sampling):
+    self.sampling = bool(sampling)
+    self.seconds_per_node = ITERATION_SECONDS_PER_NODE
+
+  def from_trunk(self, samples, per_iteration, num_nodes):
+    """Sets the estimate from the whole game's pre-play iterations' seconds `samples`
+    (their median: the first iterations of a process or match pay for page faults or
+    kernels loaded, 70 ms against 23 ms on PAM{8}, and a cold numba cache made a mean
+    refuse every subgame of a match; `per_iteration` when there are none) on its
+    `num_nodes` nodes: an in-place view streams about VIEW_SLOWDOWN times slower than
+    the whole tree."""
+    per_iteration = float(np.median(samples)) if samples else per_iteration
+    if per_iteration:
+      self.seconds_per_node = VIEW_SLOWDOWN * per_iteration / num_nodes
+
+  def limits(self, seconds, deadline):
+    """next_subgame's max_nodes, deadline and reserve_seconds_per_node for a subgame
+    built within `seconds` by time.perf_counter() `deadline` (None: no limit): a
+    CFR+ subgame's first iteration, estimated per node and counted
+    FIRST_ITERATION_MARGIN times, must fit after its setup."""
+    if self.sampling or deadline is None:
+      return None, deadline, 0.0
+    per_node = FIRST_ITERATION_MARGIN * self.seconds_per_node
+    return seconds / per_node, deadline, per_node
+
+  def first_iteration(self, built, nodes, record, deadline):
+    """Runs the first CFR+ iteration of the compiled resolver `built` (`nodes` nodes)
+    when it ends before time.perf_counter() `deadline` (None: always), estimated per
+    node plus ITERATION_SECONDS_PER_NEXT_ROOT per next root,
+    counted FIRST_ITERATION_MARGIN times; adds it to `record`'s iterations and
+    re-measures the estimate (the mean of the previous one and the new measurement;
+    subgames under MEASURED_NODES, whose fixed costs would inflate it, do not
+    count). Raises CannotResolve if it would not fit: a subgame the bot switched to
+    must be solved, and the anytime loop would not start an iteration it has no
+    estimate for."""
+    if deadline is None:
+      return
+    now = time.perf_counter()
+    next_roots = (ITERATION_SECONDS_PER_NEXT_ROOT *
+                  built.trace.num_next_roots)
+    estimate = nodes * self.seconds_per_node + next_roots
+    if now + FIRST_ITERATION_MARGIN * estimate > deadline:
+      raise resolver.CannotResolve(
+          f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
+          f"would not fit the {1000 * (deadline - now):.0f} ms left of the move")
+    built.iterate(1)
+    elapsed = time.perf_counter() - now
+    built.timing["per_iteration"] = elapsed
+    record["iterations"] += 1
+    if nodes >= MEASURED_NODES:
+      self.seconds_per_node = 0.5 * (self.seconds_per_node +
+                                     max(elapsed - next_roots, 0.0) / nodes)
+
+  def build_ahead(self, current, infoset, action_index, variant, seed, deadline):
+    """Spends what is left of the move, up to time.perf_counter() `deadline`,
+    building with the compiled resolver `current` the next subgames the bot may
+    enter at its next turn below its action of index `action_index` at its infoset
+    `infoset`, likeliest first, each with its first iteration if that fits too
+    (CompiledResolver.build_ahead; `seed` the next resolve's): no iteration runs
+    before the next decision, so that decision finds the subgame it enters set up
+    with the inputs it would use, solved once or left to run its first iteration.
+    On Leduc{3,30}, after a pre-play that left 0.2-0.5 s, player 0's second
+    decision entered 1.2-2.5M-node subgames whose setup and first iteration (25-36
+    ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s 95k-root subgame's
+    setup (35-45 ms) and first iteration (32-38 ms) did not either, but its setup
+    fits what the decision before leaves. At most AHEAD_MAX subgames; nothing is
+    tried unless finding them and the least setup (SETUP_SECONDS) fit. Returns a
+    list of what was built (roots, nodes, iterations, seconds)."""
+    if (time.perf_counter() + current.ahead_candidates_seconds() +
+        SETUP_SECONDS > deadline):
+      return []
+    built = []
+    for candidate in current.ahead_candidates(infoset, action_index)[:AHEAD_MAX]:
+      if time.perf_counter() + SETUP_SECONDS > deadline:
+        break
+      try:
+        info = current.build_ahead(
+            candidate, variant,
+            lambda view, nodes: self.first_iteration(view, nodes, {"iterations": 0},
+                                                     deadline),
+            deadline, seed=seed, setup_margin=FIRST_ITERATION_MARGIN)
+      except resolver.CannotResolve:
+        continue
+      built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
+                    "iterations": info["iterations_ahead"],
+                    "seconds": info["built_ahead_seconds"]})
+    return built
