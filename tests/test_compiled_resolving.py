@@ -609,7 +609,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   with pytest.raises(cr.CannotResolve, match="would not fit the move"):
     # The setup fits, but not with the first iteration's time kept free after it.
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
-                         reserve_seconds_per_node=10.0)
+                         first_iteration_seconds=lambda nodes, next_roots: 10.0 * nodes)
   # The pass of the average would not fit (its estimate, a second a node).
   monkeypatch.setattr(subgame_budget, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
   with pytest.raises(cr.CannotResolve, match="no iterations"):

@@ -388,15 +388,17 @@ class CompiledResolver:
                                                  opponent_reach[group])
 
   def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
-                   reserve_seconds_per_node=0.0, seed=None):
+                   first_iteration_seconds=None, seed=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
     its setup (subgame_budget's SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root
     (sampling solvers: SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn
     found), TRACE_SECONDS_PER_WALKED and _PER_FOUND a node walked and a turn
-    found by the trace below) would not end `reserve_seconds_per_node` times its node count (the time its first iteration
-    needs) before time.perf_counter() `deadline`. After `defer` with no iteration
+    found by the trace below) would not end `first_iteration_seconds(nodes,
+    next_roots)` (the time its first iteration needs, subgame_budget.SubgameBudget;
+    next roots at most the next turns found) before time.perf_counter()
+    `deadline`. After `defer` with no iteration
     since, the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
@@ -411,7 +413,7 @@ class CompiledResolver:
                             "is zero")
       return built, info
     return self._build(group, infoset, variant, max_nodes, deadline,
-                       reserve_seconds_per_node, seed)[:2]
+                       first_iteration_seconds, seed)[:2]
 
   def ahead_candidates(self, infoset, action_index):
     """The bot's next-turn infosets below its action of index `action_index` at its
@@ -445,9 +447,10 @@ class CompiledResolver:
     """Sets up now the next subgame of the bot's next-turn infoset `infoset`, as
     `next_subgame` would if its setup, estimated as there and counted `setup_margin`
     times, ends before time.perf_counter() `deadline` (no test of the infoset's
-    own reach, which `next_subgame` makes when it hands it over), then calls `first_iteration(built, nodes)`, which runs its first
-    iteration or raises CannotResolve (it would not fit): the subgame is then kept
-    set up, and the decision that enters it runs the first iteration. Kept for
+    own reach, which `next_subgame` makes when it hands it over), then calls
+    `first_iteration(built, nodes)`, which runs its first iteration or raises
+    CannotResolve (it would not fit): the subgame is then kept set up, and the
+    decision that enters it runs the first iteration. Kept for
     `next_subgame` until an iteration or `defer` changes this solve's estimates (the
     inputs would differ). Raises CannotResolve as `next_subgame`; the resolve
     gadget and max-margin only (an unsafe gadget depends on the infoset's joint
@@ -457,7 +460,7 @@ class CompiledResolver:
     group = self.trace.group_roots(infoset)
     start = time.perf_counter()
     built, info, w, opponent_reach = self._build(group, None, variant, None, deadline,
-                                                 0.0, seed, setup_margin)
+                                                 None, seed, setup_margin)
     try:
       first_iteration(built, info["subgame_nodes"])
     except CannotResolve:
@@ -488,7 +491,7 @@ class CompiledResolver:
       self.view = None
 
   def _build(self, group, infoset, variant, max_nodes, deadline,
-             reserve_seconds_per_node, seed, setup_margin=1.0):
+             first_iteration_seconds, seed, setup_margin=1.0):
     """next_subgame's build for the next roots `group` ((resolver, info, w, o's
     reach at the group's roots)); the own-reach tests when `infoset` is given; the
     setup estimate counted `setup_margin` times in the deadline's test."""
@@ -498,15 +501,14 @@ class CompiledResolver:
     if max_nodes is not None and size > max_nodes:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
-    # Kept free for the first iteration, after the setup (and its estimates at the
-    # next roots, at most one per next turn found).
-    reserve = float(reserve_seconds_per_node) * size
-    setup, steps = 0.0, None
+    reserve, setup, steps = 0.0, 0.0, None
     if deadline is not None:
       trace_seconds, steps = self._trace_seconds(nodes)
       walked, found = steps["walked"], steps["found"]
-      if reserve:
-        reserve += subgame_budget.ITERATION_SECONDS_PER_NEXT_ROOT * found
+      if first_iteration_seconds is not None:
+        # Kept free for the first iteration, after the setup (its next roots: at
+        # most one per next turn found).
+        reserve = first_iteration_seconds(size, found)
       sampling = self.config is not None and self.config.sampling
       setup = subgame_budget.SETUP_SECONDS + trace_seconds + (
           subgame_budget.SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +

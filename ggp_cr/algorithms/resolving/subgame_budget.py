@@ -99,21 +99,28 @@ class SubgameBudget:
     if per_iteration:
       self.seconds_per_node = VIEW_SLOWDOWN * per_iteration / num_nodes
 
+  def first_iteration_seconds(self, nodes, next_roots):
+    """A CFR+ iteration's estimated seconds on a subgame of `nodes` nodes with
+    `next_roots` next roots (per node, and per next root for the estimates it adds
+    there), counted FIRST_ITERATION_MARGIN times (the estimate's error): what a
+    setup must leave free, and what must fit before the first iteration runs."""
+    return FIRST_ITERATION_MARGIN * (nodes * self.seconds_per_node +
+                                     ITERATION_SECONDS_PER_NEXT_ROOT * next_roots)
+
   def limits(self, seconds, deadline):
-    """next_subgame's max_nodes, deadline and reserve_seconds_per_node for a subgame
+    """next_subgame's max_nodes, deadline and first_iteration_seconds for a subgame
     built within `seconds` by time.perf_counter() `deadline` (None: no limit): a
-    CFR+ subgame's first iteration, estimated per node and counted
-    FIRST_ITERATION_MARGIN times, must fit after its setup."""
+    CFR+ subgame's first iteration must fit after its setup. A sampling solver's
+    setup only is bounded."""
     if self.sampling or deadline is None:
-      return None, deadline, 0.0
-    per_node = FIRST_ITERATION_MARGIN * self.seconds_per_node
-    return seconds / per_node, deadline, per_node
+      return None, deadline, None
+    return (seconds / (FIRST_ITERATION_MARGIN * self.seconds_per_node), deadline,
+            self.first_iteration_seconds)
 
   def first_iteration(self, built, nodes, record, deadline):
     """Runs the first CFR+ iteration of the compiled resolver `built` (`nodes` nodes)
-    when it ends before time.perf_counter() `deadline` (None: always), estimated per
-    node plus ITERATION_SECONDS_PER_NEXT_ROOT per next root,
-    counted FIRST_ITERATION_MARGIN times; adds it to `record`'s iterations and
+    when it ends before time.perf_counter() `deadline` (None: always), as
+    `first_iteration_seconds` estimates it; adds it to `record`'s iterations and
     re-measures the estimate (the mean of the previous one and the new measurement;
     subgames under MEASURED_NODES, whose fixed costs would inflate it, do not
     count). Raises CannotResolve if it would not fit: a subgame the bot switched to
@@ -122,13 +129,13 @@ class SubgameBudget:
     if deadline is None:
       return
     now = time.perf_counter()
-    next_roots = (ITERATION_SECONDS_PER_NEXT_ROOT *
-                  built.trace.num_next_roots)
-    estimate = nodes * self.seconds_per_node + next_roots
-    if now + FIRST_ITERATION_MARGIN * estimate > deadline:
+    next_roots = ITERATION_SECONDS_PER_NEXT_ROOT * built.trace.num_next_roots
+    needed = self.first_iteration_seconds(nodes, built.trace.num_next_roots)
+    if now + needed > deadline:
       raise resolver.CannotResolve(
-          f"its first iteration (about {1000 * estimate:.0f} ms for {nodes:,} nodes) "
-          f"would not fit the {1000 * (deadline - now):.0f} ms left of the move")
+          f"its first iteration (about {1000 * needed / FIRST_ITERATION_MARGIN:.0f} "
+          f"ms for {nodes:,} nodes) would not fit the {1000 * (deadline - now):.0f} "
+          "ms left of the move")
     built.iterate(1)
     elapsed = time.perf_counter() - now
     built.timing["per_iteration"] = elapsed
