@@ -470,6 +470,31 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
     current.build_ahead(int(current.trace.own_infosets[0]), "unsafe", first_iteration)
 
 
+def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
+  """With keep_solver_data the next resolver continues the iteration count: a
+  subgame set up ahead whose first iteration did not fit reports none
+  (`iterations_ahead` 0, so the decision runs it), one that ran it reports one."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="cfr+", keep_solver_data=True)
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0, config=config)
+  whole.iterate(5)
+
+  def no_time(built, nodes):
+    raise cr.CannotResolve("the first iteration would not fit")
+
+  infosets = whole.trace.own_infosets.tolist()
+  groups = {int(whole.trace.group_roots(i)[0]): i for i in infosets}
+  first, second = list(groups.values())[:2]
+  assert whole.build_ahead(first, "resolve", no_time)["iterations_ahead"] == 0
+  assert whole.build_ahead(second, "resolve",
+                           lambda built, nodes: built.iterate(1))["iterations_ahead"] == 1
+  built, info = whole.next_subgame(first, "resolve")
+  assert info["iterations_ahead"] == 0 and built.iterations == 5  # carried over
+  built, info = whole.next_subgame(second, "resolve")
+  assert info["iterations_ahead"] == 1 and built.iterations == 6
+
+
 @pytest.mark.parametrize("copy_nodes_limit", [0, 10**9])
 def test_a_released_resolver_is_freed_without_a_garbage_collection(copy_nodes_limit,
                                                                     monkeypatch):

@@ -318,9 +318,9 @@ class CompiledResolver:
     longest iteration (two passes) if more. In a process's first match the passes
     page-fault fresh arrays: on latent TTT's whole tree a pass estimated at 34 ms
     made a refused decision take 0.16 s of 0.1 s."""
-    budget = subgame_budget
-    return max(budget.AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
-               budget.ITERATION_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots,
+    return max(subgame_budget.AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
+               subgame_budget.ITERATION_SECONDS_PER_NEXT_ROOT *
+               self.trace.num_next_roots,
                0.5 * self.timing.get("per_iteration", 0.0))
 
   def average_pass_ahead(self, deadline):
@@ -461,12 +461,13 @@ class CompiledResolver:
     start = time.perf_counter()
     built, info, w, opponent_reach = self._build(group, None, variant, None, deadline,
                                                  None, seed, setup_margin)
+    carried = built.iterations  # (keep_solver_data continues the count)
     try:
       first_iteration(built, info["subgame_nodes"])
     except CannotResolve:
       pass
     info = dict(info, built_ahead_seconds=time.perf_counter() - start,
-                iterations_ahead=built.iterations)
+                iterations_ahead=built.iterations - carried)
     self._ahead[(int(group[0]), variant)] = (built, info, w, opponent_reach)
     return info
 

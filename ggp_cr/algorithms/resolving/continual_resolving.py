@@ -414,7 +414,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                 start + share * seconds if seconds else None), seed=seed)
         if not sampling and not info.get("iterations_ahead"):
           self._budget.first_iteration(built, info["subgame_nodes"], record,
-                                start + seconds if seconds else None)
+                                       start + seconds if seconds else None)
       else:
         gadget, profile, info = current.next_subgame(
             key, self.config.variant,
