@@ -495,43 +495,6 @@ def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
   assert info["iterations_ahead"] == 1 and built.iterations == 6
 
 
-@pytest.mark.parametrize("copy_nodes_limit", [0, 10**9])
-def test_a_released_resolver_is_freed_without_a_garbage_collection(copy_nodes_limit,
-                                                                    monkeypatch):
-  """release breaks the reference cycles of a resolver's view (in place or copied)
-  and of the subgames it built ahead: with the collector off, dropping it frees
-  them at once (the bot drops resolvers inside decisions, where old objects are not
-  collected); without release the view outlives its last reference."""
-  import gc  # pylint: disable=import-outside-toplevel
-  import weakref  # pylint: disable=import-outside-toplevel
-  monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", copy_nodes_limit)
-  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
-  keys = compiled_subgames.StateKeys.build(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
-  whole.iterate(3)
-  infosets = whole.trace.own_infosets.tolist()
-  gc.disable()
-  try:
-    for release in (True, False):
-      current, _ = whole.next_subgame(infosets[0], "resolve")
-      current.iterate(2)
-      ahead = None
-      if current.trace.num_next_roots:
-        current.build_ahead(int(current.trace.own_infosets[0]), "resolve",
-                            lambda built, nodes: built.iterate(1))
-        ahead = weakref.ref(next(iter(current._ahead.values()))[0].view)
-      view = weakref.ref(current.view)
-      if release:
-        current.release()
-      del current
-      assert (view() is None) == release
-      if ahead is not None:
-        assert (ahead() is None) == release
-  finally:
-    gc.enable()
-    gc.collect()
-
-
 @pytest.mark.parametrize("game_string", GAMES[1:])
 def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
   """ahead_candidates: one next-turn infoset per group with next roots below the

@@ -236,7 +236,7 @@ class CompiledResolver:
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
     self._average_estimates = None
-    self._drop_ahead()
+    self._ahead = {}
     if self.sampler is not None:
       self.sampler.run(num_iterations)
       return
@@ -303,7 +303,7 @@ class CompiledResolver:
     below.next_root_of = trace.next_root_of[group][below.next_root_of]
     self.trace = below
     self._average_estimates = None
-    self._drop_ahead()
+    self._ahead = {}
     if self.sampler is not None:
       self.sampler.collect(below)
       self.estimates = self.sampler.estimates
@@ -475,21 +475,6 @@ class CompiledResolver:
   def built_ahead(self):
     """How many next subgames build_ahead holds."""
     return len(self._ahead)
-
-  def _drop_ahead(self):
-    for built, *_ in self._ahead.values():
-      built.release()
-    self._ahead = {}
-
-  def release(self):
-    """Frees this resolver's arrays now, and those of the next subgames built ahead
-    and not handed over (GadgetView.release: its view's reference cycles are
-    broken). The bot calls it on a resolver it drops; the resolver cannot be used
-    afterwards (what `next_subgame` or `defer` took from it stays valid)."""
-    self._drop_ahead()
-    if self.view is not None:
-      self.view.release()
-      self.view = None
 
   def _build(self, group, infoset, variant, max_nodes, deadline,
              first_iteration_seconds, seed, setup_margin=1.0):

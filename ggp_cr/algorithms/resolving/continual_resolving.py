@@ -314,23 +314,15 @@ class ContinualResolvingBot(pyspiel.Bot):
   def restart(self):
     """A new match: no subgame yet; pre-play runs again at the first decision."""
     self._matches += 1
-    self._release(getattr(self, "resolver", None))
     self.resolver = None
     self._preplay_pending = not self._preplay.is_zero
     self._resolves = 0
     self._rng = np.random.default_rng([self._seed, self._matches])
     self.decisions = []
-    self._release(getattr(self, "_prepared", None))
     self._prepared = None
     self._budget = subgame_budget.SubgameBudget(self.config.sampling)
     if self._tree is not None:
       self._prepare()
-
-  @staticmethod
-  def _release(dropped):
-    """Frees a compiled resolver the bot drops at once (CompiledResolver.release)."""
-    if dropped is not None and hasattr(dropped, "release"):
-      dropped.release()
 
   def _prepare(self):
     """Builds the whole game's compiled resolver: its view, trace and solver do not
@@ -431,7 +423,6 @@ class ContinualResolvingBot(pyspiel.Bot):
         left = start + subgame_budget.RESOLVE_SHARE * seconds - time.perf_counter()
         traced = current.defer(key, refused=built,
                                max_seconds=max(left, 0.0) if seconds else None)
-        self._release(built)
         record["fallback"] += ("; the next turns below it are traced" if traced else
                                "; too many roots to trace below it within the move")
         # No iteration of the current solve would estimate the next inputs in the
@@ -448,7 +439,6 @@ class ContinualResolvingBot(pyspiel.Bot):
                             "histories; resolve gadget used")
     if self._tree is not None:
       self.resolver = built
-      self._release(current)
       record["new_subgame"] = True
       return
     warm = current if self.config.keep_solver_data else None

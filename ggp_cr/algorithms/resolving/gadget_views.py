@@ -523,19 +523,6 @@ class GadgetView:
   def iterations(self):
     return self.solver.iterations
 
-  def release(self):
-    """Drops the references that put the view in reference cycles: its solver
-    (which points back at it) and a copy's laid out tree (whose lazily made keys
-    do). Its arrays are then freed with the last reference to it, at once, instead
-    of at a full garbage collection: the bot drops resolvers inside its decisions,
-    where the collector leaves older objects alone (anytime.gc_frozen), and the
-    next subgame's fresh arrays reused none of that memory (PAM{8}'s 542k-root
-    setup page-faulted 9-10k pages: 83-94 ms against 33-39 ms after a collection).
-    The view cannot be used afterwards."""
-    self.solver = None
-    if getattr(self, "tree", None) is not self.whole:  # (a SubgameView has none)
-      self.tree = None
-
   def run(self, iterations):
     """`iterations` CFR+ iterations on the view ([S] §1.3.1)."""
     for _ in range(iterations):

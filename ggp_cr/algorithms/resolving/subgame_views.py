@@ -497,18 +497,6 @@ class SubgameView(gadget_views.GadgetView):
   def _solver(self):
     return SubgameCFRPlus(self)
 
-  def release(self):
-    """GadgetView.release, and the copying view made on request; the tree's shared
-    tables forget the solver if it wrote them last."""
-    solver = self.solver
-    super().release()
-    tables = getattr(solver, "_tables", None)
-    if tables is not None and tables.owner is solver:
-      tables.owner = None
-    if self._copy is not None:
-      self._copy.release()
-      self._copy = None
-
   # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
   # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at from its
   # SubgameStructure).
