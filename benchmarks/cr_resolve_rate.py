@@ -8,8 +8,8 @@ extracted into it; timed separately, outside the matches), then continual resolv
 seconds at its first decision and --move seconds a move. Per game it prints: the
 share of the bot's later decisions that entered a new subgame and resolved it (built
 its gadget and ran at least one iteration on it, in the decision or, built ahead at
-the end of the bot's previous decision, in that one: ContinualResolvingBot's
-_build_ahead; which
+the end of the bot's previous decision, in that one: subgame_budget.SubgameBudget.
+build_ahead; which
 decisions enter one is decided by the reference subgame structure, compiled_subgames'
 trace along the match's history, whatever the bot's path saw: a live trace cut short
 hides entries; after a subgame the bot did not resolve, the compiled bot traces

@@ -431,12 +431,14 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
     raise cr.CannotResolve("the first iteration would not fit")
 
   for n, (group, infosets) in enumerate(groups.items()):
-    assert plain.trace.own_infoset_of_group(group) in infosets
+    assert plain.trace.own_infosets_of_groups([group])[0] in infosets
     # Every other one is kept set up only: its first iteration would not fit.
     info = ahead.build_ahead(infosets[-1], variant,
                              first_iteration if n % 2 else no_time)
     assert info["iterations_ahead"] == n % 2 and info["built_ahead_seconds"] >= 0
   assert ahead.built_ahead == len(groups)
+  with pytest.raises(KeyError, match="No next turn"):
+    plain.trace.own_infosets_of_groups([-1])
   for n, (group, infosets) in enumerate(groups.items()):
     outcomes = []
     for current in (plain, ahead):
@@ -523,6 +525,7 @@ def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
             mass[group] = mass.get(group, 0.0) + w[i] * opponent_reach[i]
         expected = {g for g, m in mass.items() if m > 0}
         candidates = whole.ahead_candidates(infoset, action)
+        assert whole.ahead_candidates(infoset, action, 1) == candidates[:1]
         groups = [int(trace.group_roots(c)[0]) for c in candidates]
         assert sorted(groups) == sorted(expected)
         masses = [mass[g] for g in groups]

@@ -415,11 +415,12 @@ class CompiledResolver:
     return self._build(group, infoset, variant, max_nodes, deadline,
                        first_iteration_seconds, seed)[:2]
 
-  def ahead_candidates(self, infoset, action_index):
+  def ahead_candidates(self, infoset, action_index, limit=None):
     """The bot's next-turn infosets below its action of index `action_index` at its
     current infoset `infoset` (this view's), one per next subgame (group) not built
-    ahead yet, likeliest first: by the sum of w times o's reach (the estimates' means,
-    chance included in w) over the group's next roots below that action."""
+    ahead yet, likeliest first (at most `limit`): by the sum of w times o's reach
+    (the estimates' means, chance included in w) over the group's next roots below
+    that action."""
     trace = self.trace
     if not trace.num_next_roots or not self.estimates.iterations:
       return []
@@ -435,8 +436,8 @@ class CompiledResolver:
     groups = np.flatnonzero(mass > 0)
     built = {group for group, _ in self._ahead}
     order = [int(g) for g in groups[np.argsort(-mass[groups], kind="stable")]
-             if int(g) not in built]
-    return [trace.own_infoset_of_group(g) for g in order]
+             if int(g) not in built][:limit]
+    return trace.own_infosets_of_groups(order).tolist()
 
   def ahead_candidates_seconds(self):
     """The estimated time of `ahead_candidates`."""

@@ -163,7 +163,7 @@ class SubgameBudget:
         SETUP_SECONDS > deadline):
       return []
     built = []
-    for candidate in current.ahead_candidates(infoset, action_index)[:AHEAD_MAX]:
+    for candidate in current.ahead_candidates(infoset, action_index, AHEAD_MAX):
       if time.perf_counter() + SETUP_SECONDS > deadline:
         break
       try:
