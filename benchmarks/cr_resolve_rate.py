@@ -138,16 +138,25 @@ def main(argv):
     if resolved:
       sizes = [r["subgame_nodes"] for r in resolved]
       iterations = [r["iterations"] for r in resolved]
+      before = [r["iterations"] + r.get("iterations_ahead", 0) for r in resolved]
       print(f"  resolved subgames: median {statistics.median(sizes):,.0f} nodes (max "
             f"{max(sizes):,}), median {statistics.median(iterations):g} {_SOLVER.value} "
             f"iterations in the decision (min {min(iterations)}); {ahead} built "
             "ahead in the decision before")
+      # One CFR+ iteration from zero regrets leaves a uniform average strategy.
+      print(f"  iterations before the bot acted (built ahead + in the decision): "
+            f"median {statistics.median(before):g}, share with one "
+            f"{sum(b == 1 for b in before) / len(before):.3f}")
     for reason, count in reasons.most_common():
       print(f"  not resolved ({count}): {reason}")
-    slowest = max(zip(ratios, decisions), key=lambda pair: pair[0])[1]
+    slowest = dict(max(zip(ratios, decisions), key=lambda pair: pair[0])[1])
+    if "built_ahead" in slowest:  # what the end of the move built
+      slowest["built_ahead"] = ", ".join(
+          f"{b['roots']:,} roots {b['seconds']:.4g} s" for b in slowest["built_ahead"])
     print("  slowest decision: " + ", ".join(
         f"{k} {slowest[k]:.4g}" if isinstance(slowest[k], float) else f"{k} {slowest[k]}"
-        for k in ("setup_seconds", "seconds", "iterations", "subgame_nodes", "roots")
+        for k in ("setup_seconds", "seconds", "iterations", "subgame_nodes", "roots",
+                  "ahead_reserve_seconds", "built_ahead")
         if k in slowest))
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")

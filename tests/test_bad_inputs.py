@@ -78,12 +78,20 @@ def _relabel_as_kuhn(contents):
   contents["game_string"] = np.array("kuhn_poker()")
 
 
+def _infoset_node_not_first(contents):
+  """Points an infoset's first history at a later history of it (still its own)."""
+  nodes = np.flatnonzero(contents["node_infoset"] == 0)
+  assert len(nodes) > 1
+  contents["infoset_node"][0] = nodes[-1]
+
+
 CACHE_EDITS = {
     "first_child": ("kuhn_poker", _set("node_first_child", 0, 10**8)),
     "num_children": ("kuhn_poker", _set("node_num_children", 1, 3000)),
     "action_offset": ("kuhn_poker", _set("infoset_action_offset", 3, 10**6)),
     "negated_utilities": ("kuhn_poker", _negate_utilities),
     "chance_probability": ("kuhn_poker", _set("node_chance_prob", 1, 0.5)),
+    "infoset_node_not_first": ("kuhn_poker", _infoset_node_not_first),
 }
 
 

@@ -540,6 +540,102 @@ def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
   assert checked
 
 
+def _actions_above(tree, trace, infoset):
+  """Per next root of `trace`, the action index at `infoset` above it (-1: none),
+  by climbing to the game's root."""
+  actions = []
+  for root in trace.next_roots.tolist():
+    child, node = root, int(tree.node_parent[root])
+    while node >= 0 and tree.node_infoset[node] != infoset:
+      child, node = node, int(tree.node_parent[node])
+    actions.append(int(tree.node_action_index[child]) if node >= 0 else -1)
+  return np.array(actions)
+
+
+@pytest.mark.parametrize("game_string", GAMES[1:])
+def test_next_groups_below_sum_every_root_of_the_groups_below_the_infoset(game_string):
+  """next_groups_below: the groups with a next root below the bot's infoset
+  (whatever its action; climbs that stop at the infoset's first history find the
+  same as climbs to the root), each with all of its next roots' count, trace steps
+  and subtree nodes; at the whole game and in a later subgame."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = compiled_subgames.StateKeys.build(tree)
+  checked = 0
+  for player in (0, 1):
+    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    whole.iterate(2)
+    resolvers = [whole]
+    if len(whole.trace.own_infosets):
+      later, _ = whole.next_subgame(int(whole.trace.own_infosets[-1]), "resolve")
+      resolvers.append(later)
+    steps = compiled_subgames.trace_steps(tree, player)
+    for current in resolvers:
+      trace = current.trace
+      met = set()  # the player's infosets above the next roots
+      for root in trace.next_roots.tolist():
+        node = int(tree.node_parent[root])
+        while node >= 0:
+          if tree.node_player[node] == player:
+            met.add(int(tree.node_infoset[node]))
+          node = int(tree.node_parent[node])
+      infosets = sorted(met)[-8:]  # the deepest, in later subgames
+      for infoset in infosets:
+        above = _actions_above(tree, trace, infoset)
+        touched = set(trace.group[above >= 0].tolist())
+        expected = {}
+        for i, root in enumerate(trace.next_roots.tolist()):
+          group = int(trace.group[i])
+          if group in touched:
+            sums = expected.setdefault(group, [0, 0, 0, 0])
+            for k, value in enumerate((1, steps[0, root], steps[1, root],
+                                       keys.subtree_nodes[root])):
+              sums[k] += int(value)
+        got = current.next_groups_below(infoset)
+        assert sorted(got["group"].tolist()) == sorted(expected)
+        for k, group in enumerate(got["group"].tolist()):
+          assert [int(got[name][k]) for name in ("roots", "walked", "found",
+                                                  "nodes")] == expected[group]
+        checked += bool(touched)
+  assert checked
+
+
+def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
+  """plan_ahead: nothing reserved or skipped when the next subgames fit a move of
+  their own; when they are late, the candidates' search and the costliest setup
+  (margined) are reserved; costly subgames that are not late are skipped, and
+  ahead_candidates leaves them out; nothing when there is no time to estimate or
+  the reserve would not fit."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
+  keys = compiled_subgames.StateKeys.build(tree)
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  whole.iterate(3)
+  budget = subgame_budget.SubgameBudget(sampling=False)
+  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
+                 and len(whole.next_groups_below(i)["group"]))
+  groups = whole.next_groups_below(infoset)
+  setup = subgame_budget.setup_seconds(groups["roots"], groups["walked"],
+                                       groups["found"])
+  far = time.perf_counter() + 100.0
+  assert budget.plan_ahead(whole, infoset, 100.0, far) == (0.0, set())
+  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all late
+  assert skipped == set() and reserve == pytest.approx(
+      whole.ahead_candidates_seconds() +
+      subgame_budget.FIRST_ITERATION_MARGIN * setup.max())
+  assert budget.plan_ahead(whole, infoset, 1.0, time.perf_counter() - 1.0) == (0.0,
+                                                                                None)
+  assert budget.plan_ahead(types.SimpleNamespace(), infoset, None, far) == (0.0, None)
+  monkeypatch.setattr(subgame_budget, "AHEAD_RESERVE_SHARE", 1e9)  # none late
+  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all costly
+  assert reserve == 0.0 and skipped == set(groups["group"].tolist())
+  action = next(a for a in range(int(tree.infoset_num_actions[infoset]))
+                if whole.ahead_candidates(infoset, a))
+  assert whole.ahead_candidates(infoset, action, skipped=skipped) == []
+  monkeypatch.undo()
+  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 10.0)
+  deadline = time.perf_counter() + 11.0  # time to estimate, not for the reserve
+  assert budget.plan_ahead(whole, infoset, 1e-9, deadline) == (0.0, set())
+
+
 def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   """With time left after its iterations (here none start after the first), the
   bot's first decision builds the next subgames below its action (the record lists
@@ -572,6 +668,11 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   assert second["iterations"] == 1
   first, second = second_decision(preplay="5it", move="5it")
   assert "built_ahead" not in first and "iterations_ahead" not in second
+  # Every next subgame late: the first decision reserves time, and builds ahead.
+  monkeypatch.setattr(subgame_budget, "AHEAD_RESERVE_SHARE", 0.0)
+  first, second = second_decision(preplay="0.3s", move="0.3s")
+  assert first["ahead_reserve_seconds"] > 0 and len(first["built_ahead"]) == 1
+  assert second["iterations_ahead"] == 1
 
 
 @pytest.mark.parametrize("player", [0, 1])

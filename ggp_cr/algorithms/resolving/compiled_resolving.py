@@ -216,6 +216,8 @@ class CompiledResolver:
     # Next subgames built ahead ({(group's first next root, variant): (resolver,
     # info, w, o's reach)}, build_ahead) while no iteration has run since.
     self._ahead = {}
+    # (trace, infoset, actions_below's array) of the last infoset asked (_actions_below).
+    self._below = None
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
@@ -347,8 +349,7 @@ class CompiledResolver:
                                                       self.view.player, nodes)
     if not found:
       walked = 0  # No next turn below them: the trace walks nothing (trace_subgames).
-    return (subgame_budget.TRACE_SECONDS_PER_WALKED * walked +
-            subgame_budget.TRACE_SECONDS_PER_FOUND * found,
+    return (float(subgame_budget.trace_seconds(walked, found)),
             {"walked": walked, "found": found})
 
   def _exact_values(self, group, deadline):
@@ -415,33 +416,56 @@ class CompiledResolver:
     return self._build(group, infoset, variant, max_nodes, deadline,
                        first_iteration_seconds, seed)[:2]
 
-  def ahead_candidates(self, infoset, action_index, limit=None):
+  def _actions_below(self, infoset):
+    """Per next root, the index of the action taken above it at the bot's infoset
+    `infoset` (this view's; -1: not below it), for this trace (the reserve and the
+    candidates of one decision ask twice)."""
+    cached = self._below
+    if cached is None or cached[0] is not self.trace or cached[1] != int(infoset):
+      whole = self.view.whole
+      actions = flat_tree.actions_below(
+          whole.node_parent, whole.node_infoset, whole.node_action_index,
+          self.trace.next_roots, int(infoset), int(whole.infoset_node[infoset]))
+      self._below = cached = (self.trace, int(infoset), actions)
+    return cached[2]
+
+  def ahead_candidates(self, infoset, action_index, limit=None, skipped=None):
     """The bot's next-turn infosets below its action of index `action_index` at its
     current infoset `infoset` (this view's), one per next subgame (group) not built
-    ahead yet, likeliest first (at most `limit`): by the sum of w times o's reach
-    (the estimates' means, chance included in w) over the group's next roots below
-    that action."""
+    ahead yet nor in `skipped` (group ids), likeliest first (at most `limit`): by
+    the sum of w times o's reach (the estimates' means, chance included in w) over
+    the group's next roots below that action."""
     trace = self.trace
     if not trace.num_next_roots or not self.estimates.iterations:
       return []
-    whole = self.view.whole
-    below = flat_tree.below_action(whole.node_parent, whole.node_infoset,
-                                   whole.node_action_index, trace.next_roots,
-                                   int(infoset), int(action_index))
+    below = self._actions_below(infoset) == action_index
     if not below.any():
       return []
     w, opponent_reach = self.estimates.means()
     mass = np.bincount(trace.group[below], (w * opponent_reach)[below],
                        minlength=trace.num_next_roots)
     groups = np.flatnonzero(mass > 0)
-    built = {group for group, _ in self._ahead}
+    excluded = {group for group, _ in self._ahead} | set(skipped or ())
     order = [int(g) for g in groups[np.argsort(-mass[groups], kind="stable")]
-             if int(g) not in built][:limit]
+             if int(g) not in excluded][:limit]
     return trace.own_infosets_of_groups(order).tolist()
 
   def ahead_candidates_seconds(self):
-    """The estimated time of `ahead_candidates`."""
+    """The estimated time of `ahead_candidates` (or of `next_groups_below`)."""
     return subgame_budget.AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
+
+  def next_groups_below(self, infoset):
+    """The next subgames (groups) below the bot's infoset `infoset` (this view's),
+    whatever its action: a dict of arrays, one entry per group: "roots" (next
+    roots, all of them, also those below other infosets), "walked" and "found"
+    (the trace below them, trace_steps), "nodes" (their subtrees' nodes): what the
+    setup and first-iteration estimates of each need without building it."""
+    trace = self.trace
+    touched = (self._actions_below(infoset) >= 0 if trace.num_next_roots else
+               np.zeros(0, dtype=np.bool_))
+    return trace.touched_groups(
+        touched, compiled_subgames.trace_steps(self.view.whole, self.view.player),
+        self.view.state_keys.subtree_nodes)
 
   def build_ahead(self, infoset, variant, first_iteration, deadline=None, seed=None,
                   setup_margin=1.0):
@@ -490,17 +514,14 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     reserve, setup, steps = 0.0, 0.0, None
     if deadline is not None:
-      trace_seconds, steps = self._trace_seconds(nodes)
+      _, steps = self._trace_seconds(nodes)
       walked, found = steps["walked"], steps["found"]
       if first_iteration_seconds is not None:
         # Kept free for the first iteration, after the setup (its next roots: at
         # most one per next turn found).
         reserve = first_iteration_seconds(size, found)
-      sampling = self.config is not None and self.config.sampling
-      setup = subgame_budget.SETUP_SECONDS + trace_seconds + (
-          subgame_budget.SAMPLING_SETUP_SECONDS_PER_ROOT * len(group) +
-          subgame_budget.SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
-          subgame_budget.SETUP_SECONDS_PER_ROOT * len(group))
+      setup = float(subgame_budget.setup_seconds(
+          len(group), walked, found, self.config is not None and self.config.sampling))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "

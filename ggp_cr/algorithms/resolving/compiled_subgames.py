@@ -433,6 +433,32 @@ def _union_groups(pair_root, pair_own, pair_opponent, num_roots, num_own):
   return group
 
 
+@numba.njit(cache=True)
+def _touched_group_sums(group, touched, next_roots, steps, subtree_nodes):
+  """(group ids, int64 (groups, 4) sums) of the groups holding a next root i with
+  touched[i], in order of first touch: per group its next roots, the nodes its
+  trace walks and the next turns it finds (steps' rows), its subtrees' nodes."""
+  position = np.full(len(group), -1, dtype=np.int64)
+  count = 0
+  for i in range(len(group)):
+    if touched[i] and position[group[i]] < 0:
+      position[group[i]] = count
+      count += 1
+  ids = np.empty(count, dtype=np.int64)
+  sums = np.zeros((count, 4), dtype=np.int64)
+  for i in range(len(group)):
+    k = position[group[i]]
+    if k < 0:
+      continue
+    ids[k] = group[i]
+    node = next_roots[i]
+    sums[k, 0] += 1
+    sums[k, 1] += steps[0, node]
+    sums[k, 2] += steps[1, node]
+    sums[k, 3] += subtree_nodes[node]
+  return ids, sums
+
+
 class SubgameTrace:
   """The next subgames below the roots `root_nodes` of a solved subgame ([S] ch. 2).
 
@@ -508,6 +534,17 @@ class SubgameTrace:
         raise KeyError(f"No next turn of player {self.player} in group {group}.")
       infosets.append(int(self.own_infosets[self._pair_own_id[pair]]))
     return np.array(infosets, dtype=np.int64)
+
+  def touched_groups(self, touched, steps, subtree_nodes):
+    """The groups (next subgames) holding a next root i with `touched[i]`, each
+    with all of its next roots: a dict of int64 arrays "group" (ids), "roots",
+    "walked" and "found" (the trace below them: trace_steps' `steps` summed),
+    "nodes" (their subtrees' nodes, `subtree_nodes` summed). One pass: 542k next
+    roots in a few ms, where numpy's gathers and weighted bincounts took 19-70."""
+    ids, sums = _touched_group_sums(self.group, np.asarray(touched, dtype=np.bool_),
+                                    self.next_roots, steps, subtree_nodes)
+    return {"group": ids, "roots": sums[:, 0], "walked": sums[:, 1],
+            "found": sums[:, 2], "nodes": sums[:, 3]}
 
   def own_roots(self, infoset):
     """Indices of the next roots of the pairs whose next turn is in `infoset`."""

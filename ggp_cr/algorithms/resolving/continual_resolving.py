@@ -110,7 +110,10 @@ next decision, so their inputs are the ones that decision would use (equal to 1e
 tests), and a subgame too large to set up and solve once within one move (Leduc{3,30}'s
 2.5M-node subgames after the pre-play) is entered resolved. The record of the
 decision that built them lists them (`built_ahead`); the one that enters one says
-so (`iterations_ahead`, `built_ahead_seconds`).
+so (`iterations_ahead`, `built_ahead_seconds`). When a next subgame below the bot's
+infoset could not be set up and solved once within a move of its own, the move's
+iterations stop early enough to set it up ahead (`ahead_reserve_seconds`,
+subgame_budget.SubgameBudget.plan_ahead).
 """
 
 import time
@@ -494,15 +497,27 @@ class ContinualResolvingBot(pyspiel.Bot):
     record.setdefault("strategy", "this subgame's solve" if record["new_subgame"]
                       else "the current subgame's solve (same subgame)")
     record["setup_seconds"] = time.perf_counter() - start
-    record["iterations"] += self.resolver.run(self._move, move_start)
+    move = self._move
+    ahead = self._builds_ahead() and bool(record["budget_seconds"])
+    if ahead:
+      infoset = self._tree.infoset_index(self._player_id, key)
+      ahead_deadline = start + subgame_budget.RESOLVE_SHARE * record["budget_seconds"]
+      # The iterations stop early enough to build a costly next subgame ahead.
+      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, seconds,
+                                                 ahead_deadline)
+      if reserve:
+        record["ahead_reserve_seconds"] = reserve
+        move = limits.Limit(seconds=max(
+            min(seconds, ahead_deadline - reserve - move_start), 0.0))
+    record["iterations"] += self.resolver.run(move, move_start)
     policy = self.current_policy(state)
     index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
     action = policy[index][0]
-    if self._builds_ahead() and record["budget_seconds"]:
+    if ahead:
       built = self._budget.build_ahead(
-          self.resolver, self._tree.infoset_index(self._player_id, key), index,
-          self.config.variant, self._resolve_seed(self._resolves + 1),  # not drawn
-          start + subgame_budget.RESOLVE_SHARE * record["budget_seconds"])
+          self.resolver, infoset, index, self.config.variant,
+          self._resolve_seed(self._resolves + 1), ahead_deadline,  # (seed not drawn)
+          skipped)
       if built:
         record["built_ahead"] = built
     record["seconds"] = time.perf_counter() - start

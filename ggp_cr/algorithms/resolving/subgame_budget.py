@@ -51,9 +51,11 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 # Finding the next subgames below the bot's action (ahead_candidates: a climb from
-# every next root), per next root: 28 ms at PAM{8}'s 542k next roots, page faults
-# included (a bot that started it with 25 ms left of a 0.1 s move overran it).
-AHEAD_SECONDS_PER_NEXT_ROOT = 6e-8
+# every next root up to the bot's infoset, and sums per group), or the costs of
+# those below its infoset (next_groups_below), per next root: 2.5-3.2 and 5 ms at
+# PAM{8}'s 542k next roots, quiet machine (the climb to the game's root took 28 ms,
+# page faults included, before it stopped at the infoset's first history).
+AHEAD_SECONDS_PER_NEXT_ROOT = 1e-8
 
 # A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
 # ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
@@ -77,6 +79,32 @@ MEASURED_NODES = 200_000
 # What is left of a CFR+ move (after its iterations and the action) builds the next
 # subgames ahead: at most this many a decision.
 AHEAD_MAX = 8
+# A move keeps time free for building a next subgame ahead (plan_ahead) when that
+# subgame's setup and first iteration, estimated, would take more than this share of
+# a move of their own.
+AHEAD_RESERVE_SHARE = 0.8
+# ... and builds ahead a subgame that is not late only if its setup is estimated at
+# most this share of a move (plan_ahead).
+AHEAD_COSTLY_SHARE = 0.25
+
+
+def trace_seconds(walked, found):
+  """The estimated seconds of a trace of next turns that walks `walked` nodes and
+  finds `found` next turns (compiled_subgames.trace_steps' counts; scalars or
+  arrays): nothing is walked when nothing is found (trace_subgames)."""
+  walked = np.where(np.asarray(found) > 0, walked, 0)
+  return TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found
+
+
+def setup_seconds(roots, walked, found, sampling=False):
+  """The estimated seconds of setting up a subgame of `roots` roots whose trace of
+  the next turns below walks `walked` nodes and finds `found` (scalars or arrays):
+  SETUP_SECONDS, the trace, and per root (a sampling solver's prefix arrays: per
+  root and per next turn found)."""
+  per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT * roots +
+              SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
+              SETUP_SECONDS_PER_ROOT * roots)
+  return SETUP_SECONDS + trace_seconds(walked, found) + per_root
 
 
 class SubgameBudget:
@@ -144,7 +172,53 @@ class SubgameBudget:
       self.seconds_per_node = 0.5 * (self.seconds_per_node +
                                      max(elapsed - next_roots, 0.0) / nodes)
 
-  def build_ahead(self, current, infoset, action_index, variant, seed, deadline):
+  def plan_ahead(self, current, infoset, seconds, deadline):
+    """Before a CFR+ move of `seconds` iterates with the compiled resolver
+    `current` at the bot's infoset `infoset`: (seconds its iterations should leave
+    free before time.perf_counter() `deadline`, build_ahead's; the next subgames
+    build_ahead should skip), from the setup and first-iteration estimates of the
+    next subgames below the infoset, whatever the bot's action.
+
+    A next subgame is *late* if its setup and first iteration would take more
+    than AHEAD_RESERVE_SHARE of a move of their own. The reserve lets build_ahead
+    set up the costliest late one (the candidates' search and the setup, counted
+    FIRST_ITERATION_MARGIN times as build_ahead tests it), so that its decision
+    only runs the first iteration; the bot's current subgame runs fewer iterations
+    then. It is 0 when no subgame is late or the reserve would not fit what is
+    left. A subgame that is not late but whose setup is estimated above
+    AHEAD_COSTLY_SHARE of the move is skipped: its own decision absorbs an
+    underestimated setup in the first iteration's reserve (a refusal at worst),
+    while built ahead in a move's last milliseconds it would overrun the move.
+
+    On PAM{8} (subgames of 2.5M nodes solved in place, first iterations of 38-49
+    ms, a 0.1 s move) the decision before the 95k-root subgame ran a second
+    iteration and left too little to set that subgame up (39 ms estimated), and
+    its own decision could not fit the setup and the first iteration; the
+    542k-root last turn's setup, estimated at 37 ms, took 35-60 ms (built ahead
+    once the candidates' search got cheap, it overran a move by 8 ms). A reserve
+    for the next subgame's first iteration as well (tried) left most PAM{8}
+    subgames with one CFR+ iteration before the bot acted, whose average strategy
+    is uniform. Returns (0.0, None) (nothing skipped) when there is no time to
+    estimate."""
+    if self.sampling or not seconds or (
+        time.perf_counter() + 2 * current.ahead_candidates_seconds() + SETUP_SECONDS >
+        deadline):
+      return 0.0, None
+    groups = current.next_groups_below(infoset)
+    setup = setup_seconds(groups["roots"], groups["walked"], groups["found"])
+    first = self.first_iteration_seconds(groups["nodes"], groups["found"])
+    late = setup + first > AHEAD_RESERVE_SHARE * seconds
+    costly = ~late & (setup > AHEAD_COSTLY_SHARE * seconds)
+    skipped = set(groups["group"][costly].tolist())
+    search = current.ahead_candidates_seconds()
+    left = deadline - time.perf_counter()
+    need = FIRST_ITERATION_MARGIN * setup
+    if late.any() and search + need[late].max() <= left:
+      return search + float(need[late].max()), skipped
+    return 0.0, skipped
+
+  def build_ahead(self, current, infoset, action_index, variant, seed, deadline,
+                  skipped=None):
     """Spends what is left of the move, up to time.perf_counter() `deadline`,
     building with the compiled resolver `current` the next subgames the bot may
     enter at its next turn below its action of index `action_index` at its infoset
@@ -157,13 +231,15 @@ class SubgameBudget:
     ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s 95k-root subgame's
     setup (35-45 ms) and first iteration (32-38 ms) did not either, but its setup
     fits what the decision before leaves. At most AHEAD_MAX subgames; nothing is
-    tried unless finding them and the least setup (SETUP_SECONDS) fit. Returns a
-    list of what was built (roots, nodes, iterations, seconds)."""
+    tried unless finding them and the least setup (SETUP_SECONDS) fit; the groups
+    in `skipped` (plan_ahead's) are not built. Returns a list of what was built
+    (roots, nodes, iterations, seconds)."""
     if (time.perf_counter() + current.ahead_candidates_seconds() +
         SETUP_SECONDS > deadline):
       return []
     built = []
-    for candidate in current.ahead_candidates(infoset, action_index, AHEAD_MAX):
+    for candidate in current.ahead_candidates(infoset, action_index, AHEAD_MAX,
+                                              skipped):
       if time.perf_counter() + SETUP_SECONDS > deadline:
         break
       try:

@@ -148,6 +148,10 @@ def check_tree_arrays(path, arrays, num_distinct_actions):
   if np.any(first_node < 0) or np.any(first_node >= num_nodes) or \
       np.any(infoset[first_node] != np.arange(num_infosets)):
     _fail(path, "infoset_node does not point to a node of its infoset")
+  # ... and to its first (smallest) node: climbs stop there (flat_tree.actions_below).
+  decision = np.flatnonzero(infoset >= 0)
+  if np.any(first_node[infoset[decision]] > decision):
+    _fail(path, "infoset_node is not the first node of its infoset")
 
 
 def spot_check_against_game(path, tree, game, samples=64, seed=0):
