@@ -284,8 +284,7 @@ class CompiledResolver:
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
     if the refused subgame has more than `max_roots` roots, or its trace's estimate
-    (subgame_budget.TRACE_SECONDS_PER_WALKED and _PER_FOUND, compiled_subgames.
-    trace_steps) exceeds
+    (subgame_budget.trace_seconds of compiled_subgames.trace_steps' counts) exceeds
     `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
@@ -295,8 +294,8 @@ class CompiledResolver:
     else:
       if max_roots is not None and len(group) > max_roots:
         return False
-      if max_seconds is not None and self._trace_seconds(
-          trace.next_roots[group])[0] > max_seconds:
+      if max_seconds is not None and subgame_budget.trace_seconds(
+          **self._trace_steps(trace.next_roots[group])) > max_seconds:
         return False
       below = compiled_subgames.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
@@ -342,15 +341,14 @@ class CompiledResolver:
     self._average_estimates = estimates
     return True
 
-  def _trace_seconds(self, nodes):
-    """(estimated seconds, {"walked", "found": counts}) of the trace of the bot's
-    next turns below the whole-tree nodes `nodes`."""
+  def _trace_steps(self, nodes):
+    """{"walked", "found": counts} of the trace of the bot's next turns below the
+    whole-tree nodes `nodes` (subgame_budget.trace_seconds estimates its time)."""
     walked, found = compiled_subgames.trace_step_sums(self.view.whole,
                                                       self.view.player, nodes)
     if not found:
       walked = 0  # No next turn below them: the trace walks nothing (trace_subgames).
-    return (float(subgame_budget.trace_seconds(walked, found)),
-            {"walked": walked, "found": found})
+    return {"walked": walked, "found": found}
 
   def _exact_values(self, group, deadline):
     """A callable giving o's exact CBV_norm per key at the next roots `group`
@@ -514,7 +512,7 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     reserve, setup, steps = 0.0, 0.0, None
     if deadline is not None:
-      _, steps = self._trace_seconds(nodes)
+      steps = self._trace_steps(nodes)
       walked, found = steps["walked"], steps["found"]
       if first_iteration_seconds is not None:
         # Kept free for the first iteration, after the setup (its next roots: at
