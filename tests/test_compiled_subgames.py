@@ -144,38 +144,3 @@ def test_a_trace_below_last_turns_walks_nothing(game_string):
       for name in ("next_roots", "next_root_of", "next_root_key", "group",
                    "own_infosets"):
         np.testing.assert_array_equal(getattr(trace, name), getattr(walking, name))
-
-
-@pytest.mark.parametrize("game_string", GAMES)
-def test_walks_with_kept_scratch_equal_fresh_ones(game_string):
-  """_walk_roots gives the same pairs whether its levels and pairs go into fresh
-  arrays (no scratch), a scratch too short for them (grown fresh mid-walk) or a
-  scratch kept from an earlier, larger trace (_TraceScratch)."""
-  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
-  decisions = np.flatnonzero(tree.node_player >= 0)
-  rng = np.random.default_rng(1)
-  walk = lambda player, roots, scratch: compiled_subgames._walk_roots(
-      tree.node_player, tree.node_first_child, tree.node_num_children,
-      tree.node_chance_prob, player, roots, *scratch.arrays)
-  for player in (0, 1):
-    for size in (1, 40, len(decisions)):
-      roots = np.sort(rng.choice(decisions, size=min(size, len(decisions)),
-                                 replace=False))
-      fresh = walk(player, roots, compiled_subgames._TraceScratch())
-      short = compiled_subgames._TraceScratch()
-      short.arrays = short._make(16, 16)
-      kept = compiled_subgames._TraceScratch()
-      kept.fit(10 * tree.num_nodes, 10 * tree.num_nodes)
-      walk(player, np.array([0]), kept)  # leaves another walk's data behind
-      for scratch in (short, kept):
-        again = walk(player, roots, scratch)
-        assert again[3] == fresh[3]
-        for a, b in zip(again[:3], fresh[:3]):
-          np.testing.assert_array_equal(a, b)
-  # A trace grows the kept scratch to what it walked and found.
-  keys = compiled_subgames.StateKeys.build(tree)
-  compiled_subgames._SCRATCH.clear()
-  trace = compiled_subgames.SubgameTrace(tree, keys, 0, [0])
-  scratch = compiled_subgames._SCRATCH[id(tree)][1]
-  assert scratch.arrays[0].shape[1] >= trace.histories_walked
-  assert scratch.arrays[4].shape[1] >= trace.found

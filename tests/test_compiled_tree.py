@@ -321,23 +321,6 @@ def test_unique_ids_equals_numpy_unique(size, span):
     np.testing.assert_array_equal(got, want.reshape(-1))
 
 
-def test_unique_ids_reuse_a_kept_zeroed_count_array(monkeypatch):
-  """The dense count array is kept between calls and left zeroed by each, so calls
-  of growing, shrinking and (above DENSE_SCRATCH_MAX) fresh ranges all equal
-  np.unique."""
-  monkeypatch.setattr(flat_tree, "_DENSE_SCRATCH", [np.zeros(0, dtype=np.int32)])
-  monkeypatch.setattr(flat_tree, "DENSE_SCRATCH_MAX", 5000)
-  rng = np.random.default_rng(3)
-  for size, span in [(300, 100), (2000, 4000), (40, 60), (2000, 9000), (500, 3000)]:
-    values = rng.integers(0, span, size) + 17
-    ours = flat_tree.unique_ids(values)
-    expected = np.unique(values, return_index=True, return_inverse=True)
-    for got, want in zip(ours, expected):
-      np.testing.assert_array_equal(got, want.reshape(-1))
-    assert not flat_tree._DENSE_SCRATCH[0].any()  # pylint: disable=protected-access
-  assert len(flat_tree._DENSE_SCRATCH[0]) <= 5000  # pylint: disable=protected-access
-
-
 @pytest.mark.parametrize("size,span", [(0, 5), (1, 1), (9, 3), (5000, 300)])
 def test_first_occurrence_ids(size, span):
   """Ids in order of first occurrence, and the distinct values in that order, as a

@@ -233,55 +233,35 @@ def _walked(acting, child_player, node_chance_prob, child):
 
 @numba.njit(cache=True)
 def _walk_roots(node_player, node_first_child, node_num_children, node_chance_prob,
-                player, root_nodes, level_node, level_track, level_root, level_j,
-                pairs):
+                player, root_nodes):
   """From every root, level by level (children in order): (closest root, next turn
   s, index of the walked root) of every path reaching END ([S] ch. 2), and the
   number of nodes walked. (A frontier per level streams through the tree's
-  breadth-first arrays: several times faster than a depth-first stack.)
-
-  Levels alternate between the two rows of the scratch `level_*` and the pairs go
-  into the rows of `pairs` (_TraceScratch), fresh arrays only where those are too
-  short: the pairs returned may be views of the scratch."""
+  breadth-first arrays: several times faster than a depth-first stack.)"""
   size = len(root_nodes)
-  if size <= level_node.shape[1]:
-    frontier_node, frontier_track = level_node[0], level_track[0]
-    frontier_root, frontier_j = level_root[0], level_j[0]
-  else:
-    frontier_node = np.empty(size, dtype=np.int64)
-    frontier_track = np.empty(size, dtype=np.int8)
-    frontier_root = np.empty(size, dtype=np.int64)
-    frontier_j = np.empty(size, dtype=np.int64)
+  frontier_node = np.empty(max(size, 16), dtype=np.int64)
+  frontier_track = np.empty(max(size, 16), dtype=np.int8)
+  frontier_root = np.empty(max(size, 16), dtype=np.int64)
+  frontier_j = np.empty(max(size, 16), dtype=np.int64)
   for j in range(size):
     start = root_nodes[j]
     frontier_node[j] = start
     frontier_track[j] = CURRENT if node_player[start] == player else FIRST
     frontier_root[j] = -1
     frontier_j[j] = j
-  if pairs.shape[1] >= 16:
-    capacity = pairs.shape[1]
-    pair_root, pair_turn, pair_j = pairs[0], pairs[1], pairs[2]
-  else:
-    capacity = 4 * size + 16
-    pair_root = np.empty(capacity, dtype=np.int64)
-    pair_turn = np.empty(capacity, dtype=np.int64)
-    pair_j = np.empty(capacity, dtype=np.int64)
+  capacity = 4 * size + 16
+  pair_root = np.empty(capacity, dtype=np.int64)
+  pair_turn = np.empty(capacity, dtype=np.int64)
+  pair_j = np.empty(capacity, dtype=np.int64)
   num_pairs = 0
   walked = 0
-  side = 1
   while size:
-    # The other row of the scratch (never the one read), or room for a few
-    # children per node; grown when short.
-    if level_node.shape[1] >= 16:
-      next_node, next_track = level_node[side], level_track[side]
-      next_root, next_j = level_root[side], level_j[side]
-    else:
-      room = 4 * size + 16
-      next_node = np.empty(room, dtype=np.int64)
-      next_track = np.empty(room, dtype=np.int8)
-      next_root = np.empty(room, dtype=np.int64)
-      next_j = np.empty(room, dtype=np.int64)
-    side = 1 - side
+    # Levels grow: room for a few children per node, grown when short.
+    room = 4 * size + 16
+    next_node = np.empty(room, dtype=np.int64)
+    next_track = np.empty(room, dtype=np.int8)
+    next_root = np.empty(room, dtype=np.int64)
+    next_j = np.empty(room, dtype=np.int64)
     next_size = 0
     for i in range(size):
       node = frontier_node[i]
@@ -311,10 +291,10 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
           num_pairs += 1
           continue
         if next_size == len(next_node):
-          next_node = _grow(next_node, 2 * next_size + 16)
-          next_track = _grow(next_track, 2 * next_size + 16)
-          next_root = _grow(next_root, 2 * next_size + 16)
-          next_j = _grow(next_j, 2 * next_size + 16)
+          next_node = _grow(next_node, 2 * next_size)
+          next_track = _grow(next_track, 2 * next_size)
+          next_root = _grow(next_root, 2 * next_size)
+          next_j = _grow(next_j, 2 * next_size)
         next_node[next_size] = child
         next_track[next_size] = child_track
         next_root[next_size] = child_root
@@ -479,33 +459,6 @@ def _touched_group_sums(group, touched, next_roots, steps, subtree_nodes):
   return ids, sums
 
 
-class _TraceScratch:
-  """_walk_roots' levels (two rows each) and pairs, kept per tree from one trace to
-  the next: fresh arrays cost a page fault per 4 KiB touched, and on this VM a
-  fault took 1.5-13 us (PAM{8}'s 95k-root trace: 3,000-13,000 faults, 17-190 ms,
-  against 12 ms without). A trace that needed more grows them for the next one
-  (np.empty: its pages fault once, at that trace)."""
-
-  def __init__(self):
-    self.arrays = self._make(0, 0)
-
-  @staticmethod
-  def _make(levels, pairs):
-    return (np.empty((2, levels), dtype=np.int64), np.empty((2, levels), dtype=np.int8),
-            np.empty((2, levels), dtype=np.int64), np.empty((2, levels), dtype=np.int64),
-            np.empty((3, pairs), dtype=np.int64))
-
-  def fit(self, walked, found):
-    """Room for a trace that walks `walked` nodes (no level holds more) and finds
-    `found` next turns."""
-    levels, pairs = self.arrays[0].shape[1], self.arrays[4].shape[1]
-    if walked > levels or found > pairs:
-      self.arrays = self._make(max(levels, walked, 16), max(pairs, found, 16))
-
-
-_SCRATCH = {}
-
-
 class SubgameTrace:
   """The next subgames below the roots `root_nodes` of a solved subgame ([S] ch. 2).
 
@@ -528,10 +481,9 @@ class SubgameTrace:
     self.opponent = 1 - self.player
     self.root_nodes = np.asarray(root_nodes, dtype=np.int64)
     if walk:
-      scratch = flat_tree.per_tree(_SCRATCH, tree, lambda _: _TraceScratch())
       pair_root, pair_turn, pair_j, self.histories_walked = _walk_roots(
           tree.node_player, tree.node_first_child, tree.node_num_children,
-          tree.node_chance_prob, self.player, self.root_nodes, *scratch.arrays)
+          tree.node_chance_prob, self.player, self.root_nodes)
     else:
       # No next turn below the roots (trace_subgames): nothing to walk.
       pair_root = pair_turn = pair_j = np.zeros(0, dtype=np.int64)
@@ -546,9 +498,6 @@ class SubgameTrace:
                                len(self.next_roots), len(self.own_infosets))
     self._pair_root_id = pair_root_id
     self._pair_own_id = own_id
-    if walk:
-      # The pairs are consumed (the arrays above are new): the scratch may grow.
-      scratch.fit(self.histories_walked, self.found)
 
   @property
   def num_next_roots(self):

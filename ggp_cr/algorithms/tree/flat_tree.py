@@ -100,27 +100,7 @@ def unique_ids(values):
     distinct, first, inverse = np.unique(values, return_index=True,
                                          return_inverse=True)
     return distinct, first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
-  return _dense_unique_ids(values, low, _dense_scratch(high - low + 1))
-
-
-# _dense_unique_ids' count array, kept all zero between calls (each call clears what
-# it marked): a fresh one cost a page fault per 4 KiB of the ids' range, read or
-# written (2,000-3,000 faults, 6-12 ms, at the resolving bot's subgames of 10^5-10^6
-# roots). Ranges above DENSE_SCRATCH_MAX get a fresh array instead of a kept one.
-DENSE_SCRATCH_MAX = 1 << 24
-_DENSE_SCRATCH = [np.zeros(0, dtype=np.int32)]
-
-
-def _dense_scratch(span):
-  """A zeroed int32 array of exactly `span` entries: a view of the kept one, grown
-  (to at least twice its size) when short, or fresh above DENSE_SCRATCH_MAX."""
-  if span > DENSE_SCRATCH_MAX:
-    return np.zeros(span, dtype=np.int32)
-  kept = _DENSE_SCRATCH[0]
-  if len(kept) < span:
-    kept = _DENSE_SCRATCH[0] = np.zeros(min(max(span, 2 * len(kept)),
-                                            DENSE_SCRATCH_MAX), dtype=np.int32)
-  return kept[:span]
+  return _dense_unique_ids(values, low, high - low + 1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -152,10 +132,8 @@ def first_occurrence_ids(values, num_values):
 
 
 @numba.njit(cache=True)
-def _dense_unique_ids(values, low, first_at):
-  """unique_ids over the range [low, low + len(first_at)) with the zeroed count array
-  `first_at` (left zeroed)."""
-  span = len(first_at)
+def _dense_unique_ids(values, low, span):
+  first_at = np.zeros(span, dtype=np.int32)  # first index + 1; 0: absent
   for i in range(len(values)):
     v = values[i] - low
     if first_at[v] == 0:
@@ -176,8 +154,6 @@ def _dense_unique_ids(values, low, first_at):
   inverse = np.empty(len(values), dtype=np.int64)
   for i in range(len(values)):
     inverse[i] = first_at[values[i] - low] - 1
-  for i in range(len(values)):
-    first_at[values[i] - low] = 0
   return distinct, first, inverse
 
 
