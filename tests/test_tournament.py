@@ -310,3 +310,50 @@ def test_pairs_with_adds_a_player_in_a_second_file(tmp_path):
        f"--output={tmp_path / 'ex.csv'}"], capture_output=True, text=True, timeout=120)
   assert result.returncode == 0, result.stderr
   assert (tmp_path / "ex.heatmap.png").exists()
+
+
+def test_merge_with_joins_a_pairs_with_file_in_one_summary(tmp_path):
+  """A first tournament and a --pairs_with file merge into the summary and matrix of
+  all their pairs (each row counted once, pair numbers kept apart); files of another
+  setting, without their configuration, or repeating a pair are refused by name."""
+  players = ["random", "ismcts(10)"]
+  first = tournament.TournamentConfig.create("python_rps", players, 2)
+  rows = tournament.run_tournament(first, tmp_path / "a.csv", progress=None)
+  grown = players + ["ismcts(20)"]
+  added = tournament.TournamentConfig.create("python_rps", grown, 3,
+                                             pairs_with=["ismcts(20)"])
+  added_rows = tournament.run_tournament(added, tmp_path / "b.csv", progress=None)
+  merged, order = tournament.merge_results(added, added_rows, [tmp_path / "a.csv"])
+  assert order == ["random", "ismcts(10)", "ismcts(20)"]
+  assert len(merged) == len(rows) + len(added_rows) == 4 + 12
+  summary = tournament.summarize(merged).set_index(["row_player", "col_player"])
+  assert summary.loc[("random", "ismcts(10)"), "matches"] == 4
+  assert summary.loc[("random", "ismcts(20)"), "matches"] == 6
+  np.testing.assert_allclose(summary.loc[("random", "ismcts(10)"), "mean"],
+                             rows["row_payoff"].mean())
+  means, _ = tournament.payoff_matrix(merged, order)
+  assert np.isfinite(means.loc["random", "ismcts(10)"])
+  assert np.isfinite(means.loc["ismcts(10)", "ismcts(20)"])
+  # The same file twice repeats its pairs.
+  with pytest.raises(ValueError, match="repeats pairs already merged: ismcts"):
+    tournament.merge_results(added, added_rows, [tmp_path / "a.csv", tmp_path / "a.csv"])
+  other = tournament.TournamentConfig.create("python_rps", players, 2, move="5it")
+  tournament.run_tournament(other, tmp_path / "c.csv", progress=None)
+  with pytest.raises(ValueError, match="move: .*c.csv has '5it'"):
+    tournament.merge_results(added, added_rows, [tmp_path / "c.csv"])
+  (tmp_path / "d.csv").write_text((tmp_path / "a.csv").read_text())
+  with pytest.raises(ValueError, match="d.csv is not a tournament results file"):
+    tournament.merge_results(added, added_rows, [tmp_path / "d.csv"])
+  with pytest.raises(ValueError, match="missing.csv is not a tournament results file"):
+    tournament.merge_results(added, added_rows, [tmp_path / "missing.csv"])
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+       "--player=random", "--player=ismcts(10)", "--player=ismcts(20)",
+       "--pairs_with=ismcts(20)", "--matches=3", "--workers=1", "--preplay=0",
+       "--move=0", f"--output={tmp_path / 'b.csv'}",
+       f"--merge_with={tmp_path / 'a.csv'}"],
+      capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  written = pd.read_csv(tmp_path / "b.summary.csv")
+  assert len(written) == 3 and "ismcts(10)" in set(written["col_player"])
+  assert len(pd.read_csv(tmp_path / "b.csv")) == 12  # --output's rows unchanged

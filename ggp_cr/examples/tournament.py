@@ -13,7 +13,9 @@ also listed by --list_columns); the configuration goes to a sidecar <output>.con
 Rerunning with the same --output and settings plays only the missing matches; a larger
 --matches with otherwise the same settings extends the tournament (the matches played
 keep their seeds); other settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
-and saved to <output>.summary.csv, and a heat-map to <output>.heatmap.png.
+and saved to <output>.summary.csv, and a heat-map to <output>.heatmap.png; with
+--merge_with=<other results file> (e.g. a --pairs_with run's) they also cover that
+file's pairs.
 
 With --load_tree (or --cache_dir=DIR, which also keeps the tree on disk) every worker
 loads the game's compiled tree first, so that players with a compiled path use it on
@@ -48,6 +50,11 @@ _PAIRS_WITH = flags.DEFINE_multi_string(
     "pairs_with", [],
     "Play only the pairs where this player sits (repeat for several): adds a player "
     "to a tournament already played, in a second --output.")
+_MERGE_WITH = flags.DEFINE_multi_string(
+    "merge_with", [],
+    "Another results file of the same game, budgets and seed (e.g. a --pairs_with "
+    "run's) whose pairs join this one's in the printed summary, <output>.summary.csv "
+    "and the heat-map (repeat for several); --output's rows are unchanged.")
 _MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
 _PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
@@ -94,6 +101,7 @@ def main(argv):
     rows = tournament.run_tournament(
         config, _OUTPUT.value, _WORKERS.value, _EXECUTOR.value, _RAY_ADDRESS.value,
         progress=print, progress_seconds=_PROGRESS_SECONDS.value, tree=tree)
+    rows, players = tournament.merge_results(config, rows, _MERGE_WITH.value)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
     return 1
@@ -108,12 +116,14 @@ def main(argv):
   print(f"\n{config.game}, budget {config.budget}: mean payoff of the row player "
         "± 95% CI")
   print(tournament.format_summary(summary))
-  means, cis = tournament.payoff_matrix(rows, config.players)
+  means, cis = tournament.payoff_matrix(rows, players)
   heatmap_path = output.with_name(output.stem + ".heatmap.png")
   tournament.plot_heatmap(
       means, cis, heatmap_path,
       f"{config.game}: mean payoff of row player vs column player (± 95% CI), "
-      f"{config.matches} matches per seating, budget {config.budget}")
+      f"{config.matches} matches per seating, budget {config.budget}" +
+      (f", with the pairs of {len(_MERGE_WITH.value)} more file(s)"
+       if _MERGE_WITH.value else ""))
   print(f"\nrows: {output}\nsummary: {summary_path}\nheat-map: {heatmap_path}")
   return 0
 

@@ -428,6 +428,48 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     return results.rows()
 
 
+def merge_results(config, rows, paths):
+  """`rows` (of a tournament of `config`) with the rows of the results files `paths`,
+  and the players of all of them in order of first listing: one summary and heat-map
+  of a tournament grown by --pairs_with runs in other files.
+
+  Each file must be a results file (rows and configuration sidecar, checked as a
+  resume checks them) of the same game, budgets and seed, with no pair of players
+  already in `rows` or an earlier file. Their pair numbers are shifted past the
+  earlier ones (rows are told apart by pair, seating and match). Raises ValueError
+  naming the file and what differs."""
+  frames, players = [rows], list(config.players)
+  played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
+  for path in paths:
+    sidecar = sidecar_path(path)
+    if not pathlib.Path(path).is_file() or not sidecar.is_file():
+      raise ValueError(f"{path} is not a tournament results file with its "
+                       f"configuration {sidecar.name} beside it.")
+    try:
+      stored = TournamentConfig.from_json(json.loads(sidecar.read_text()))
+    except (ValueError, TypeError, OSError) as error:
+      raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+    differences = [f"{name}: {path} has {getattr(stored, name)!r}, this tournament "
+                   f"{getattr(config, name)!r}" for name in ("game", "preplay", "move",
+                                                            "seed")
+                   if getattr(stored, name) != getattr(config, name)]
+    if differences:
+      raise ValueError("Cannot merge results of another setting (" +
+                       "; ".join(differences) + ").")
+    with ResultsFile(path, stored) as other:
+      frame = other.rows()
+    pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
+    overlap = sorted(" vs ".join(sorted(p)) for p in pairs & played)
+    if overlap:
+      raise ValueError(f"{path} repeats pairs already merged: {'; '.join(overlap)}.")
+    played |= pairs
+    shift = max((int(f["pair"].max()) + 1 for f in frames if len(f)), default=0)
+    frame = frame.assign(pair=frame["pair"] + shift)
+    frames.append(frame)
+    players += [p for p in stored.players if p not in players]
+  return pd.concat(frames, ignore_index=True), players
+
+
 def summarize(rows):
   """Mean payoff of the row player per pair, with a 95% confidence interval.
 
