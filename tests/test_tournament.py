@@ -357,3 +357,12 @@ def test_merge_with_joins_a_pairs_with_file_in_one_summary(tmp_path):
   written = pd.read_csv(tmp_path / "b.summary.csv")
   assert len(written) == 3 and "ismcts(10)" in set(written["col_player"])
   assert len(pd.read_csv(tmp_path / "b.csv")) == 12  # --output's rows unchanged
+  # A file that cannot be merged is refused before any match is played.
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+       "--player=random", "--player=ismcts(10)", "--matches=1", "--workers=1",
+       "--preplay=0", "--move=0", f"--output={tmp_path / 'e.csv'}",
+       f"--merge_with={tmp_path / 'c.csv'}"], capture_output=True, text=True,
+      timeout=120)
+  assert result.returncode == 1 and "another setting" in result.stderr
+  assert not (tmp_path / "e.csv").exists()

@@ -96,6 +96,7 @@ def main(argv):
     config = tournament.TournamentConfig.create(
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
         _SEED.value, _SELF_PLAY.value, _PAIRS_WITH.value)
+    tournament.merge_configs(config, _MERGE_WITH.value)  # before any match
     tree = (tournament.TreeLoading(_CACHE_DIR.value)
             if _LOAD_TREE.value or _CACHE_DIR.value else None)
     rows = tournament.run_tournament(

@@ -228,6 +228,15 @@ def sidecar_path(output):
   return output.with_name(output.stem + ".config.json")
 
 
+def read_config(sidecar):
+  """The TournamentConfig in the configuration file `sidecar`; ValueError if it
+  cannot be read or is not one."""
+  try:
+    return TournamentConfig.from_json(json.loads(pathlib.Path(sidecar).read_text()))
+  except (ValueError, TypeError, OSError) as error:
+    raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+
+
 class ResultsFile:
   """The append-only CSV of match rows plus its configuration sidecar.
 
@@ -261,10 +270,7 @@ class ResultsFile:
           f"{self.path} holds results but its configuration file {sidecar.name} is "
           "missing, so it cannot be resumed safely; choose another --output or move the "
           "file away.")
-    try:
-      stored = TournamentConfig.from_json(json.loads(sidecar.read_text()))
-    except (ValueError, TypeError) as error:
-      raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+    stored = read_config(sidecar)
     if (self.config.matches > stored.matches and
         dataclasses.replace(stored, matches=self.config.matches) == self.config):
       return  # More matches extend the tournament: those played keep their seeds.
@@ -428,27 +434,18 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     return results.rows()
 
 
-def merge_results(config, rows, paths):
-  """`rows` (of a tournament of `config`) with the rows of the results files `paths`,
-  and the players of all of them in order of first listing: one summary and heat-map
-  of a tournament grown by --pairs_with runs in other files.
-
-  Each file must be a results file (rows and configuration sidecar, checked as a
-  resume checks them) of the same game, budgets and seed, with no pair of players
-  already in `rows` or an earlier file. Their pair numbers are shifted past the
-  earlier ones (rows are told apart by pair, seating and match). Raises ValueError
+def merge_configs(config, paths):
+  """The configurations of the results files `paths` to merge with a tournament of
+  `config` (merge_results), checked before any match is played: each file and its
+  configuration exist, with the same game, budgets and seed. Raises ValueError
   naming the file and what differs."""
-  frames, players = [rows], list(config.players)
-  played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
+  configs = []
   for path in paths:
     sidecar = sidecar_path(path)
     if not pathlib.Path(path).is_file() or not sidecar.is_file():
       raise ValueError(f"{path} is not a tournament results file with its "
                        f"configuration {sidecar.name} beside it.")
-    try:
-      stored = TournamentConfig.from_json(json.loads(sidecar.read_text()))
-    except (ValueError, TypeError, OSError) as error:
-      raise ValueError(f"Cannot read the configuration file {sidecar}: {error}") from None
+    stored = read_config(sidecar)
     differences = [f"{name}: {path} has {getattr(stored, name)!r}, this tournament "
                    f"{getattr(config, name)!r}" for name in ("game", "preplay", "move",
                                                             "seed")
@@ -456,6 +453,23 @@ def merge_results(config, rows, paths):
     if differences:
       raise ValueError("Cannot merge results of another setting (" +
                        "; ".join(differences) + ").")
+    configs.append(stored)
+  return configs
+
+
+def merge_results(config, rows, paths):
+  """`rows` (of a tournament of `config`) with the rows of the results files `paths`,
+  and the players of all of them in order of first listing: one summary and heat-map
+  of a tournament grown by --pairs_with runs in other files.
+
+  Each file must be a results file (rows and configuration sidecar, checked as a
+  resume checks them) of the same game, budgets and seed (merge_configs), with no
+  pair of players already in `rows` or an earlier file. Their pair numbers are shifted past the
+  earlier ones (rows are told apart by pair, seating and match). Raises ValueError
+  naming the file and what differs."""
+  frames, players = [rows], list(config.players)
+  played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
+  for path, stored in zip(paths, merge_configs(config, paths)):
     with ResultsFile(path, stored) as other:
       frame = other.rows()
     pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
