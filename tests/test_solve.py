@@ -229,3 +229,23 @@ def test_solve_loop_rows_and_a_save_interrupted_is_saved_again(tmp_path, kuhn_tr
   assert run(tmp_path / "cut.csv", interrupted_save) == (2, True)
   assert saved == [1, 2, 2]  # the row of iteration 2 is written, so its state is saved
   assert list(pd.read_csv(tmp_path / "cut.csv")["iterations"]) == [1, 2]
+
+
+def test_sigint_flag_sets_a_flag_then_restores_the_handler():
+  """solve_loop's SIGINT handling: within sigint_flag a SIGINT sets the flag (no
+  KeyboardInterrupt mid-step, which library code could swallow); the previous handler
+  is back afterwards."""
+  import os  # pylint: disable=g-import-not-at-top
+  import signal  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.evaluation import solver_runs  # pylint: disable=g-import-not-at-top
+  before = signal.getsignal(signal.SIGINT)
+  with solver_runs.sigint_flag() as interrupted:
+    assert not interrupted[0]
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(100):  # the handler runs at the next bytecode boundary
+      if interrupted[0]:
+        break
+      time.sleep(0.01)
+    assert interrupted[0]
+  assert signal.getsignal(signal.SIGINT) is before

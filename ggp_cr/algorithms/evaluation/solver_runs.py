@@ -8,9 +8,12 @@ the NashConv of a solver's average strategy; `log_spaced_budgets` and
 measure, used by `python -m ggp_cr.examples.offline_mccfr_comparison`).
 """
 
+import contextlib
 import glob
 import math
 import os
+import signal
+import threading
 import time
 
 import numpy as np
@@ -205,6 +208,26 @@ def csv_row(game, spec, seconds, iterations, visited, nash_conv):
           "nash_conv": repr(nash_conv), "exploitability": repr(nash_conv / 2)}
 
 
+@contextlib.contextmanager
+def sigint_flag():
+  """Within it (main thread only), SIGINT sets the yielded list's flag instead of
+  raising KeyboardInterrupt wherever the interpreter is: library code that catches
+  BaseException could swallow that, leaving a run that ignores Ctrl-C (a solve under
+  load once ran on for 60 s). The previous handler is restored on exit. Elsewhere
+  the flag never changes and KeyboardInterrupt is raised as usual."""
+  flag = [False]
+  if threading.current_thread() is not threading.main_thread():
+    yield flag
+    return
+  def handler(unused_signum, unused_frame):
+    flag[0] = True
+  previous = signal.signal(signal.SIGINT, handler)
+  try:
+    yield flag
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
 def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterations=0,
                seconds=0.0):
   """Steps `solver` until `spent(iterations, seconds)`; at each evaluation the
@@ -212,38 +235,41 @@ def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterati
   `output`, prints it and calls `save(iterations, seconds, slots)`.
 
   Counts continue from `iterations` and `seconds` (solver time, evaluations excluded).
-  Returns (iterations, interrupted): on KeyboardInterrupt the evaluation written but
-  not yet saved is saved again, so checkpoint and CSV agree.
+  Returns (iterations, interrupted): SIGINT stops the loop once the current step and
+  its evaluation are done and saved (sigint_flag); outside the main thread it raises
+  KeyboardInterrupt, and the evaluation written but not yet saved is saved again, so
+  checkpoint and CSV agree.
   """
   step = contracts.step_function(solver)
   last_iterations, last_seconds = iterations, seconds
   unsaved = None
   try:
-    while not spent(iterations, seconds):
-      tick = time.perf_counter()
-      step()
-      seconds += time.perf_counter() - tick
-      iterations += 1
-      if not (schedule.due(iterations, seconds) or spent(iterations, seconds)):
-        continue
-      slots = evaluator.average_slots()
-      nash_conv = evaluator.nash_conv(slots)
-      visited = contracts.visited_states(solver)
-      output.append(csv_row(*labels, seconds, iterations, visited, nash_conv))
-      unsaved = (iterations, seconds, slots)
-      rate = (iterations - last_iterations) / max(seconds - last_seconds, 1e-9)
-      visited_text = "" if visited is None else f"  {visited:>15,} states"
-      print(f"{seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
-            f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
-            f"({rate:,.1f} it/s)", flush=True)
-      last_iterations, last_seconds = iterations, seconds
-      save(*unsaved)
-      unsaved = None
+    with sigint_flag() as interrupted:
+      while not interrupted[0] and not spent(iterations, seconds):
+        tick = time.perf_counter()
+        step()
+        seconds += time.perf_counter() - tick
+        iterations += 1
+        if not (schedule.due(iterations, seconds) or spent(iterations, seconds)):
+          continue
+        slots = evaluator.average_slots()
+        nash_conv = evaluator.nash_conv(slots)
+        visited = contracts.visited_states(solver)
+        output.append(csv_row(*labels, seconds, iterations, visited, nash_conv))
+        unsaved = (iterations, seconds, slots)
+        rate = (iterations - last_iterations) / max(seconds - last_seconds, 1e-9)
+        visited_text = "" if visited is None else f"  {visited:>15,} states"
+        print(f"{seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
+              f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
+              f"({rate:,.1f} it/s)", flush=True)
+        last_iterations, last_seconds = iterations, seconds
+        save(*unsaved)
+        unsaved = None
   except KeyboardInterrupt:
     if unsaved is not None:  # interrupted while saving: the state is still that row's
       save(*unsaved)
     return iterations, True
-  return iterations, False
+  return iterations, interrupted[0]
 
 
 def plot_runs(output_dir, game_string, plot_x):
