@@ -233,8 +233,8 @@ def test_solve_loop_rows_and_a_save_interrupted_is_saved_again(tmp_path, kuhn_tr
 
 def test_sigint_flag_sets_a_flag_then_restores_the_handler():
   """solve_loop's SIGINT handling: within sigint_flag a SIGINT sets the flag (no
-  KeyboardInterrupt mid-step, which library code could swallow); the previous handler
-  is back afterwards."""
+  KeyboardInterrupt mid-step, which library code could swallow), a second one raises
+  KeyboardInterrupt; the previous handler is back afterwards."""
   import os  # pylint: disable=g-import-not-at-top
   import signal  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
@@ -248,4 +248,8 @@ def test_sigint_flag_sets_a_flag_then_restores_the_handler():
         break
       time.sleep(0.01)
     assert interrupted[0]
+    with pytest.raises(KeyboardInterrupt):  # a second one interrupts at once
+      os.kill(os.getpid(), signal.SIGINT)
+      for _ in range(100):
+        time.sleep(0.01)
   assert signal.getsignal(signal.SIGINT) is before

@@ -213,13 +213,16 @@ def sigint_flag():
   """Within it (main thread only), SIGINT sets the yielded list's flag instead of
   raising KeyboardInterrupt wherever the interpreter is: library code that catches
   BaseException could swallow that, leaving a run that ignores Ctrl-C (a solve under
-  load once ran on for 60 s). The previous handler is restored on exit. Elsewhere
-  the flag never changes and KeyboardInterrupt is raised as usual."""
+  load once ran on for 60 s). A second SIGINT raises KeyboardInterrupt (a step that
+  runs long). The previous handler is restored on exit. Elsewhere the flag never
+  changes and KeyboardInterrupt is raised as usual."""
   flag = [False]
   if threading.current_thread() is not threading.main_thread():
     yield flag
     return
   def handler(unused_signum, unused_frame):
+    if flag[0]:
+      raise KeyboardInterrupt
     flag[0] = True
   previous = signal.signal(signal.SIGINT, handler)
   try:
