@@ -821,3 +821,99 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver,
         if len(entered) > 1 and entered[1]["new_subgame"]:
           assert "after_refused" in entered[1]
   assert later > 0
+
+
+class _FakeClock:
+  """A settable time.perf_counter for SetupClock."""
+
+  def __init__(self):
+    self.now = 100.0
+
+  def __call__(self):
+    return self.now
+
+
+def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
+  """Stages estimated at 10, 50 and 20 ms, the first iteration's reserve 20 ms, the
+  deadline 110 ms after the start (the test before the setup passes: 100 ms)."""
+  fake = _FakeClock()
+  stages = (0.01, 0.05, 0.02)
+  clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
+  fake.now += 0.005  # ahead of schedule: not credited, and no test fails
+  clock.check("inputs")
+  fake.now += 0.06  # 65 ms to the view (60 estimated): 20 * 65/60 + 20 fits in 45
+  clock.check("view")
+  clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
+  fake.now += 0.02  # twice the inputs' estimate: 20 + 2 * 70 + 20 > 110 ms
+  with pytest.raises(cr.CannotResolve, match=r"took 20 ms to its inputs \(estimated "
+                     r"10 ms\); the rest at that pace \(about 140 ms\)"):
+    clock.check("inputs")
+  # Time spent in `excluding` is left out of the pace (not out of the deadline):
+  # 59 ms to the inputs, 50 of them excluded, fit 70 + 20 in the 101 ms left.
+  clock = subgame_budget.SetupClock(stages, fake.now + 0.16, 0.02, now=fake)
+
+  def slow_exact_values():
+    fake.now += 0.05
+    return "values"
+
+  assert clock.excluding(slow_exact_values) == "values"
+  fake.now += 0.009
+  clock.check("inputs")
+  # Nothing left to do and no reserve: nothing is tested, however late.
+  clock = subgame_budget.SetupClock((0.01, 0.05, 0.0), fake.now + 0.001, now=fake)
+  fake.now += 1.0
+  clock.check("view")
+  with pytest.raises(cr.CannotResolve):
+    subgame_budget.SetupClock((0.01, 0.05, 0.0), fake.now + 0.001, 0.01,
+                              now=fake).check("inputs")
+
+
+def test_setup_stages_sum_to_the_setup_estimate():
+  roots, walked, found = np.array([10, 95_536, 542_592]), np.array([0, 5e5, 0]), \
+      np.array([0, 542_592, 0])
+  for sampling in (False, True):
+    stages = subgame_budget.setup_stages(roots, walked, found, sampling)
+    np.testing.assert_allclose(sum(stages), subgame_budget.setup_seconds(
+        roots, walked, found, sampling))
+    assert all((np.asarray(stage) >= 0).all() for stage in stages)
+  assert not subgame_budget.setup_stages(roots, walked, found, True)[2].any()
+
+
+def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
+  """A setup whose inputs take far over their estimate is given up at once (no view
+  built), with the reason; on schedule, the same deadline builds it."""
+  current = _first_subgame(0)
+  infoset = int(current.trace.own_infosets[0])
+  # A view estimated at 20 ms, whatever the subgame's size.
+  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS_PER_ROOT", 0.0)
+  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 0.004)
+  monkeypatch.setattr(subgame_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
+  views = []
+  original_view = compiled_resolving.subgame_view
+
+  def counted_view(*args, **kwargs):
+    views.append(1)
+    return original_view(*args, **kwargs)
+
+  monkeypatch.setattr(compiled_resolving, "subgame_view", counted_view)
+  original_stages = subgame_budget.setup_stages
+
+  def stages(*args, **kwargs):
+    inputs, view, trace = original_stages(*args, **kwargs)
+    return inputs, view + 0.02, trace
+
+  monkeypatch.setattr(subgame_budget, "setup_stages", stages)
+  built, _ = current.next_subgame(infoset, "resolve",
+                                  deadline=time.perf_counter() + 0.5)
+  assert views == [1] and built is not None
+  original_inputs = compiled_resolving.next_root_estimates.NextRootEstimates.inputs
+
+  def slow_inputs(self, *args, **kwargs):
+    time.sleep(0.3)
+    return original_inputs(self, *args, **kwargs)
+
+  monkeypatch.setattr(compiled_resolving.next_root_estimates.NextRootEstimates,
+                      "inputs", slow_inputs)
+  with pytest.raises(cr.CannotResolve, match="its setup took .* ms to its inputs"):
+    current.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5)
+  assert views == [1]

@@ -397,8 +397,9 @@ class CompiledResolver:
     found by the trace below) would not end `first_iteration_seconds(nodes,
     next_roots)` (the time its first iteration needs, subgame_budget.SubgameBudget;
     next roots at most the next turns found) before time.perf_counter()
-    `deadline`. After `defer` with no iteration
-    since, the inputs are those of this solve's average strategy (one pass, whose
+    `deadline`, or, checked between its stages, runs so far over that estimate
+    that the rest would not (subgame_budget.SetupClock). After `defer` with no
+    iteration since, the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
     for the infoset's group (no iteration since) is returned at once, after the
@@ -511,6 +512,7 @@ class CompiledResolver:
       raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
                           f"{int(max_nodes):,} its build time allows")
     reserve, setup, steps = 0.0, 0.0, None
+    clock = None
     if deadline is not None:
       steps = self._trace_steps(nodes)
       walked, found = steps["walked"], steps["found"]
@@ -518,18 +520,26 @@ class CompiledResolver:
         # Kept free for the first iteration, after the setup (its next roots: at
         # most one per next turn found).
         reserve = first_iteration_seconds(size, found)
-      setup = float(subgame_budget.setup_seconds(
-          len(group), walked, found, self.config is not None and self.config.sampling))
+      stages = subgame_budget.setup_stages(
+          len(group), walked, found, self.config is not None and self.config.sampling)
+      setup = float(sum(stages))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")
+      # A setup running far slower than estimated is given up between its stages.
+      clock = subgame_budget.SetupClock(stages, deadline, reserve)
     profile = None
     inputs = "its iterations since the last refusal"
+    # Exact values' and the average strategy's passes over a tree are budgeted on
+    # their own (the clock leaves them out of the setup's pace).
+    excluding = clock.excluding if clock is not None else lambda compute: compute()
     if self.use_cbr:
       profile = self.profile()
-      w, opponent_reach, cbv = next_root_estimates.exact_next_root_inputs(
-          self.view.whole, profile, self.view.player, nodes, trace.next_root_key[group])
+      w, opponent_reach, cbv = excluding(
+          lambda: next_root_estimates.exact_next_root_inputs(
+              self.view.whole, profile, self.view.player, nodes,
+              trace.next_root_key[group]))
     else:
       if self.refused and not self.estimates.iterations:
         # One pass of the average strategy (unless average_pass_ahead made it).
@@ -540,11 +550,14 @@ class CompiledResolver:
           if deadline is not None and time.perf_counter() + needed > deadline:
             raise CannotResolve("no iterations estimated its inputs since an earlier "
                                 "subgame was refused, and no time to estimate them")
-          self.estimates.add(self.view.average_slots())
+          excluding(lambda: self.estimates.add(self.view.average_slots()))
         inputs = "its average strategy"
+      exact = self._exact_values(
+          group, None if deadline is None else deadline - setup - reserve)
       w, opponent_reach, cbv = self.estimates.inputs(
-          group, exact=self._exact_values(
-              group, None if deadline is None else deadline - setup - reserve))
+          group, exact=None if exact is None else lambda: excluding(exact))
+    if clock is not None:
+      clock.check("inputs")
     reached, jointly = (True, True) if infoset is None else _own_reach(
         trace, infoset, group, w, opponent_reach)
     if not reached:
@@ -571,6 +584,9 @@ class CompiledResolver:
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
+    elif clock is not None:
+      # (A copy's time is budgeted on its own, by subgame_view.)
+      clock.check("view")
     if self.config is not None and self.config.keep_solver_data:
       warm_start.carry_over(view, self.view)
     return CompiledResolver(view, self.use_cbr, profile, self.config), info, w, \

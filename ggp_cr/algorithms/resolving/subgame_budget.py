@@ -34,6 +34,10 @@ SETUP_SECONDS_PER_ROOT = 6e-8
 # machine: 36-55 ms at 170k roots and none found, 101-152 ms at 503k-518k, 66-98 ms
 # at 95k roots with 542k found (the earlier 1.3e-7 a root and nothing a turn found
 # estimated these 1.4-2.2 times too low; a 503k-root setup overran a 0.2 s move).
+# Of a subgame's setup per root, the next roots' inputs (NextRootEstimates.inputs)
+# take about this much a root; the view the rest (both cores busy, PAM{8}'s
+# 95k- and 542k-root subgames: 0.18 of the per-root part; setup_stages).
+INPUTS_SECONDS_PER_ROOT = 1.1e-8
 SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
 SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
@@ -96,15 +100,87 @@ def trace_seconds(walked, found):
   return TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found
 
 
+def setup_stages(roots, walked, found, sampling=False):
+  """The estimated seconds of the three stages of setting up a subgame of `roots`
+  roots whose trace of the next turns below walks `walked` nodes and finds `found`
+  (scalars or arrays), in CompiledResolver._build's order: (inputs, view, trace).
+  The inputs: SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root; the view: the rest
+  of the per-root cost (a sampling solver's prefix arrays too, per root and per next
+  turn found, and its trace, which the sampler makes); the trace of the next turns
+  (none with a sampling solver: done in the view)."""
+  per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT * roots +
+              SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
+              SETUP_SECONDS_PER_ROOT * roots)
+  inputs = SETUP_SECONDS + INPUTS_SECONDS_PER_ROOT * np.asarray(roots)
+  view = np.maximum(per_root - INPUTS_SECONDS_PER_ROOT * np.asarray(roots), 0.0)
+  trace = trace_seconds(walked, found)
+  if sampling:
+    return inputs, view + trace, 0.0 * trace
+  return inputs, view, trace
+
+
 def setup_seconds(roots, walked, found, sampling=False):
   """The estimated seconds of setting up a subgame of `roots` roots whose trace of
   the next turns below walks `walked` nodes and finds `found` (scalars or arrays):
   SETUP_SECONDS, the trace, and per root (a sampling solver's prefix arrays: per
-  root and per next turn found)."""
-  per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT * roots +
-              SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
-              SETUP_SECONDS_PER_ROOT * roots)
-  return SETUP_SECONDS + trace_seconds(walked, found) + per_root
+  root and per next turn found); the sum of setup_stages."""
+  inputs, view, trace = setup_stages(roots, walked, found, sampling)
+  return inputs + view + trace
+
+
+class SetupClock:
+  """Checks a subgame's setup against its estimate at the end of each stage
+  (setup_stages: inputs, view, trace), so that a setup running far slower than
+  estimated is given up at once rather than finished and then refused.
+
+  At the end of stage k the setup's pace is the seconds it took so far over the
+  estimate of the stages done (at least 1: a setup ahead of its estimate is not
+  credited); the rest of the setup, at that pace, and `reserve` (the first
+  iteration's) must still end before time.perf_counter() `deadline`, else
+  `check` raises CannotResolve. On schedule (pace 1) this is weaker than the test
+  before the setup (counted with a margin), so only a slow setup is given up. On
+  PAM{8} the 542k-root last turn, estimated at 37 ms, once took 118 ms on this
+  VM and was refused afterwards, 18% over a 0.1 s move. Work budgeted on its own
+  (exact values' passes) is left out of the pace (`excluding`). `now`: the clock
+  (tests).
+  """
+
+  STAGES = ("inputs", "view", "trace")
+
+  def __init__(self, stages, deadline, reserve=0.0, now=time.perf_counter):
+    self._stages = [float(s) for s in stages]
+    self._deadline = deadline
+    self._reserve = float(reserve)
+    self._now = now
+    self._start = now()
+
+  def excluding(self, compute):
+    """compute() without counting its time in the pace (work budgeted on its own,
+    such as the passes of exact values over the whole tree)."""
+    begin = self._now()
+    try:
+      return compute()
+    finally:
+      self._start += self._now() - begin
+
+  def check(self, stage):
+    """After stage `stage` (a name in STAGES): raises CannotResolve if the rest of
+    the setup at the pace so far, and the reserve, would end after the deadline.
+    Nothing is tested when nothing is left to do."""
+    done = self.STAGES.index(stage) + 1
+    rest = sum(self._stages[done:])
+    if self._deadline is None or rest + self._reserve <= 0.0:
+      return
+    now = self._now()
+    elapsed = now - self._start
+    expected = sum(self._stages[:done])
+    pace = max(1.0, elapsed / expected) if expected > 0 else 1.0
+    if now + pace * rest + self._reserve > self._deadline:
+      raise resolver.CannotResolve(
+          f"its setup took {1000 * elapsed:.0f} ms to its {stage} (estimated "
+          f"{1000 * expected:.0f} ms); the rest at that pace (about "
+          f"{1000 * pace * rest:.0f} ms) and the first iteration's reserve would "
+          f"not fit the {1000 * (self._deadline - now):.0f} ms left")
 
 
 class SubgameBudget:
