@@ -876,7 +876,9 @@ def test_setup_stages_sum_to_the_setup_estimate():
     np.testing.assert_allclose(sum(stages), subgame_budget.setup_seconds(
         roots, walked, found, sampling))
     assert all((np.asarray(stage) >= 0).all() for stage in stages)
-  assert not subgame_budget.setup_stages(roots, walked, found, True)[2].any()
+  # A sampling solver's plan is its view's only: the rest is its last stage.
+  np.testing.assert_allclose(subgame_budget.setup_stages(roots, walked, found, True)[1],
+                             subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
 
 
 def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
@@ -917,3 +919,64 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   with pytest.raises(cr.CannotResolve, match="its setup took .* ms to its inputs"):
     current.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5)
   assert views == [1]
+
+
+def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
+  """A sampling solver's setup whose view's plan runs far over its estimate is given
+  up before the sampler's structures are made; the deadline of a setup's share of
+  the move does not give it up while it still fits `late_deadline`."""
+  game = pyspiel.load_game(GAMES[3])
+  tree = compiled_tree.cached_tree(game)
+  keys = compiled_subgames.StateKeys.build(tree)
+  config = cr.ResolverConfig(solver="vr_mccfr")
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0, config=config,
+                                                         seed=0)
+  whole.iterate(200)
+  infoset = int(whole.trace.own_infosets[0])
+  monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)  # in place
+  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 0.004)
+  monkeypatch.setattr(subgame_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
+  monkeypatch.setattr(subgame_budget, "PLAN_SECONDS_PER_ROOT", 0.0)
+  original_stages = subgame_budget.setup_stages
+
+  def stages(*args, **kwargs):  # the sampler's stage estimated at 5 ms
+    inputs, plan, _ = original_stages(*args, **kwargs)
+    return inputs, plan, 0.005
+
+  monkeypatch.setattr(subgame_budget, "setup_stages", stages)
+  samplers = []
+  original_sampler = compiled_resolving.view_sampling.InPlaceSampler
+
+  class CountedSampler(original_sampler):
+
+    def __init__(self, *args, **kwargs):
+      samplers.append(1)
+      super().__init__(*args, **kwargs)
+
+  monkeypatch.setattr(compiled_resolving.view_sampling, "InPlaceSampler",
+                      CountedSampler)
+  original_plan = compiled_resolving.subgame_views.SubgameView._build
+  delay = []
+
+  def slow_plan(self, first):
+    time.sleep(sum(delay))
+    return original_plan(self, first)
+
+  monkeypatch.setattr(compiled_resolving.subgame_views.SubgameView, "_build",
+                      slow_plan)
+  whole.next_subgame(infoset, "resolve", seed=1)  # (kernels loaded, untimed)
+  del samplers[:]
+  now = time.perf_counter()
+  built, info = whole.next_subgame(infoset, "resolve", deadline=now + 0.5, seed=1)
+  assert samplers == [1] and "view" not in info  # in place
+  delay.append(0.3)  # the rest at about 76 times the pace: 0.38 s
+  with pytest.raises(cr.CannotResolve, match="ms to its view"):
+    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5, seed=1)
+  assert samplers == [1]
+  delay[0] = 0.03  # about 9 times: 34 + 45 ms, past 60 ms, within 500
+  with pytest.raises(cr.CannotResolve, match="ms to its view"):
+    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.06, seed=1)
+  now = time.perf_counter()
+  built, _ = whole.next_subgame(infoset, "resolve", deadline=now + 0.06, seed=1,
+                                late_deadline=now + 0.5)
+  assert samplers == [1, 1] and built is not None

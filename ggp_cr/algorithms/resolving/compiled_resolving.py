@@ -387,7 +387,7 @@ class CompiledResolver:
                                                  opponent_reach[group])
 
   def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
-                   first_iteration_seconds=None, seed=None):
+                   first_iteration_seconds=None, seed=None, late_deadline=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
@@ -398,8 +398,9 @@ class CompiledResolver:
     next_roots)` (the time its first iteration needs, subgame_budget.SubgameBudget;
     next roots at most the next turns found) before time.perf_counter()
     `deadline`, or, checked between its stages, runs so far over that estimate
-    that the rest would not (subgame_budget.SetupClock). After `defer` with no
-    iteration since, the inputs are those of this solve's average strategy (one pass, whose
+    that the rest would not end before `late_deadline` (default `deadline`; a
+    sampling bot's setup has a share of the move, but may run late up to the
+    move's end; subgame_budget.SetupClock). After `defer` with no iteration since, the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
     for the infoset's group (no iteration since) is returned at once, after the
@@ -413,7 +414,7 @@ class CompiledResolver:
                             "is zero")
       return built, info
     return self._build(group, infoset, variant, max_nodes, deadline,
-                       first_iteration_seconds, seed)[:2]
+                       first_iteration_seconds, seed, late_deadline=late_deadline)[:2]
 
   def _actions_below(self, infoset):
     """Per next root, the index of the action taken above it at the bot's infoset
@@ -501,10 +502,12 @@ class CompiledResolver:
     return len(self._ahead)
 
   def _build(self, group, infoset, variant, max_nodes, deadline,
-             first_iteration_seconds, seed, setup_margin=1.0):
+             first_iteration_seconds, seed, setup_margin=1.0, late_deadline=None):
     """next_subgame's build for the next roots `group` ((resolver, info, w, o's
     reach at the group's roots)); the own-reach tests when `infoset` is given; the
-    setup estimate counted `setup_margin` times in the deadline's test."""
+    setup estimate counted `setup_margin` times in the deadline's test; a setup
+    running late is given up if it would not end before `late_deadline` (default
+    `deadline`)."""
     trace = self.trace
     nodes = trace.next_roots[group]
     size = int(self.view.state_keys.subtree_nodes[nodes].sum())
@@ -528,7 +531,8 @@ class CompiledResolver:
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")
       # A setup running far slower than estimated is given up between its stages.
-      clock = subgame_budget.SetupClock(stages, deadline, reserve)
+      clock = subgame_budget.SetupClock(
+          stages, deadline if late_deadline is None else late_deadline, reserve)
     profile = None
     inputs = "its iterations since the last refusal"
     # Exact values' and the average strategy's passes over a tree are budgeted on
@@ -577,14 +581,25 @@ class CompiledResolver:
     if variant == "unsafe" and not jointly:
       info["variant"] = variant = "resolve"
     depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
+    solver = view_solver(self.config, seed)
+    sampling = self.config is not None and self.config.sampling
+    if clock is not None and sampling:
+      # The sampler's structures and trace, the last stage, follow the view's plan.
+      make_sampler = solver
+
+      def solver(view):
+        if isinstance(view, subgame_views.SubgameView):
+          clock.check("view")
+        return make_sampler(view)
+
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
                              nodes, w, cbv, variant, opponent_reach, size, deadline,
-                             reserve, solver=view_solver(self.config, seed),
+                             reserve, solver=solver,
                              copy_reason="dl_cfr+ runs on a copy's tree"
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
-    elif clock is not None:
+    elif clock is not None and not sampling:
       # (A copy's time is budgeted on its own, by subgame_view.)
       clock.check("view")
     if self.config is not None and self.config.keep_solver_data:

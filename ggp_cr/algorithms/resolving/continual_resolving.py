@@ -403,10 +403,13 @@ class ContinualResolvingBot(pyspiel.Bot):
         sampling = self.config.sampling
         share = (subgame_budget.SAMPLING_SETUP_SHARE if sampling else
                  subgame_budget.RESOLVE_SHARE)
+        # A setup running late is given up if it would not end within the move.
         built, info = current.next_subgame(
             key, self.config.variant, *self._budget.limits(
                 subgame_budget.RESOLVE_SHARE * seconds if seconds else None,
-                start + share * seconds if seconds else None), seed=seed)
+                start + share * seconds if seconds else None), seed=seed,
+            late_deadline=(start + subgame_budget.RESOLVE_SHARE * seconds
+                           if seconds else None))
         if not sampling and not info.get("iterations_ahead"):
           self._budget.first_iteration(built, info["subgame_nodes"], record,
                                        start + seconds if seconds else None)

@@ -38,6 +38,9 @@ SETUP_SECONDS_PER_ROOT = 6e-8
 # take about this much a root; the view the rest (both cores busy, PAM{8}'s
 # 95k- and 542k-root subgames: 0.18 of the per-root part; setup_stages).
 INPUTS_SECONDS_PER_ROOT = 1.1e-8
+# ... and an in-place view's plan (GadgetView._plan) about this much a root, before a
+# sampling solver's structures (about 0.4 of CFR+'s view at 542k roots).
+PLAN_SECONDS_PER_ROOT = 2e-8
 SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
 SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
@@ -104,19 +107,19 @@ def setup_stages(roots, walked, found, sampling=False):
   """The estimated seconds of the three stages of setting up a subgame of `roots`
   roots whose trace of the next turns below walks `walked` nodes and finds `found`
   (scalars or arrays), in CompiledResolver._build's order: (inputs, view, trace).
-  The inputs: SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root; the view: the rest
-  of the per-root cost (a sampling solver's prefix arrays too, per root and per next
-  turn found, and its trace, which the sampler makes); the trace of the next turns
-  (none with a sampling solver: done in the view)."""
-  per_root = (SAMPLING_SETUP_SECONDS_PER_ROOT * roots +
-              SAMPLING_SETUP_SECONDS_PER_FOUND * found if sampling else
-              SETUP_SECONDS_PER_ROOT * roots)
-  inputs = SETUP_SECONDS + INPUTS_SECONDS_PER_ROOT * np.asarray(roots)
-  view = np.maximum(per_root - INPUTS_SECONDS_PER_ROOT * np.asarray(roots), 0.0)
+  The inputs: SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root. CFR+: the view (its
+  plan and CFR+ structures) the rest of the per-root cost, then the trace of the
+  next turns. A sampling solver: the view's plan (PLAN_SECONDS_PER_ROOT), then
+  the sampler's trace and prefix arrays (the rest: per root and per next turn
+  found) as the last stage."""
+  roots = np.asarray(roots)
+  inputs = SETUP_SECONDS + INPUTS_SECONDS_PER_ROOT * roots
   trace = trace_seconds(walked, found)
   if sampling:
-    return inputs, view + trace, 0.0 * trace
-  return inputs, view, trace
+    rest = (SAMPLING_SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT -
+            PLAN_SECONDS_PER_ROOT) * roots + SAMPLING_SETUP_SECONDS_PER_FOUND * found
+    return inputs, PLAN_SECONDS_PER_ROOT * roots, rest + trace
+  return inputs, (SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT) * roots, trace
 
 
 def setup_seconds(roots, walked, found, sampling=False):
@@ -179,8 +182,9 @@ class SetupClock:
       raise resolver.CannotResolve(
           f"its setup took {1000 * elapsed:.0f} ms to its {stage} (estimated "
           f"{1000 * expected:.0f} ms); the rest at that pace (about "
-          f"{1000 * pace * rest:.0f} ms) and the first iteration's reserve would "
-          f"not fit the {1000 * (self._deadline - now):.0f} ms left")
+          f"{1000 * pace * rest:.0f} ms)"
+          f"{' and the first iteration' if self._reserve else ''} would not fit the "
+          f"{1000 * (self._deadline - now):.0f} ms left")
 
 
 class SubgameBudget:
