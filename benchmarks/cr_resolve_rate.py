@@ -155,8 +155,9 @@ def main(argv):
           f"{b['roots']:,} roots {b['seconds']:.4g} s" for b in slowest["built_ahead"])
     print("  slowest decision: " + ", ".join(
         f"{k} {slowest[k]:.4g}" if isinstance(slowest[k], float) else f"{k} {slowest[k]}"
-        for k in ("setup_seconds", "seconds", "iterations", "subgame_nodes", "roots",
-                  "ahead_reserve_seconds", "built_ahead")
+        for k in ("setup_seconds", "iterate_seconds", "seconds", "iterations",
+                  "subgame_nodes", "roots", "ahead_reserve_seconds", "built_ahead",
+                  "fallback")
         if k in slowest))
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")

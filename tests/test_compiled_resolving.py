@@ -662,6 +662,8 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   assert len(first["built_ahead"]) == 1  # the one subgame after pass, bet
   assert second["new_subgame"] and second["iterations_ahead"] == 1
   assert second["built_ahead_seconds"] == first["built_ahead"][0]["seconds"]
+  for record in (first, second):  # the parts of a decision's time
+    assert 0 < record["setup_seconds"] + record["iterate_seconds"] <= record["seconds"]
   first, second = second_decision(preplay="0.3s", move="0.3s", build_ahead=False)
   assert "built_ahead" not in first
   assert second["new_subgame"] and "iterations_ahead" not in second

@@ -97,7 +97,9 @@ construction count) or iterations (deterministic for a seed). An iteration is on
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
 subgame whose setup (inputs, view, trace of its next turns; estimated per root and
 per node the trace walks, subgame_budget.SETUP_SECONDS_PER_ROOT and following)
-and first iteration would not fit the move (compiled path), or whose roots cannot be built, or next turns traced,
+and first iteration would not fit the move (compiled path; a setup running far over
+its estimate is also given up between its stages, subgame_budget.SetupClock, rather
+than finished and then refused), or whose roots cannot be built, or next turns traced,
 within BUILD_SHARE / TRACE_SHARE of the decision's budget (live path), is not
 resolved (the bot keeps or stays in its current subgame); the live full-width
 solvers' compilation of each gadget cannot be interrupted, so their time budgets
@@ -113,7 +115,9 @@ decision that built them lists them (`built_ahead`); the one that enters one say
 so (`iterations_ahead`, `built_ahead_seconds`). When a next subgame below the bot's
 infoset could not be set up and solved once within a move of its own, the move's
 iterations stop early enough to set it up ahead (`ahead_reserve_seconds`,
-subgame_budget.SubgameBudget.plan_ahead).
+subgame_budget.SubgameBudget.plan_ahead). A record's `setup_seconds` is the time up
+to the move's iterations (the first decision's pre-play included),
+`iterate_seconds` that of the move's iterations, `seconds` the whole decision's.
 """
 
 import time
@@ -512,7 +516,9 @@ class ContinualResolvingBot(pyspiel.Bot):
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(
             min(seconds, ahead_deadline - reserve - move_start), 0.0))
+    iterating = time.perf_counter()
     record["iterations"] += self.resolver.run(move, move_start)
+    record["iterate_seconds"] = time.perf_counter() - iterating
     policy = self.current_policy(state)
     index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
     action = policy[index][0]
