@@ -70,6 +70,8 @@ def main(argv):
             f"{slowest['iterations']} iterations) median "
             f"{statistics.median(ratios):.3f}; {resolved} resolved a new subgame, "
             f"{fallbacks} fell back", flush=True)
+      if "fallback" in slowest:
+        print(f"  slowest decision's fallback: {slowest['fallback']}", flush=True)
   print(f"max time/budget: {worst:.3f}")
 
 

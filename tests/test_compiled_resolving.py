@@ -689,6 +689,14 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
     current.next_subgame(refused, "resolve", max_nodes=1)
   trace = current.trace
   assert not current.defer(refused, max_roots=0) and current.trace is trace
+  # The estimate counts every root, whatever the trace below them finds.
+  group = len(trace.group_roots(refused))
+  monkeypatch.setattr(subgame_budget, "TRACE_SECONDS_PER_WALKED", 0.0)
+  monkeypatch.setattr(subgame_budget, "TRACE_SECONDS_PER_FOUND", 0.0)
+  monkeypatch.setattr(subgame_budget, "DEFER_SECONDS_PER_ROOT", 1.0)
+  assert not current.defer(refused, max_seconds=group - 0.5) and current.trace is trace
+  assert current.defer(refused, max_seconds=group + 0.5)
+  current = _first_subgame(player)
   assert current.defer(refused)
   assert refused not in current.trace and current.refused == 1
   assert set(resolved.trace.own_infosets.tolist()) <= set(

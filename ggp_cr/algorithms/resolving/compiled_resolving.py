@@ -218,6 +218,9 @@ class CompiledResolver:
     self._ahead = {}
     # (trace, infoset, actions_below's array) of the last infoset asked (_actions_below).
     self._below = None
+    # (first next root of a group, its trace_steps) of the last setup tested against
+    # a deadline: defer after its refusal does not count them again.
+    self._last_steps = None
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
@@ -283,9 +286,9 @@ class CompiledResolver:
     collect (module docstring). `refused` is the resolver built for that subgame, if
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
-    if the refused subgame has more than `max_roots` roots, or its trace's estimate
-    (subgame_budget.trace_seconds of compiled_subgames.trace_steps' counts) exceeds
-    `max_seconds` (a trace that would not fit the move)."""
+    if the refused subgame has more than `max_roots` roots, or its estimate
+    (subgame_budget.defer_seconds of its roots and compiled_subgames.trace_steps'
+    counts) exceeds `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     if refused is not None and len(refused.view.active_roots) == len(group):
@@ -294,9 +297,12 @@ class CompiledResolver:
     else:
       if max_roots is not None and len(group) > max_roots:
         return False
-      if max_seconds is not None and subgame_budget.trace_seconds(
-          **self._trace_steps(trace.next_roots[group])) > max_seconds:
-        return False
+      if max_seconds is not None:
+        last = self._last_steps
+        steps = (last[1] if last is not None and last[0] == int(group[0]) else
+                 self._trace_steps(trace.next_roots[group]))
+        if subgame_budget.defer_seconds(len(group), **steps) > max_seconds:
+          return False
       below = compiled_subgames.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
           trace.next_roots[group])
@@ -518,6 +524,7 @@ class CompiledResolver:
     clock = None
     if deadline is not None:
       steps = self._trace_steps(nodes)
+      self._last_steps = (int(group[0]), steps)
       walked, found = steps["walked"], steps["found"]
       if first_iteration_seconds is not None:
         # Kept free for the first iteration, after the setup (its next roots: at

@@ -45,6 +45,11 @@ SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
 SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
+# A deferred trace's cost per root of the refused subgame besides the trace's own
+# (CompiledResolver.defer): 7 ms measured below PAM{8}'s 542k-root last turn, about 30
+# inferred in a slow hour of the machine (nothing is found there); estimated 0
+# before, so a defer after a setup given up late overran the move.
+DEFER_SECONDS_PER_ROOT = 2e-8
 # A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
 # adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
 # iteration's passes took 23 ms; CPU time on the shared 2-core machine).
@@ -101,6 +106,14 @@ def trace_seconds(walked, found):
   arrays): nothing is walked when nothing is found (trace_subgames)."""
   walked = np.where(np.asarray(found) > 0, walked, 0)
   return TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found
+
+
+def defer_seconds(roots, walked, found):
+  """The estimated seconds of CompiledResolver.defer below a refused subgame of
+  `roots` roots whose trace walks `walked` nodes and finds `found` next turns: the
+  trace, and DEFER_SECONDS_PER_ROOT a root (the roots' indices and the fresh trace
+  even when nothing is found below them)."""
+  return trace_seconds(walked, found) + DEFER_SECONDS_PER_ROOT * roots
 
 
 def setup_stages(roots, walked, found, sampling=False):
