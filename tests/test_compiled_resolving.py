@@ -844,15 +844,15 @@ class _FakeClock:
 
 
 def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
-  """Stages estimated at 10, 50 and 20 ms, the first iteration's reserve 20 ms, the
-  deadline 110 ms after the start (the test before the setup passes: 100 ms)."""
+  """Stages estimated at 10, 20, 30 and 20 ms, the first iteration's reserve 20 ms,
+  the deadline 110 ms after the start (the test before the setup passes: 100 ms)."""
   fake = _FakeClock()
-  stages = (0.01, 0.05, 0.02)
+  stages = (0.01, 0.02, 0.03, 0.02)
   clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
   fake.now += 0.005  # ahead of schedule: not credited, and no test fails
   clock.check("inputs")
-  fake.now += 0.06  # 65 ms to the view (60 estimated): 20 * 65/60 + 20 fits in 45
-  clock.check("view")
+  fake.now += 0.06  # 65 ms to the solver (60 estimated): 20 * 65/60 + 20 fits in 45
+  clock.check("solver")
   clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
   fake.now += 0.02  # twice the inputs' estimate: 20 + 2 * 70 + 20 > 110 ms
   with pytest.raises(cr.CannotResolve, match=r"took 20 ms to its inputs \(estimated "
@@ -870,12 +870,13 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
   fake.now += 0.009
   clock.check("inputs")
   # Nothing left to do and no reserve: nothing is tested, however late.
-  clock = subgame_budget.SetupClock((0.01, 0.05, 0.0), fake.now + 0.001, now=fake)
+  clock = subgame_budget.SetupClock((0.01, 0.05, 0.01, 0.0), fake.now + 0.001,
+                                    now=fake)
   fake.now += 1.0
-  clock.check("view")
+  clock.check("solver")
   with pytest.raises(cr.CannotResolve):
-    subgame_budget.SetupClock((0.01, 0.05, 0.0), fake.now + 0.001, 0.01,
-                              now=fake).check("inputs")
+    subgame_budget.SetupClock((0.01, 0.05, 0.01, 0.0), fake.now + 0.001, 0.01,
+                              now=fake).check("solver")
 
 
 def test_setup_stages_sum_to_the_setup_estimate():
@@ -886,9 +887,10 @@ def test_setup_stages_sum_to_the_setup_estimate():
     np.testing.assert_allclose(sum(stages), subgame_budget.setup_seconds(
         roots, walked, found, sampling))
     assert all((np.asarray(stage) >= 0).all() for stage in stages)
-  # A sampling solver's plan is its view's only: the rest is its last stage.
-  np.testing.assert_allclose(subgame_budget.setup_stages(roots, walked, found, True)[1],
-                             subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
+  for sampling in (False, True):
+    stages = subgame_budget.setup_stages(roots, walked, found, sampling)
+    np.testing.assert_allclose(stages[1], subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
+  assert not stages[3].any()  # the sampler traces in its own stage
 
 
 def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
@@ -911,8 +913,8 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   original_stages = subgame_budget.setup_stages
 
   def stages(*args, **kwargs):
-    inputs, view, trace = original_stages(*args, **kwargs)
-    return inputs, view + 0.02, trace
+    inputs, plan, solver, trace = original_stages(*args, **kwargs)
+    return inputs, plan, solver + 0.02, trace
 
   monkeypatch.setattr(subgame_budget, "setup_stages", stages)
   built, _ = current.next_subgame(infoset, "resolve",
@@ -933,7 +935,7 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
 
 def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   """A sampling solver's setup whose view's plan runs far over its estimate is given
-  up before the sampler's structures are made; the deadline of a setup's share of
+  up before the sampler's structures are made (so is a CFR+ one); the deadline of a setup's share of
   the move does not give it up while it still fits `late_deadline`."""
   game = pyspiel.load_game(GAMES[3])
   tree = compiled_tree.cached_tree(game)
@@ -950,8 +952,8 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   original_stages = subgame_budget.setup_stages
 
   def stages(*args, **kwargs):  # the sampler's stage estimated at 5 ms
-    inputs, plan, _ = original_stages(*args, **kwargs)
-    return inputs, plan, 0.005
+    inputs, plan, _, trace = original_stages(*args, **kwargs)
+    return inputs, plan, 0.005, trace
 
   monkeypatch.setattr(subgame_budget, "setup_stages", stages)
   samplers = []
@@ -980,13 +982,36 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   built, info = whole.next_subgame(infoset, "resolve", deadline=now + 0.5, seed=1)
   assert samplers == [1] and "view" not in info  # in place
   delay.append(0.3)  # the rest at about 76 times the pace: 0.38 s
-  with pytest.raises(cr.CannotResolve, match="ms to its view"):
+  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
     whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5, seed=1)
   assert samplers == [1]
   delay[0] = 0.03  # about 9 times: 34 + 45 ms, past 60 ms, within 500
-  with pytest.raises(cr.CannotResolve, match="ms to its view"):
+  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
     whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.06, seed=1)
   now = time.perf_counter()
   built, _ = whole.next_subgame(infoset, "resolve", deadline=now + 0.06, seed=1,
                                 late_deadline=now + 0.5)
   assert samplers == [1, 1] and built is not None
+  # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
+  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  whole.iterate(5)
+  made = []
+  original_cfr_plus = compiled_resolving.subgame_views.SubgameCFRPlus
+
+  class CountedCFRPlus(original_cfr_plus):
+
+    def __init__(self, *args, **kwargs):
+      made.append(1)
+      super().__init__(*args, **kwargs)
+
+  monkeypatch.setattr(compiled_resolving.subgame_views, "SubgameCFRPlus",
+                      CountedCFRPlus)
+  delay[0] = 0.3
+  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
+    whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
+                       deadline=time.perf_counter() + 0.5)
+  assert not made
+  delay[0] = 0.0
+  whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
+                     deadline=time.perf_counter() + 0.5)
+  assert made == [1]

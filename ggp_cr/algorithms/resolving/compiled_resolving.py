@@ -589,15 +589,16 @@ class CompiledResolver:
       info["variant"] = variant = "resolve"
     depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
     solver = view_solver(self.config, seed)
-    sampling = self.config is not None and self.config.sampling
-    if clock is not None and sampling:
-      # The sampler's structures and trace, the last stage, follow the view's plan.
-      make_sampler = solver
+    if clock is not None:
+      # An in-place view's solver structures follow its plan (a copy's time is
+      # budgeted on its own, by subgame_view).
+      make_solver = solver
 
       def solver(view):
         if isinstance(view, subgame_views.SubgameView):
-          clock.check("view")
-        return make_sampler(view)
+          clock.check("plan")
+        # pylint: disable-next=protected-access
+        return view._solver() if make_solver is None else make_solver(view)
 
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
                              nodes, w, cbv, variant, opponent_reach, size, deadline,
@@ -606,9 +607,8 @@ class CompiledResolver:
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
-    elif clock is not None and not sampling:
-      # (A copy's time is budgeted on its own, by subgame_view.)
-      clock.check("view")
+    elif clock is not None:
+      clock.check("solver")  # (nothing is left for a sampling solver: no test)
     if self.config is not None and self.config.keep_solver_data:
       warm_start.carry_over(view, self.view)
     return CompiledResolver(view, self.use_cbr, profile, self.config), info, w, \

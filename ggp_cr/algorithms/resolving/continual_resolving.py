@@ -95,7 +95,7 @@ pre-play), and a per-move limit; each is seconds (wall clock, checked after ever
 iteration, stopping early when the next iteration would overrun; the trace and gadget
 construction count) or iterations (deterministic for a seed). An iteration is one
 episode per player (sampling) or one CFR+ iteration (full width). With seconds, a
-subgame whose setup (inputs, view, trace of its next turns; estimated per root and
+subgame whose setup (inputs, view, solver, trace of its next turns; estimated per root and
 per node the trace walks, subgame_budget.SETUP_SECONDS_PER_ROOT and following)
 and first iteration would not fit the move (compiled path; a setup running far over
 its estimate is also given up between its stages, subgame_budget.SetupClock, rather

@@ -38,8 +38,8 @@ SETUP_SECONDS_PER_ROOT = 6e-8
 # take about this much a root; the view the rest (both cores busy, PAM{8}'s
 # 95k- and 542k-root subgames: 0.18 of the per-root part; setup_stages).
 INPUTS_SECONDS_PER_ROOT = 1.1e-8
-# ... and an in-place view's plan (GadgetView._plan) about this much a root, before a
-# sampling solver's structures (about 0.4 of CFR+'s view at 542k roots).
+# ... and an in-place view's plan (GadgetView._plan) about this much a root, before its
+# solver's structures (about 0.4 of CFR+'s view at 542k roots).
 PLAN_SECONDS_PER_ROOT = 2e-8
 SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
 SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
@@ -117,22 +117,25 @@ def defer_seconds(roots, walked, found):
 
 
 def setup_stages(roots, walked, found, sampling=False):
-  """The estimated seconds of the three stages of setting up a subgame of `roots`
+  """The estimated seconds of the four stages of setting up a subgame of `roots`
   roots whose trace of the next turns below walks `walked` nodes and finds `found`
-  (scalars or arrays), in CompiledResolver._build's order: (inputs, view, trace).
-  The inputs: SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root. CFR+: the view (its
-  plan and CFR+ structures) the rest of the per-root cost, then the trace of the
-  next turns. A sampling solver: the view's plan (PLAN_SECONDS_PER_ROOT), then
-  the sampler's trace and prefix arrays (the rest: per root and per next turn
-  found) as the last stage."""
+  (scalars or arrays), in CompiledResolver._build's order (SetupClock.STAGES):
+  the inputs (SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root); the view's plan
+  (PLAN_SECONDS_PER_ROOT a root); the solver's structures (CFR+: the rest of
+  SETUP_SECONDS_PER_ROOT; a sampling solver: the rest of its per-root cost, its
+  cost per next turn found, and its trace of the next turns, which the sampler
+  makes); the trace of the next turns (CFR+; 0 for a sampling solver)."""
   roots = np.asarray(roots)
   inputs = SETUP_SECONDS + INPUTS_SECONDS_PER_ROOT * roots
+  plan = PLAN_SECONDS_PER_ROOT * roots
   trace = trace_seconds(walked, found)
   if sampling:
-    rest = (SAMPLING_SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT -
-            PLAN_SECONDS_PER_ROOT) * roots + SAMPLING_SETUP_SECONDS_PER_FOUND * found
-    return inputs, PLAN_SECONDS_PER_ROOT * roots, rest + trace
-  return inputs, (SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT) * roots, trace
+    solver = (SAMPLING_SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT -
+              PLAN_SECONDS_PER_ROOT) * roots + SAMPLING_SETUP_SECONDS_PER_FOUND * found
+    return inputs, plan, solver + trace, 0.0 * trace
+  return (inputs, plan,
+          (SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT - PLAN_SECONDS_PER_ROOT) *
+          roots, trace)
 
 
 def setup_seconds(roots, walked, found, sampling=False):
@@ -140,13 +143,13 @@ def setup_seconds(roots, walked, found, sampling=False):
   the next turns below walks `walked` nodes and finds `found` (scalars or arrays):
   SETUP_SECONDS, the trace, and per root (a sampling solver's prefix arrays: per
   root and per next turn found); the sum of setup_stages."""
-  inputs, view, trace = setup_stages(roots, walked, found, sampling)
-  return inputs + view + trace
+  return sum(setup_stages(roots, walked, found, sampling))
 
 
 class SetupClock:
   """Checks a subgame's setup against its estimate at the end of each stage
-  (setup_stages: inputs, view, trace), so that a setup running far slower than
+  (setup_stages: inputs, the view's plan, the solver's structures, the trace), so
+  that a setup running far slower than
   estimated is given up at once rather than finished and then refused.
 
   At the end of stage k the setup's pace is the seconds it took so far over the
@@ -161,7 +164,7 @@ class SetupClock:
   (tests).
   """
 
-  STAGES = ("inputs", "view", "trace")
+  STAGES = ("inputs", "plan", "solver", "trace")
 
   def __init__(self, stages, deadline, reserve=0.0, now=time.perf_counter):
     self._stages = [float(s) for s in stages]
