@@ -677,6 +677,13 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   assert second["iterations_ahead"] == 1
 
 
+def _slow_check(self, stage):
+  """SetupClock.check of a setup found running at 3 times its estimate."""
+  del stage
+  self.pace = 3.0
+  raise cr.CannotResolve("forced")
+
+
 @pytest.mark.parametrize("player", [0, 1])
 def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monkeypatch):
   """defer: the next turns below a refused subgame are traced (the same as the
@@ -695,6 +702,13 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   monkeypatch.setattr(subgame_budget, "TRACE_SECONDS_PER_FOUND", 0.0)
   monkeypatch.setattr(subgame_budget, "DEFER_SECONDS_PER_ROOT", 1.0)
   assert not current.defer(refused, max_seconds=group - 0.5) and current.trace is trace
+  # ... at the pace of the refused setup, if it was given up running slow.
+  monkeypatch.setattr(subgame_budget.SetupClock, "check", _slow_check)
+  with pytest.raises(cr.CannotResolve, match="forced"):
+    current.next_subgame(refused, "resolve", deadline=time.perf_counter() + 1e6)
+  assert not current.defer(refused, max_seconds=2 * group + 0.5)
+  assert current.defer(refused, max_seconds=3 * group + 0.5)
+  current = _first_subgame(player)
   assert current.defer(refused, max_seconds=group + 0.5)
   current = _first_subgame(player)
   assert current.defer(refused)
@@ -891,6 +905,10 @@ def test_setup_stages_sum_to_the_setup_estimate():
     stages = subgame_budget.setup_stages(roots, walked, found, sampling)
     np.testing.assert_allclose(stages[1], subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
   assert not stages[3].any()  # the sampler traces in its own stage
+  np.testing.assert_allclose(
+      subgame_budget.defer_seconds(roots, walked, found, sampling=True, pace=2.0),
+      2.0 * subgame_budget.SAMPLING_DEFER_SLOWDOWN *
+      subgame_budget.defer_seconds(roots, walked, found, pace=0.5))  # (pace >= 1)
 
 
 def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):

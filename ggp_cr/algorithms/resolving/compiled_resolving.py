@@ -218,9 +218,10 @@ class CompiledResolver:
     self._ahead = {}
     # (trace, infoset, actions_below's array) of the last infoset asked (_actions_below).
     self._below = None
-    # (first next root of a group, its trace_steps) of the last setup tested against
-    # a deadline: defer after its refusal does not count them again.
-    self._last_steps = None
+    # (first next root of a group, its trace_steps, its SetupClock) of the last setup
+    # tested against a deadline: defer after its refusal does not count the steps
+    # again, and estimates its time at the setup's pace.
+    self._last_setup = None
 
   @classmethod
   def whole_game(cls, tree, state_keys, player, use_cbr=False, config=None, seed=None):
@@ -288,7 +289,8 @@ class CompiledResolver:
     reused when its view kept every root. Otherwise returns False, changing nothing,
     if the refused subgame has more than `max_roots` roots, or its estimate
     (subgame_budget.defer_seconds of its roots and compiled_subgames.trace_steps'
-    counts) exceeds `max_seconds` (a trace that would not fit the move)."""
+    counts, at the pace of the refused setup if it was given up running slow)
+    exceeds `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
     group = trace.group_roots(infoset)
     if refused is not None and len(refused.view.active_roots) == len(group):
@@ -298,10 +300,13 @@ class CompiledResolver:
       if max_roots is not None and len(group) > max_roots:
         return False
       if max_seconds is not None:
-        last = self._last_steps
-        steps = (last[1] if last is not None and last[0] == int(group[0]) else
-                 self._trace_steps(trace.next_roots[group]))
-        if subgame_budget.defer_seconds(len(group), **steps) > max_seconds:
+        last = self._last_setup
+        if last is not None and last[0] == int(group[0]):
+          steps, pace = last[1], 1.0 if last[2] is None else last[2].pace
+        else:
+          steps, pace = self._trace_steps(trace.next_roots[group]), 1.0
+        if subgame_budget.defer_seconds(len(group), **steps, sampling=self.sampler
+                                        is not None, pace=pace) > max_seconds:
           return False
       below = compiled_subgames.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
@@ -524,7 +529,7 @@ class CompiledResolver:
     clock = None
     if deadline is not None:
       steps = self._trace_steps(nodes)
-      self._last_steps = (int(group[0]), steps)
+      self._last_setup = (int(group[0]), steps, None)
       walked, found = steps["walked"], steps["found"]
       if first_iteration_seconds is not None:
         # Kept free for the first iteration, after the setup (its next roots: at
@@ -540,6 +545,7 @@ class CompiledResolver:
       # A setup running far slower than estimated is given up between its stages.
       clock = subgame_budget.SetupClock(
           stages, deadline if late_deadline is None else late_deadline, reserve)
+      self._last_setup = (int(group[0]), steps, clock)
     profile = None
     inputs = "its iterations since the last refusal"
     # Exact values' and the average strategy's passes over a tree are budgeted on

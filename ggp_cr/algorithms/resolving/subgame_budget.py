@@ -50,6 +50,11 @@ TRACE_SECONDS_PER_FOUND = 4.5e-8
 # inferred in a slow hour of the machine (nothing is found there); estimated 0
 # before, so a defer after a setup given up late overran the move.
 DEFER_SECONDS_PER_ROOT = 2e-8
+# In a sampling bot's process the same defer took about twice as long: below PAM{8}'s
+# 95k-root subgame (estimated 31 ms) 63-82 ms, its trace 53-70 ms (32 ms in a CFR+
+# bot's process), quiet machine; in a slow hour a setup given up at 3 times its
+# estimate was followed by a defer that took the decision to 0.225 s of 0.2 s.
+SAMPLING_DEFER_SLOWDOWN = 2.0
 # A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
 # adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
 # iteration's passes took 23 ms; CPU time on the shared 2-core machine).
@@ -108,12 +113,15 @@ def trace_seconds(walked, found):
   return TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found
 
 
-def defer_seconds(roots, walked, found):
+def defer_seconds(roots, walked, found, sampling=False, pace=1.0):
   """The estimated seconds of CompiledResolver.defer below a refused subgame of
   `roots` roots whose trace walks `walked` nodes and finds `found` next turns: the
   trace, and DEFER_SECONDS_PER_ROOT a root (the roots' indices and the fresh trace
-  even when nothing is found below them)."""
-  return trace_seconds(walked, found) + DEFER_SECONDS_PER_ROOT * roots
+  even when nothing is found below them); SAMPLING_DEFER_SLOWDOWN times that with a
+  sampling solver; times `pace`, that of the refused subgame's setup
+  (SetupClock.pace: a setup given up for running slow is followed by a slow defer)."""
+  seconds = trace_seconds(walked, found) + DEFER_SECONDS_PER_ROOT * roots
+  return seconds * (SAMPLING_DEFER_SLOWDOWN if sampling else 1.0) * max(pace, 1.0)
 
 
 def setup_stages(roots, walked, found, sampling=False):
@@ -172,6 +180,8 @@ class SetupClock:
     self._reserve = float(reserve)
     self._now = now
     self._start = now()
+    # The pace at the last check (1 before any): how much slower than estimated.
+    self.pace = 1.0
 
   def excluding(self, compute):
     """compute() without counting its time in the pace (work budgeted on its own,
@@ -194,6 +204,7 @@ class SetupClock:
     elapsed = now - self._start
     expected = sum(self._stages[:done])
     pace = max(1.0, elapsed / expected) if expected > 0 else 1.0
+    self.pace = pace
     if now + pace * rest + self._reserve > self._deadline:
       raise resolver.CannotResolve(
           f"its setup took {1000 * elapsed:.0f} ms to its {stage} (estimated "
