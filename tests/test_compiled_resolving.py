@@ -951,6 +951,21 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   assert views == [1]
 
 
+def _count_instances(monkeypatch, module, name):
+  """A list that gets a 1 per instance of class `module.name` made from now on."""
+  made = []
+  original = getattr(module, name)
+
+  class Counted(original):
+
+    def __init__(self, *args, **kwargs):
+      made.append(1)
+      super().__init__(*args, **kwargs)
+
+  monkeypatch.setattr(module, name, Counted)
+  return made
+
+
 def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   """A sampling solver's setup whose view's plan runs far over its estimate is given
   up before the sampler's structures are made (so is a CFR+ one); the deadline of a setup's share of
@@ -974,17 +989,8 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
     return inputs, plan, 0.005, trace
 
   monkeypatch.setattr(subgame_budget, "setup_stages", stages)
-  samplers = []
-  original_sampler = compiled_resolving.view_sampling.InPlaceSampler
-
-  class CountedSampler(original_sampler):
-
-    def __init__(self, *args, **kwargs):
-      samplers.append(1)
-      super().__init__(*args, **kwargs)
-
-  monkeypatch.setattr(compiled_resolving.view_sampling, "InPlaceSampler",
-                      CountedSampler)
+  samplers = _count_instances(monkeypatch, compiled_resolving.view_sampling,
+                              "InPlaceSampler")
   original_plan = compiled_resolving.subgame_views.SubgameView._build
   delay = []
 
@@ -1013,17 +1019,8 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
   whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
   whole.iterate(5)
-  made = []
-  original_cfr_plus = compiled_resolving.subgame_views.SubgameCFRPlus
-
-  class CountedCFRPlus(original_cfr_plus):
-
-    def __init__(self, *args, **kwargs):
-      made.append(1)
-      super().__init__(*args, **kwargs)
-
-  monkeypatch.setattr(compiled_resolving.subgame_views, "SubgameCFRPlus",
-                      CountedCFRPlus)
+  made = _count_instances(monkeypatch, compiled_resolving.subgame_views,
+                          "SubgameCFRPlus")
   delay[0] = 0.3
   with pytest.raises(cr.CannotResolve, match="ms to its plan"):
     whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
