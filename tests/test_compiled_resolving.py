@@ -861,7 +861,7 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
   """Stages estimated at 10, 20, 30 and 20 ms, the first iteration's reserve 20 ms,
   the deadline 110 ms after the start (the test before the setup passes: 100 ms)."""
   fake = _FakeClock()
-  stages = (0.01, 0.02, 0.03, 0.02)
+  stages = {"inputs": 0.01, "plan": 0.02, "solver": 0.03, "trace": 0.02}
   clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
   fake.now += 0.005  # ahead of schedule: not credited, and no test fails
   clock.check("inputs")
@@ -884,13 +884,12 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
   fake.now += 0.009
   clock.check("inputs")
   # Nothing left to do and no reserve: nothing is tested, however late.
-  clock = subgame_budget.SetupClock((0.01, 0.05, 0.01, 0.0), fake.now + 0.001,
-                                    now=fake)
+  stages = {"inputs": 0.01, "plan": 0.05, "solver": 0.01, "trace": 0.0}
+  clock = subgame_budget.SetupClock(stages, fake.now + 0.001, now=fake)
   fake.now += 1.0
   clock.check("solver")
   with pytest.raises(cr.CannotResolve):
-    subgame_budget.SetupClock((0.01, 0.05, 0.01, 0.0), fake.now + 0.001, 0.01,
-                              now=fake).check("solver")
+    subgame_budget.SetupClock(stages, fake.now + 0.001, 0.01, now=fake).check("solver")
 
 
 def test_setup_stages_sum_to_the_setup_estimate():
@@ -898,13 +897,18 @@ def test_setup_stages_sum_to_the_setup_estimate():
       np.array([0, 542_592, 0])
   for sampling in (False, True):
     stages = subgame_budget.setup_stages(roots, walked, found, sampling)
-    np.testing.assert_allclose(sum(stages), subgame_budget.setup_seconds(
+    np.testing.assert_allclose(sum(stages.values()), subgame_budget.setup_seconds(
         roots, walked, found, sampling))
-    assert all((np.asarray(stage) >= 0).all() for stage in stages)
+    assert all((np.asarray(stage) >= 0).all() for stage in stages.values())
   for sampling in (False, True):
     stages = subgame_budget.setup_stages(roots, walked, found, sampling)
-    np.testing.assert_allclose(stages[1], subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
-  assert not stages[3].any()  # the sampler traces in its own stage
+    np.testing.assert_allclose(stages["plan"],
+                               subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
+    np.testing.assert_allclose(stages["trace"],
+                               subgame_budget.trace_seconds(walked, found))
+    # The order of _build: the sampler traces before it builds its structures.
+    assert list(stages) == (["inputs", "plan", "trace", "solver"] if sampling else
+                            ["inputs", "plan", "solver", "trace"])
   np.testing.assert_allclose(
       subgame_budget.defer_seconds(roots, walked, found, sampling=True, pace=2.0),
       2.0 * subgame_budget.SAMPLING_DEFER_SLOWDOWN *
@@ -931,8 +935,8 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   original_stages = subgame_budget.setup_stages
 
   def stages(*args, **kwargs):
-    inputs, plan, solver, trace = original_stages(*args, **kwargs)
-    return inputs, plan, solver + 0.02, trace
+    estimates = original_stages(*args, **kwargs)
+    return dict(estimates, solver=estimates["solver"] + 0.02)
 
   monkeypatch.setattr(subgame_budget, "setup_stages", stages)
   built, _ = current.next_subgame(infoset, "resolve",
@@ -967,8 +971,9 @@ def _count_instances(monkeypatch, module, name):
 
 
 def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
-  """A sampling solver's setup whose view's plan runs far over its estimate is given
-  up before the sampler's structures are made (so is a CFR+ one); the deadline of a setup's share of
+  """A sampling solver's setup whose view's plan, or its trace, runs far over its
+  estimate is given up before the sampler's structures are made (a CFR+ one after
+  its plan, likewise); the deadline of a setup's share of
   the move does not give it up while it still fits `late_deadline`."""
   game = pyspiel.load_game(GAMES[3])
   tree = compiled_tree.cached_tree(game)
@@ -984,9 +989,8 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   monkeypatch.setattr(subgame_budget, "PLAN_SECONDS_PER_ROOT", 0.0)
   original_stages = subgame_budget.setup_stages
 
-  def stages(*args, **kwargs):  # the sampler's stage estimated at 5 ms
-    inputs, plan, _, trace = original_stages(*args, **kwargs)
-    return inputs, plan, 0.005, trace
+  def stages(*args, **kwargs):  # the solver's stage estimated at 5 ms
+    return dict(original_stages(*args, **kwargs), solver=0.005)
 
   monkeypatch.setattr(subgame_budget, "setup_stages", stages)
   samplers = _count_instances(monkeypatch, compiled_resolving.view_sampling,
@@ -1016,6 +1020,19 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   built, _ = whole.next_subgame(infoset, "resolve", deadline=now + 0.06, seed=1,
                                 late_deadline=now + 0.5)
   assert samplers == [1, 1] and built is not None
+  # The sampler's trace, slow: given up before its structures.
+  delay[0] = 0.0
+  original_trace = compiled_subgames.trace_subgames
+
+  def slow_trace(*args, **kwargs):
+    time.sleep(0.3)
+    return original_trace(*args, **kwargs)
+
+  monkeypatch.setattr(compiled_subgames, "trace_subgames", slow_trace)
+  with pytest.raises(cr.CannotResolve, match="ms to its trace"):
+    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.2, seed=1)
+  assert samplers == [1, 1]
+  monkeypatch.setattr(compiled_subgames, "trace_subgames", original_trace)
   # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
   whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
   whole.iterate(5)

@@ -126,13 +126,13 @@ def sampler(config, seed):
   """A GadgetView `solver` argument: the sampling solver of `config` (a
   resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
   estimates of the view's next turns (view_sampling.InPlaceSampler on a
-  SubgameView, ViewSampler on a copy)."""
+  SubgameView, ViewSampler on a copy; `trace`: the view's, if already made)."""
 
-  def make(view):
+  def make(view, trace=None):
     kind = (view_sampling.InPlaceSampler
             if isinstance(view, subgame_views.SubgameView) else
             view_sampling.ViewSampler)
-    return kind(view, view.trace(), config, seed)
+    return kind(view, view.trace() if trace is None else trace, config, seed)
 
   return make
 
@@ -537,7 +537,7 @@ class CompiledResolver:
         reserve = first_iteration_seconds(size, found)
       stages = subgame_budget.setup_stages(
           len(group), walked, found, self.config is not None and self.config.sampling)
-      setup = float(sum(stages))
+      setup = float(sum(stages.values()))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
@@ -595,14 +595,20 @@ class CompiledResolver:
       info["variant"] = variant = "resolve"
     depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
     solver = view_solver(self.config, seed)
+    sampling = self.config is not None and self.config.sampling
     if clock is not None:
       # An in-place view's solver structures follow its plan (a copy's time is
-      # budgeted on its own, by subgame_view).
+      # budgeted on its own, by subgame_view); a sampler's, its trace.
       make_solver = solver
 
       def solver(view):
-        if isinstance(view, subgame_views.SubgameView):
+        in_place = isinstance(view, subgame_views.SubgameView)
+        if in_place:
           clock.check("plan")
+        if in_place and sampling:
+          trace = view.trace()
+          clock.check("trace")
+          return make_solver(view, trace)
         # pylint: disable-next=protected-access
         return view._solver() if make_solver is None else make_solver(view)
 
@@ -613,8 +619,8 @@ class CompiledResolver:
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
-    elif clock is not None:
-      clock.check("solver")  # (nothing is left for a sampling solver: no test)
+    elif clock is not None and not sampling:
+      clock.check("solver")
     if self.config is not None and self.config.keep_solver_data:
       warm_start.carry_over(view, self.view)
     return CompiledResolver(view, self.use_cbr, profile, self.config), info, w, \

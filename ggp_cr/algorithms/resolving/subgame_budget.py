@@ -125,14 +125,14 @@ def defer_seconds(roots, walked, found, sampling=False, pace=1.0):
 
 
 def setup_stages(roots, walked, found, sampling=False):
-  """The estimated seconds of the four stages of setting up a subgame of `roots`
-  roots whose trace of the next turns below walks `walked` nodes and finds `found`
-  (scalars or arrays), in CompiledResolver._build's order (SetupClock.STAGES):
-  the inputs (SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root); the view's plan
-  (PLAN_SECONDS_PER_ROOT a root); the solver's structures (CFR+: the rest of
-  SETUP_SECONDS_PER_ROOT; a sampling solver: the rest of its per-root cost, its
-  cost per next turn found, and its trace of the next turns, which the sampler
-  makes); the trace of the next turns (CFR+; 0 for a sampling solver)."""
+  """The estimated seconds of the stages of setting up a subgame of `roots` roots
+  whose trace of the next turns below walks `walked` nodes and finds `found`
+  (scalars or arrays), as {stage: seconds} in CompiledResolver._build's order: the
+  inputs (SETUP_SECONDS and INPUTS_SECONDS_PER_ROOT a root); the view's plan
+  (PLAN_SECONDS_PER_ROOT a root); then with CFR+ the solver's structures (the rest
+  of SETUP_SECONDS_PER_ROOT) and the trace of the next turns, with a sampling
+  solver the trace (which the sampler makes first) and the sampler's structures
+  (the rest of its per-root cost, and its cost per next turn found)."""
   roots = np.asarray(roots)
   inputs = SETUP_SECONDS + INPUTS_SECONDS_PER_ROOT * roots
   plan = PLAN_SECONDS_PER_ROOT * roots
@@ -140,10 +140,10 @@ def setup_stages(roots, walked, found, sampling=False):
   if sampling:
     solver = (SAMPLING_SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT -
               PLAN_SECONDS_PER_ROOT) * roots + SAMPLING_SETUP_SECONDS_PER_FOUND * found
-    return inputs, plan, solver + trace, 0.0 * trace
-  return (inputs, plan,
-          (SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT - PLAN_SECONDS_PER_ROOT) *
-          roots, trace)
+    return {"inputs": inputs, "plan": plan, "trace": trace, "solver": solver}
+  solver = (SETUP_SECONDS_PER_ROOT - INPUTS_SECONDS_PER_ROOT -
+            PLAN_SECONDS_PER_ROOT) * roots
+  return {"inputs": inputs, "plan": plan, "solver": solver, "trace": trace}
 
 
 def setup_seconds(roots, walked, found, sampling=False):
@@ -151,14 +151,14 @@ def setup_seconds(roots, walked, found, sampling=False):
   the next turns below walks `walked` nodes and finds `found` (scalars or arrays):
   SETUP_SECONDS, the trace, and per root (a sampling solver's prefix arrays: per
   root and per next turn found); the sum of setup_stages."""
-  return sum(setup_stages(roots, walked, found, sampling))
+  return sum(setup_stages(roots, walked, found, sampling).values())
 
 
 class SetupClock:
-  """Checks a subgame's setup against its estimate at the end of each stage
-  (setup_stages: inputs, the view's plan, the solver's structures, the trace), so
-  that a setup running far slower than
-  estimated is given up at once rather than finished and then refused.
+  """Checks a subgame's setup against its estimate at the end of each of its stages
+  (`stages`, setup_stages' {stage: seconds} in their order), so that a setup
+  running far slower than estimated is given up at once rather than finished and
+  then refused.
 
   At the end of stage k the setup's pace is the seconds it took so far over the
   estimate of the stages done (at least 1: a setup ahead of its estimate is not
@@ -172,10 +172,9 @@ class SetupClock:
   (tests).
   """
 
-  STAGES = ("inputs", "plan", "solver", "trace")
-
   def __init__(self, stages, deadline, reserve=0.0, now=time.perf_counter):
-    self._stages = [float(s) for s in stages]
+    self._names = list(stages)
+    self._stages = [float(s) for s in stages.values()]
     self._deadline = deadline
     self._reserve = float(reserve)
     self._now = now
@@ -193,10 +192,10 @@ class SetupClock:
       self._start += self._now() - begin
 
   def check(self, stage):
-    """After stage `stage` (a name in STAGES): raises CannotResolve if the rest of
-    the setup at the pace so far, and the reserve, would end after the deadline.
+    """After stage `stage` (a name in `stages`): raises CannotResolve if the rest
+    of the setup at the pace so far, and the reserve, would end after the deadline.
     Nothing is tested when nothing is left to do."""
-    done = self.STAGES.index(stage) + 1
+    done = self._names.index(stage) + 1
     rest = sum(self._stages[done:])
     if self._deadline is None or rest + self._reserve <= 0.0:
       return
