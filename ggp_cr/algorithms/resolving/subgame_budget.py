@@ -50,11 +50,13 @@ TRACE_SECONDS_PER_FOUND = 4.5e-8
 # inferred in a slow hour of the machine (nothing is found there); estimated 0
 # before, so a defer after a setup given up late overran the move.
 DEFER_SECONDS_PER_ROOT = 2e-8
-# In a sampling bot's process the same defer took about twice as long: below PAM{8}'s
-# 95k-root subgame (estimated 31 ms) 63-82 ms, its trace 53-70 ms (32 ms in a CFR+
-# bot's process), quiet machine; in a slow hour a setup given up at 3 times its
-# estimate was followed by a defer that took the decision to 0.225 s of 0.2 s.
-SAMPLING_DEFER_SLOWDOWN = 2.0
+# In a sampling bot's process the same defer took 2-4 times as long, quiet machine:
+# below PAM{8}'s 95k-root subgame (estimated 31 ms) 63-82 ms in 0.2 s moves (its
+# trace 53-70 ms; 32 ms in a CFR+ bot's process) and 110-130 ms in 0.1 s moves,
+# where with twice the estimate it was started with 90 ms left and overran the move
+# (1.138 and 1.347 times it). At 0.1 s it is now not made there: the next subgame
+# below, the 529k-root last turn, would not fit a sampling bot's setup share anyway.
+SAMPLING_DEFER_SLOWDOWN = 4.0
 # A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
 # adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
 # iteration's passes took 23 ms; CPU time on the shared 2-core machine).
