@@ -47,6 +47,7 @@ from ggp_cr.algorithms.resolving import subgame_solvers
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import view_solvers
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
@@ -78,7 +79,7 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
     start = time.perf_counter()
     try:
       view = kind(tree, keys, player, roots, w, cbv, "resolve", opponent_reach,
-                  solver=compiled_resolving.sampler(_CONFIG, 1))
+                  solver=view_solvers.sampler(_CONFIG, 1))
     except subgame_views.NestedRoots:
       runs.append(None)
       continue

@@ -21,6 +21,7 @@ from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import subgames
 from ggp_cr.algorithms.resolving import tracing
 from ggp_cr.algorithms.resolving import view_sampling
+from ggp_cr.algorithms.resolving import view_solvers
 from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
@@ -242,7 +243,7 @@ def _copy_and_in_place(game_string, player, variant, config, own=0):
                copy.opponent_reach)
   try:
     in_place = subgame_views.SubgameView(
-        *arguments, solver=compiled_resolving.sampler(config, 11))
+        *arguments, solver=view_solvers.sampler(config, 11))
   except subgame_views.NestedRoots:
     return None
   assert isinstance(in_place.solver, view_sampling.InPlaceSampler)

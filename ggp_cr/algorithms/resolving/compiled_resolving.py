@@ -1,12 +1,12 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
 `CompiledResolver` is resolver.Resolver with the full-width CFR+ solver, depth-limited
-CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `depth_limited`, on copied views only,
-its estimates the exact values of each iteration's strategy as the live path's) or the
-sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the live path's
-CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from integer ids
-only: a view (gadget_views.GadgetView for the whole game at the first decision; for
-later subgames, `subgame_view`: a copying GadgetView when the subgame is small,
+CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `view_solvers.depth_limited`, on copied
+views only, its estimates the exact values of each iteration's strategy as the live
+path's) or the sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the
+live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from
+integer ids only: a view (gadget_views.GadgetView for the whole game at the first
+decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is small,
 COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView, solved in
 place by either solver: view_sampling.InPlaceSampler samples it), the SubgameTrace
 of the bot's next turns below it, and the next-root estimates collected each iteration. Opponent root keys the
@@ -34,12 +34,11 @@ import numpy as np
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_budget
-from ggp_cr.algorithms.resolving import subgame_solvers
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import view_sampling
+from ggp_cr.algorithms.resolving import view_solvers
 from ggp_cr.algorithms.resolving import warm_start
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
@@ -72,10 +71,10 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   on pyspiel gadgets; tree and keys None).
 
   "auto" takes the compiled path, for every solver of `config` (a
-  resolver.ResolverConfig: CFR+, dl_cfr+ with `depth_limited`, the sampling solvers
-  vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with warm_start.py), when
-  the tree is in this process, in `cache_dir`, or extractable within `nodes_limit`
-  histories. "compiled" insists (ValueError if it cannot).
+  resolver.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
+  sampling solvers vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with
+  warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
+  within `nodes_limit` histories. "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -93,50 +92,6 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   return "live", reason, None, None
 
 
-def depth_limited(config, seed):
-  """A GadgetView `solver` argument: depth-limited CFR+ of `config` (a
-  resolver.ResolverConfig with dl_cfr+; subgame_solvers.depth_limited_cfr_plus, the
-  live path's solver) with RandomPlayout's `seed` on a copying view's tree, which is
-  the live gadget's compiled tree node for node (same depths, so the same cuts and
-  the same playouts drawn in the same order). A view solved in place has no tree of
-  its own: refused (ValueError)."""
-
-  def make(view):
-    if isinstance(view, subgame_views.SubgameView):
-      raise ValueError("dl_cfr+ solves copied subgames only (GadgetView), not "
-                       "SubgameView.")
-    tree = view.tree
-    initial = (recall.CURRENT if view.variant is None and
-               int(tree.node_player[0]) == view.player else recall.FIRST)
-    return subgame_solvers.depth_limited_cfr_plus(tree, view.player, initial, config,
-                                                  seed)
-
-  return make
-
-
-def view_solver(config, seed):
-  """The GadgetView `solver` argument for `config`'s solver (None: CFR+, the view's
-  own; `depth_limited`; `sampler`), or None without a config."""
-  if config is None or config.solver == "cfr+":
-    return None
-  return (depth_limited if config.solver == "dl_cfr+" else sampler)(config, seed)
-
-
-def sampler(config, seed):
-  """A GadgetView `solver` argument: the sampling solver of `config` (a
-  resolver.ResolverConfig with vr_mccfr or mc_cfr) with `seed`, collecting the
-  estimates of the view's next turns (view_sampling.InPlaceSampler on a
-  SubgameView, ViewSampler on a copy; `trace`: the view's, if already made)."""
-
-  def make(view, trace=None):
-    kind = (view_sampling.InPlaceSampler
-            if isinstance(view, subgame_views.SubgameView) else
-            view_sampling.ViewSampler)
-    return kind(view, view.trace() if trace is None else trace, config, seed)
-
-  return make
-
-
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
                  size, deadline=None, reserve=0.0, copy_nodes_limit=None, solver=None,
                  copy_reason=None):
@@ -144,8 +99,8 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
   small (`copy_nodes_limit`, default COPY_NODES_LIMIT), its roots are nested or
   `copy_reason` (why the solver needs a copy) is given, else
   a SubgameView solved in place (by CFR+, or by the sampling `solver`, a GadgetView
-  solver argument such as `sampler`, which samples either kind); `how` says why a
-  copy was made ("" in place). Raises
+  solver argument such as `view_solvers.sampler`, which samples either kind); `how`
+  says why a copy was made ("" in place). Raises
   CannotResolve if a needed copy would not end `reserve` seconds before
   time.perf_counter() `deadline`, or if the gadget refuses its inputs."""
   arguments = (tree, keys, player, root_nodes, w, cbv, variant, opponent_reach)
@@ -186,8 +141,8 @@ def _own_reach(trace, infoset, group, w, opponent_reach):
 
 
 class CompiledResolver:
-  """CFR+ or a sampling solver (a view made with `sampler`) on `view`, with the next
-  subgames' estimates (module docstring).
+  """CFR+ or a sampling solver (a view made with `view_solvers.sampler`) on `view`,
+  with the next subgames' estimates (module docstring).
 
   `use_cbr` with `trunk` (the bot's whole-tree profile so far; None at the whole
   game) makes `next_subgame` use exact counterfactual best-response inputs;
@@ -230,7 +185,7 @@ class CompiledResolver:
     with `seed`."""
     subgame_views.prepare(tree)
     compiled_subgames.trace_steps(tree, player)  # the later subgames' setup budgets
-    solver = view_solver(config, seed)
+    solver = view_solvers.view_solver(config, seed)
     return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
                config=config)
@@ -411,7 +366,8 @@ class CompiledResolver:
     `deadline`, or, checked between its stages, runs so far over that estimate
     that the rest would not end before `late_deadline` (default `deadline`; a
     sampling bot's setup has a share of the move, but may run late up to the
-    move's end; subgame_budget.SetupClock). After `defer` with no iteration since, the inputs are those of this solve's average strategy (one pass, whose
+    move's end; subgame_budget.SetupClock). After `defer` with no iteration since,
+    the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
     for the infoset's group (no iteration since) is returned at once, after the
@@ -594,7 +550,7 @@ class CompiledResolver:
     if variant == "unsafe" and not jointly:
       info["variant"] = variant = "resolve"
     depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
-    solver = view_solver(self.config, seed)
+    solver = view_solvers.view_solver(self.config, seed)
     sampling = self.config is not None and self.config.sampling
     if clock is not None:
       # An in-place view's solver structures follow its plan (a copy's time is

@@ -139,6 +139,7 @@ from ggp_cr.algorithms.resolving import resolver
 from ggp_cr.algorithms.resolving import subgame_budget
 from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import view_solvers
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -183,7 +184,7 @@ def _warm_up_full_width():
         subgame_views.SubgameView(
             tree, keys, 0, view.root_nodes, view.w,
             dict(zip(view.infoset_keys.tolist(), view.cbv.tolist())), "resolve",
-            solver=(compiled_resolving.sampler(config, 0) if config.sampling else
+            solver=(view_solvers.sampler(config, 0) if config.sampling else
                     None)), config=config)
     in_place.iterate(1)
     in_place.probabilities(int(tree.node_infoset[view.root_nodes[0]]))
