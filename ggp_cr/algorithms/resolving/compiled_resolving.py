@@ -6,9 +6,9 @@ views only, its estimates the exact values of each iteration's strategy as the l
 path's) or the sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the
 live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from
 integer ids only: a view (gadget_views.GadgetView for the whole game at the first
-decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is small,
-COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView, solved in
-place by either solver: view_sampling.InPlaceSampler samples it), the SubgameTrace
+decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is
+small, COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView,
+solved in place by either solver: view_sampling.InPlaceSampler samples it), the SubgameTrace
 of the bot's next turns below it, and the next-root estimates collected each iteration. Opponent root keys the
 sampling never reached get, at the whole game, o's exact counterfactual best-response
 value against the solve's average strategy, as the live path (resolver.Resolver.
@@ -483,6 +483,7 @@ class CompiledResolver:
                           f"{int(max_nodes):,} its build time allows")
     reserve, setup, steps = 0.0, 0.0, None
     clock = None
+    sampling = self.config is not None and self.config.sampling
     if deadline is not None:
       steps = self._trace_steps(nodes)
       self._last_setup = (int(group[0]), steps, None)
@@ -491,8 +492,7 @@ class CompiledResolver:
         # Kept free for the first iteration, after the setup (its next roots: at
         # most one per next turn found).
         reserve = first_iteration_seconds(size, found)
-      stages = subgame_budget.setup_stages(
-          len(group), walked, found, self.config is not None and self.config.sampling)
+      stages = subgame_budget.setup_stages(len(group), walked, found, sampling)
       setup = float(sum(stages.values()))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
@@ -551,7 +551,6 @@ class CompiledResolver:
       info["variant"] = variant = "resolve"
     depth_limited_solver = self.config is not None and self.config.solver == "dl_cfr+"
     solver = view_solvers.view_solver(self.config, seed)
-    sampling = self.config is not None and self.config.sampling
     if clock is not None:
       # An in-place view's solver structures follow its plan (a copy's time is
       # budgeted on its own, by subgame_view); a sampler's, its trace.
