@@ -8,9 +8,9 @@ live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), buil
 integer ids only: a view (gadget_views.GadgetView for the whole game at the first
 decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is
 small, COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView,
-solved in place by either solver: view_sampling.InPlaceSampler samples it), the SubgameTrace
-of the bot's next turns below it, and the next-root estimates collected each iteration. Opponent root keys the
-sampling never reached get, at the whole game, o's exact counterfactual best-response
+solved in place by either solver: view_sampling.InPlaceSampler samples it), the
+SubgameTrace of the bot's next turns below it, and the next-root estimates collected
+each iteration. Opponent root keys the sampling never reached get, at the whole game, o's exact counterfactual best-response
 value against the solve's average strategy, as the live path (resolver.Resolver.
 _unsampled_values); elsewhere the game's minimum utility. The bot keeps one per
 visited subgame: it looks
