@@ -35,6 +35,7 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
@@ -56,7 +57,10 @@ _SEED = flags.DEFINE_integer("seed", 0,
 
 def _match(game, seat, seed):
   """One match of the bot in `seat` against uniform random: (decision seconds /
-  budget, the bot's records, whether each decision entered a new subgame)."""
+  budget, the bot's records, whether each decision entered a new subgame). The
+  garbage of earlier matches is collected first, as matches.play does in a
+  tournament (timing.budget_ratios)."""
+  matches.collect_between_matches()
   tree = compiled_tree.cached_tree(game)
   keys = compiled_resolving.state_keys(tree)
   trace = None

@@ -10,6 +10,7 @@ from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.evaluation import timing
 
 
 def test_parse_player_fills_defaults_and_positional_arguments():
@@ -213,12 +214,26 @@ def test_strategy_player_needs_an_existing_file_for_its_game(tmp_path):
     registry.make_bot(f"strategy({path})", registry.load_game("kuhn_poker"), 0, 0)
 
 
+def _match_by_play(game, names, budget):
+  matches.run_match(game, names, matches.match_seeds(0, *names, 0, 1), budget)
+
+
+def _match_by_budget_ratios(game, names, budget):
+  """The timed benchmarks' match (cr_time_budget, online_time_budget)."""
+  bots = [registry.make_bot(name, game, seat, seat, budget)
+          for seat, name in enumerate(names)]
+  timing.budget_ratios(game, bots, 0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("harness", [_match_by_play, _match_by_budget_ratios])
 @pytest.mark.parametrize("interval", [0.0, float("inf")])
-def test_a_match_first_frees_the_garbage_of_earlier_matches(monkeypatch, interval):
+def test_a_match_first_frees_the_garbage_of_earlier_matches(monkeypatch, interval,
+                                                            harness):
   """Continual resolving's views and solvers point at each other, so a finished
-  match's tables wait for a full collection; `play` runs one before the next match
-  (at most every COLLECTION_INTERVAL_SECONDS). With an infinite interval (no
-  collection) the first match's cycles are still there, the check of the test."""
+  match's tables wait for a full collection; `play`, and the benchmarks' timed
+  matches (timing.budget_ratios), run one before the next match (at most every
+  COLLECTION_INTERVAL_SECONDS). With an infinite interval (no collection) the first
+  match's cycles are still there, the check of the test."""
   import gc  # pylint: disable=import-outside-toplevel
   game = registry.load_game("python_leduc(max_raises=1,cards_per_suit=3)")
   monkeypatch.setattr(matches, "COLLECTION_INTERVAL_SECONDS", interval)
@@ -227,10 +242,8 @@ def test_a_match_first_frees_the_garbage_of_earlier_matches(monkeypatch, interva
   gc.disable()
   try:
     gc.collect()
-    matches.run_match(game, ["cr", "random"], matches.match_seeds(0, "cr", "r", 0, 1),
-                      budget)
-    matches.run_match(game, ["random", "random"],
-                      matches.match_seeds(0, "r", "r", 0, 1), budget)
+    harness(game, ["cr", "random"], budget)
+    harness(game, ["random", "random"], budget)
     left = gc.collect()
   finally:
     if enabled:
