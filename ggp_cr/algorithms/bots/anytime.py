@@ -15,6 +15,8 @@ import gc
 import platform
 import time
 
+import numpy as np
+
 
 @contextlib.contextmanager
 def gc_frozen(active=True):
@@ -36,21 +38,33 @@ def gc_frozen(active=True):
     gc.unfreeze()
 
 
-# glibc's mallopt parameters and the largest mmap threshold it accepts on 64 bits.
+# glibc's mallopt parameters, the largest mmap threshold it accepts on 64 bits, and
+# the trim threshold that turns trimming off.
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _MMAP_THRESHOLD = 32 << 20
-_TRIM_THRESHOLD = 512 << 20
+_NEVER_TRIM = -1
 _KEPT = []
+# Blocks prefault_heap touches (under the mmap threshold, so they come from the heap),
+# and the bytes it has touched so far in this process.
+_PREFAULT_BLOCK_BYTES = 8 << 20
+_PREFAULTED = [0]
 
 
 def keep_freed_memory():
   """Asks glibc's allocator (if the process uses it) to keep freed memory for reuse:
-  blocks up to 32 MiB come from the heap, and up to 512 MiB of freed heap stay in the
-  process, instead of large blocks being mapped fresh from the system and unmapped
-  when freed. Otherwise every numpy array of 10^5-10^6 entries that a decision makes
-  is page-faulted anew (continual resolving on PAM{8}: 1-4 thousand faults, 10-25 ms
-  of a 0.1 s move at a subgame of 543k roots, measured on the shared machine). Once
-  per process; returns whether it applied (False off glibc)."""
+  blocks up to 32 MiB come from the heap, and freed heap is never given back to the
+  system (trimming off), instead of large blocks being mapped fresh from the system
+  and unmapped when freed. A page touched for the first time costs a page fault,
+  3.5-20 µs on this project's virtual machines: continual resolving's subgame setups
+  allocate arrays of 10^5-10^6 entries at every decision, and each freed subgame's
+  tables (about 100 MB on PAM{8}) wait for a collection between matches. With
+  trimming at 512 MiB (before), the heap freed by that collection was given back,
+  and every match faulted its memory in again: on PAM{8} a sampling bot's trace
+  below 33-36k roots took 70-108 ms with 4.2-4.5k faults, 10-13 ms with none, and
+  a 490-510k-root setup 104-147 ms with 5-31k faults, 50-53 ms with few or none.
+  The price: the process keeps its largest heap (about 1 GB resident for continual
+  resolving on PAM{8}, tree included) until it exits. Once per process; returns
+  whether it applied (False off glibc)."""
   if _KEPT:
     return _KEPT[0]
   applied = False
@@ -58,11 +72,34 @@ def keep_freed_memory():
     try:
       libc = ctypes.CDLL("libc.so.6")
       applied = bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) and
-                     libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+                     libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
     except (OSError, AttributeError):
       applied = False
   _KEPT.append(applied)
   return applied
+
+
+def prefault_heap(nbytes):
+  """Once keep_freed_memory applied: makes sure `nbytes` of heap have been touched in
+  this process and freed, so that later allocations up to that much reuse pages that
+  are already mapped instead of faulting fresh ones inside a timed decision (the
+  heap is never trimmed: keep_freed_memory). A process's first match of continual
+  resolving on PAM{8} otherwise faulted 60-90 MB into its heap within its decisions
+  (15.7k and 6.1k faults over its two seats, none in later matches), where one
+  sampling setup of 495k roots took 0.16 s of a 0.1 s move. Only what exceeds the
+  largest earlier request is touched (in blocks of 8 MiB); returns the bytes touched
+  now (0 off glibc)."""
+  if not keep_freed_memory():
+    return 0
+  extra = int(nbytes) - _PREFAULTED[0]
+  if extra <= 0:
+    return 0
+  blocks = [np.ones(_PREFAULT_BLOCK_BYTES // 8)
+            for _ in range(-(-extra // _PREFAULT_BLOCK_BYTES))]
+  touched = sum(block.nbytes for block in blocks)
+  del blocks
+  _PREFAULTED[0] = int(nbytes)
+  return touched
 
 
 def would_start(limit, start, margin=1.0, decay=0.9, timing=None):
