@@ -30,10 +30,14 @@ SETUP_SECONDS = 4e-3
 SETUP_SECONDS_PER_ROOT = 6e-8
 # The sampling solvers' in-place setup per root (the sampler's prefix arrays) and per
 # next turn found below (the next roots' climb and node map), fitted to PAM{8}'s
-# 95k-518k-root subgames in self-play at 0.2-0.4 s a move, wall clock on the quiet
-# machine: 36-55 ms at 170k roots and none found, 101-152 ms at 503k-518k, 66-98 ms
-# at 95k roots with 542k found (the earlier 1.3e-7 a root and nothing a turn found
-# estimated these 1.4-2.2 times too low; a 503k-root setup overran a 0.2 s move).
+# subgames in a sampling bot's process once freed memory stopped being given back
+# (bots/anytime.keep_freed_memory), wall clock, quiet machine, the trace below
+# (TRACE_SECONDS_*) included: 35-37k roots with 171-177k found 19-22 ms (the old
+# estimate 27, the new 22), 89-95k roots with 508-538k found 45-62 ms (66-70; 53-
+# 56), 163-168k roots and none found 21-22 ms (40; 24), 490-510k roots and none
+# found 50-53 ms (114; 64). The old 2.2e-7 a root and 3e-8 a turn found were
+# fitted to setups that page-faulted fresh memory (they took 1.4-2.2 times the
+# estimate before them) and kept the 95k-root subgame out of a 0.1 s move.
 # Of a subgame's setup per root, the next roots' inputs (NextRootEstimates.inputs)
 # take about this much a root; the view the rest (both cores busy, PAM{8}'s
 # 95k- and 542k-root subgames: 0.18 of the per-root part; setup_stages).
@@ -41,8 +45,8 @@ INPUTS_SECONDS_PER_ROOT = 1.1e-8
 # ... and an in-place view's plan (GadgetView._plan) about this much a root, before its
 # solver's structures (about 0.4 of CFR+'s view at 542k roots).
 PLAN_SECONDS_PER_ROOT = 2e-8
-SAMPLING_SETUP_SECONDS_PER_ROOT = 2.2e-7
-SAMPLING_SETUP_SECONDS_PER_FOUND = 3e-8
+SAMPLING_SETUP_SECONDS_PER_ROOT = 1.2e-7
+SAMPLING_SETUP_SECONDS_PER_FOUND = 2e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
 # A deferred trace's cost per root of the refused subgame besides the trace's own
@@ -91,8 +95,11 @@ VIEW_SLOWDOWN = 1.6
 RESOLVE_SHARE = 0.95
 FIRST_ITERATION_MARGIN = 1.25
 # A sampling solver's subgame setup may use this share of the move (its iterations
-# cost microseconds: the rest of the move samples thousands of them).
-SAMPLING_SETUP_SHARE = 0.6
+# cost microseconds: the rest of the move samples hundreds to thousands of them).
+# At 0.6, PAM{8}'s 90-95k-root subgame (45-62 ms) and 490-510k-root last turn
+# (about 50 ms, estimated 64) were refused in 0.1 s moves, and the bot's next turn
+# below a refused one was not traced either (7b's resolved share 0.85-0.95).
+SAMPLING_SETUP_SHARE = 0.8
 # Subgames smaller than this do not re-measure the estimate (fixed costs dominate).
 MEASURED_NODES = 200_000
 # What is left of a CFR+ move (after its iterations and the action) builds the next
