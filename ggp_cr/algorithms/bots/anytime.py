@@ -62,7 +62,7 @@ def keep_freed_memory():
   and every match faulted its memory in again: on PAM{8} a sampling bot's trace
   below 33-36k roots took 70-108 ms with 4.2-4.5k faults, 10-13 ms with none, and
   a 490-510k-root setup 104-147 ms with 5-31k faults, 50-53 ms with few or none.
-  The price: the process keeps its largest heap (about 1 GB resident for continual
+  The price: the process keeps its largest heap (0.7-0.9 GB resident for continual
   resolving on PAM{8}, tree included) until it exits. Once per process; returns
   whether it applied (False off glibc)."""
   if _KEPT:
@@ -84,9 +84,10 @@ def prefault_heap(nbytes):
   this process and freed, so that later allocations up to that much reuse pages that
   are already mapped instead of faulting fresh ones inside a timed decision (the
   heap is never trimmed: keep_freed_memory). A process's first match of continual
-  resolving on PAM{8} otherwise faulted 60-90 MB into its heap within its decisions
-  (15.7k and 6.1k faults over its two seats, none in later matches), where one
-  sampling setup of 495k roots took 0.16 s of a 0.1 s move. Only what exceeds the
+  resolving on PAM{8} otherwise faulted about 85 MB into its heap within its
+  decisions (15.7k and 6.1k faults in the bots of its first two matches, none in
+  the next six), where one sampling setup of 495k roots took 0.16 s of a 0.1 s
+  move; with it, 0-8k faults a match in the first three. Only what exceeds the
   largest earlier request is touched (in blocks of 8 MiB); returns the bytes touched
   now (0 off glibc)."""
   if not keep_freed_memory():

@@ -149,8 +149,9 @@ _THESIS = presets.THESIS_VR_MCCFR
 # decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
 _SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
 # The heap a compiled-path bot faults in before its first decision (anytime.
-# prefault_heap): this many times its tree's arrays (PAM{8}: 85 MiB of arrays, and
-# its bot's process grew 128 MiB in its first matches), at most PREFAULT_MAX_BYTES.
+# prefault_heap): this many times its tree's arrays (PAM{8}: 85 MiB of arrays; a
+# sampling bot's process grew 130-330 MiB over its first three matches), at most
+# PREFAULT_MAX_BYTES.
 PREFAULT_TREE_MULTIPLE = 4
 PREFAULT_MAX_BYTES = 1 << 30
 
