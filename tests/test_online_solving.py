@@ -423,6 +423,18 @@ def test_compiled_online_solving_plays_as_the_live_one():
     np.testing.assert_allclose(compiled[compared], live[compared], atol=1e-9, rtol=0)
 
 
+def _run_in_fresh_process(script):
+  """The stdout of `script` run by a fresh interpreter (its memory settings and heap
+  are its own); skips the test if it prints that glibc's mallopt did not apply."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  out = subprocess.run([sys.executable, "-c", script], check=True,
+                       capture_output=True, text=True).stdout.strip()
+  if out == "not applied":
+    pytest.skip("glibc's mallopt is not available here")
+  return out
+
+
 _FREED_MEMORY_SCRIPT = """
 import numpy as np
 from ggp_cr.algorithms.bots import anytime
@@ -444,13 +456,7 @@ def test_kept_freed_memory_stays_in_the_process():
   under the 32 MiB mmap threshold) stay resident for the next allocations instead of
   being given back (with the earlier 512 MiB trim threshold they were). Runs in a
   fresh process, which then keeps that memory; skipped off glibc."""
-  import subprocess  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  out = subprocess.run([sys.executable, "-c", _FREED_MEMORY_SCRIPT], check=True,
-                       capture_output=True, text=True).stdout.strip()
-  if out == "not applied":
-    pytest.skip("glibc's mallopt is not available here")
-  assert int(out) < 64 << 20
+  assert int(_run_in_fresh_process(_FREED_MEMORY_SCRIPT)) < 64 << 20
 
 
 _PREFAULT_SCRIPT = """
@@ -474,12 +480,6 @@ def test_prefaulted_heap_is_reused_without_page_faults():
   """prefault_heap touches the heap once (in a fresh process): arrays allocated
   afterwards, up to that much, fault almost no page in (without it, 192 MiB of
   fresh arrays fault about 49k pages of 4 KiB). Skipped off glibc."""
-  import subprocess  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  out = subprocess.run([sys.executable, "-c", _PREFAULT_SCRIPT], check=True,
-                       capture_output=True, text=True).stdout.strip()
-  if out == "not applied":
-    pytest.skip("glibc's mallopt is not available here")
-  touched, again, faults = map(int, out.split())
+  touched, again, faults = map(int, _run_in_fresh_process(_PREFAULT_SCRIPT).split())
   assert touched >= 256 << 20 and again == 0
   assert faults < 2000
