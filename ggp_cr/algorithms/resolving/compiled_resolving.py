@@ -10,12 +10,12 @@ decision; for later subgames, `subgame_view`: a copying GadgetView when the subg
 small, COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView,
 solved in place by either solver: view_sampling.InPlaceSampler samples it), the
 SubgameTrace of the bot's next turns below it, and the next-root estimates collected
-each iteration. Opponent root keys the sampling never reached get, at the whole game, o's exact counterfactual best-response
-value against the solve's average strategy, as the live path (resolver.Resolver.
-_unsampled_values); elsewhere the game's minimum utility. The bot keeps one per
-visited subgame: it looks
-its infoset up in `trace` (found: `next_subgame` builds the next resolver; absent: the
-same resolver keeps improving) and acts from `probabilities`.
+each iteration. Opponent root keys the sampling never reached get, at the whole game,
+o's exact counterfactual best-response value against the solve's average strategy, as
+the live path (resolver.Resolver._unsampled_values); elsewhere the game's minimum
+utility. The bot keeps one per visited subgame: it looks its infoset up in `trace`
+(found: `next_subgame` builds the next resolver; absent: the same resolver keeps
+improving) and acts from `probabilities`.
 
 Fallbacks as the live path: a next subgame whose own next-turn histories have zero
 estimated reach, or that is too large to build in time, raises

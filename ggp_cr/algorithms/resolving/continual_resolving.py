@@ -267,8 +267,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       _warm_up_full_width()
     if self.path == "compiled":
       # A subgame's setup makes arrays of its roots' size at every decision: they
-      # reuse freed memory, faulted in before the first decision.
-      anytime.keep_freed_memory()
+      # reuse freed memory (prefault_heap applies keep_freed_memory), faulted in
+      # before the first decision.
       anytime.prefault_heap(min(PREFAULT_TREE_MULTIPLE * self._tree.nbytes(),
                                 PREFAULT_MAX_BYTES))
     self._seed = outcome_sampling.new_seed(seed)
