@@ -199,6 +199,23 @@ def test_append_only_csv_never_glues_onto_a_half_written_line(tmp_path):
   assert (tmp_path / "r.csv.rejected").read_text() == "3,4.\n"
 
 
+def test_read_good_rows_skips_bad_rows_and_changes_nothing(tmp_path):
+  """The read-only reader (summaries of a file another run is writing) checks rows as
+  the writer does, skips the bad ones with a warning and leaves the file alone."""
+  from ggp_cr.algorithms.evaluation import results_csv  # pylint: disable=import-outside-toplevel
+  path = tmp_path / "r.csv"
+  content = "a,b\n1,2.5\n1,3\nx,4\n5,6\n7,8."  # a duplicate key, a bad number, a
+  path.write_text(content)                      # half-written last line
+  with pytest.warns(UserWarning, match="skipped 3 malformed or half-written"):
+    rows = results_csv.read_good_rows(path, ["a", "b"], numeric=["a", "b"], key=["a"])
+  assert rows == [{"a": "1", "b": "2.5"}, {"a": "5", "b": "6"}]
+  assert path.read_text() == content and not results_csv.rejected_path(path).exists()
+  with pytest.raises(ValueError, match="missing or empty"):
+    results_csv.read_good_rows(tmp_path / "none.csv", ["a", "b"])
+  with pytest.raises(ValueError, match="does not start with the header"):
+    results_csv.read_good_rows(path, ["a", "c"])
+
+
 def test_cr_exploitability_resumes_past_a_half_written_line(tmp_path):
   output = tmp_path / "cr.csv"
   flags = ["--game=python_rps", "--player=random", "--budget=1", f"--output={output}"]

@@ -264,6 +264,40 @@ def test_example_writes_summary_and_heatmap(tmp_path):
   assert bad.returncode == 1 and "different tournament configuration" in bad.stderr
 
 
+def test_noplay_summarizes_a_file_while_another_run_writes_it(tmp_path):
+  """--noplay reads the matches played so far (no lock, nothing rewritten, a
+  half-written last row skipped) and summarizes and plots exactly those; the title
+  and the output say how many of the planned were played."""
+  output = tmp_path / "t.csv"
+  config = _config(players=("random", "ismcts(10)"), matches=6)
+  tournament.run_tournament(config, output, progress=None)
+  played = pd.read_csv(output).iloc[:7]  # 7 of the 12 planned, as if stopped
+  text = output.read_text().splitlines(keepends=True)
+  output.write_text("".join(text[:8]) + text[8][:20])  # and the 8th half-written
+  before = output.read_bytes()
+  command = [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=python_rps",
+             "--player=random", "--player=ismcts(10)", "--matches=6",
+             "--preplay=0", "--move=0", "--noplay", f"--output={output}",
+             f"--plot={tmp_path / 'figures' / 'partial.png'}"]
+  with open(output, "rb") as held:
+    import fcntl  # pylint: disable=import-outside-toplevel
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a running tournament's lock
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert "7 of the 12 planned matches" in result.stdout
+  assert output.read_bytes() == before  # read only
+  assert (tmp_path / "figures" / "partial.png").stat().st_size > 1000
+  (written,) = pd.read_csv(tmp_path / "t.summary.csv").itertuples()
+  assert written.matches == 7
+  assert written.mean == pytest.approx(played["row_payoff"].mean(), abs=1e-12)
+  wrong = [arg.replace("--matches=6", "--matches=2") for arg in command]
+  result = subprocess.run(wrong, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 1 and "different tournament configuration" in result.stderr
+  missing = command[:-2] + [f"--output={tmp_path / 'missing.csv'}"]
+  result = subprocess.run(missing, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 1 and "not a tournament results file" in result.stderr
+
+
 def test_workers_load_the_compiled_tree_first_when_asked(tmp_path, monkeypatch):
   """With a TreeLoading every worker loads the game's tree before its first match (so
   cr / oos / online_solving find it in the process whatever the game's size), saving

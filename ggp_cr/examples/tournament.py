@@ -12,10 +12,12 @@ ggp_cr.algorithms.evaluation.tournament.RESULT_COLUMNS,
 also listed by --list_columns); the configuration goes to a sidecar <output>.config.json.
 Rerunning with the same --output and settings plays only the missing matches; a larger
 --matches with otherwise the same settings extends the tournament (the matches played
-keep their seeds); other settings are refused. At the end the row player's mean payoff ± 95% CI per pair is printed
-and saved to <output>.summary.csv, and a heat-map to <output>.heatmap.png; with
---merge_with=<other results file> (e.g. a --pairs_with run's) they also cover that
-file's pairs.
+keep their seeds); other settings are refused. At the end the row player's mean
+payoff ± 95% CI per pair is printed and saved to <output>.summary.csv, and a heat-map
+to --plot (default <output>.heatmap.png); with --merge_with=<other results file> (e.g.
+a --pairs_with run's) they also cover that file's pairs. --noplay plays nothing and
+summarizes the matches --output holds so far, read only, also while another run is
+still playing them (the heat-map's title says how many of the planned were played).
 
 With --load_tree (or --cache_dir=DIR, which also keeps the tree on disk) every worker
 loads the game's compiled tree first, so that players with a compiled path use it on
@@ -37,6 +39,7 @@ from absl import flags
 
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=1,cards_per_suit=3)",
@@ -81,6 +84,12 @@ _CACHE_DIR = flags.DEFINE_string(
     "extracted and saved there on the first run.")
 _PROGRESS_SECONDS = flags.DEFINE_float("progress_seconds", 5.0,
                                        "Seconds between progress lines.")
+_PLAY = flags.DEFINE_bool(
+    "play", True,
+    "Play the missing matches. --noplay: only summarize and plot the matches --output "
+    "holds (read only; it may be being written by a running tournament).")
+_PLOT = flags.DEFINE_string("plot", None,
+                            "Heat-map PNG path (default: <output>.heatmap.png).")
 _LIST_COLUMNS = flags.DEFINE_bool("list_columns", False,
                                   "Print the CSV columns and exit.")
 
@@ -97,11 +106,18 @@ def main(argv):
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
         _SEED.value, _SELF_PLAY.value, _PAIRS_WITH.value)
     tournament.merge_configs(config, _MERGE_WITH.value)  # before any match
+    output = pathlib.Path(_OUTPUT.value)
+    heatmap_path = output_paths.check_file(
+        _PLOT.value or output.with_name(output.stem + ".heatmap.png"), "--plot")
     tree = (tournament.TreeLoading(_CACHE_DIR.value)
             if _LOAD_TREE.value or _CACHE_DIR.value else None)
-    rows = tournament.run_tournament(
-        config, _OUTPUT.value, _WORKERS.value, _EXECUTOR.value, _RAY_ADDRESS.value,
-        progress=print, progress_seconds=_PROGRESS_SECONDS.value, tree=tree)
+    if _PLAY.value:
+      rows = tournament.run_tournament(
+          config, _OUTPUT.value, _WORKERS.value, _EXECUTOR.value, _RAY_ADDRESS.value,
+          progress=print, progress_seconds=_PROGRESS_SECONDS.value, tree=tree)
+    else:
+      rows = tournament.read_results(config, _OUTPUT.value)
+    played, planned = len(rows), len(tournament.plan(config))
     rows, players = tournament.merge_results(config, rows, _MERGE_WITH.value)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)
@@ -110,7 +126,6 @@ def main(argv):
     print(f"\ninterrupted: finished matches are kept in {_OUTPUT.value}; rerun the same "
           "command to play the rest.", file=sys.stderr)
     return cli.EXIT_INTERRUPTED
-  output = pathlib.Path(_OUTPUT.value)
   summary = tournament.summarize(rows)
   summary_path = output.with_name(output.stem + ".summary.csv")
   summary.to_csv(summary_path, index=False)
@@ -118,11 +133,14 @@ def main(argv):
         "± 95% CI")
   print(tournament.format_summary(summary))
   means, cis = tournament.payoff_matrix(rows, players)
-  heatmap_path = output.with_name(output.stem + ".heatmap.png")
+  count = (f"{config.matches} matches per seating" if played >= planned else
+           f"{played} of {planned} planned matches played")
+  if played < planned:
+    print(f"\n{played} of the {planned} planned matches are in {output}.")
   tournament.plot_heatmap(
       means, cis, heatmap_path,
       f"{config.game}: mean payoff of row player vs column player (± 95% CI), "
-      f"{config.matches} matches per seating, budget {config.budget}" +
+      f"{count}, budget {config.budget}" +
       (f", with the pairs of {len(_MERGE_WITH.value)} more file(s)"
        if _MERGE_WITH.value else ""))
   print(f"\nrows: {output}\nsummary: {summary_path}\nheat-map: {heatmap_path}")

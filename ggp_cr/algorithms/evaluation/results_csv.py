@@ -61,25 +61,18 @@ def _line(columns, row):
   return buffer.getvalue()
 
 
-def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
-  """Checks the rows of an existing CSV of `columns`; returns the good ones as dicts.
-
-  A line that does not parse as one row of len(columns) fields, whose `numeric`
-  columns are not finite numbers (empty allowed in `nullable` columns), whose `key`
-  columns repeat an earlier row's, or that lacks its final newline (half-written) is
-  appended to `<path>.rejected`, a warning names the count, and `path` is rewritten
-  atomically without it. Raises ValueError if the header differs from `columns`.
-  A missing or empty file gives [].
-  """
+def _checked_lines(path, columns, numeric, nullable, key):
+  """The file's content split into (good lines, their rows as dicts, (line, problem)
+  for every bad one); None for a missing or empty file. Reads only."""
   path = pathlib.Path(path)
   try:
     content = path.read_bytes()
   except FileNotFoundError:
-    return []
+    return None
   except OSError as error:
     raise ValueError(f"Cannot read {path}: {error.strerror}.") from None
   if not content:
-    return []
+    return None
   header = ",".join(columns) + "\n"
   text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
   if not text.startswith(header):
@@ -101,14 +94,48 @@ def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
       rejected.append((line, problem))
   if partial:
     rejected.append((partial, "half-written (no final newline)"))
+  return kept, rows, rejected
+
+
+def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
+  """Checks the rows of an existing CSV of `columns`; returns the good ones as dicts.
+
+  A line that does not parse as one row of len(columns) fields, whose `numeric`
+  columns are not finite numbers (empty allowed in `nullable` columns), whose `key`
+  columns repeat an earlier row's, or that lacks its final newline (half-written) is
+  appended to `<path>.rejected`, a warning names the count, and `path` is rewritten
+  atomically without it. Raises ValueError if the header differs from `columns`.
+  A missing or empty file gives [].
+  """
+  checked = _checked_lines(path, columns, numeric, nullable, key)
+  if checked is None:
+    return []
+  kept, rows, rejected = checked
   if rejected:
     with open(rejected_path(path), "a", encoding="utf-8") as file:
       file.writelines(line + "\n" for line, _ in rejected)
       file.flush()
       os.fsync(file.fileno())
+    header = ",".join(columns) + "\n"
     _replace(path, header + "".join(line + "\n" for line in kept))
     warnings.warn(f"{path}: set aside {len(rejected)} malformed or half-written row(s) "
                   f"in {rejected_path(path)} (first: {rejected[0][1]}).")
+  return rows
+
+
+def read_good_rows(path, columns, numeric=(), nullable=(), key=()):
+  """The good rows of a CSV of `columns` as dicts, checked as `set_aside_bad_rows`
+  checks them but without changing anything: for a file another run may be writing
+  (its last line can be half-written). Bad rows are skipped with a warning naming
+  their count. Raises ValueError if the file is missing, empty or has another header.
+  """
+  checked = _checked_lines(path, columns, numeric, nullable, key)
+  if checked is None:
+    raise ValueError(f"{path} is missing or empty: there are no rows to read.")
+  _, rows, rejected = checked
+  if rejected:
+    warnings.warn(f"{path}: skipped {len(rejected)} malformed or half-written row(s) "
+                  f"(first: {rejected[0][1]}); the file is left as it is.")
   return rows
 
 

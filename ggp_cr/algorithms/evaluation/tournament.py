@@ -228,6 +228,46 @@ def sidecar_path(output):
   return output.with_name(output.stem + ".config.json")
 
 
+def check_stored_config(path, config):
+  """Raises ValueError, naming what differs, unless the results file `path`'s sidecar
+  holds `config` or a tournament that `config` extends by more matches a seating."""
+  sidecar = sidecar_path(path)
+  if not sidecar.exists():
+    raise ValueError(
+        f"{path} holds results but its configuration file {sidecar.name} is missing, so "
+        "it cannot be resumed or read safely; choose another --output or move the file "
+        "away.")
+  stored = read_config(sidecar)
+  if (config.matches > stored.matches and
+      dataclasses.replace(stored, matches=config.matches) == config):
+    return  # More matches extend the tournament: those played keep their seeds.
+  if stored != config:
+    now = dataclasses.asdict(config)
+    differences = [f"{name}: file has {value!r}, this run has {now[name]!r}"
+                   for name, value in dataclasses.asdict(stored).items()
+                   if value != now[name]]
+    raise ValueError(
+        f"{path} holds results of a different tournament configuration ("
+        + "; ".join(differences) + "). Use another --output, or the original settings "
+        "to resume it.")
+
+
+def read_results(config, path):
+  """The rows the results file `path` of a tournament of `config` holds, as a
+  DataFrame, read only: no lock is taken and nothing is set aside or rewritten, so a
+  tournament can be summarized while it is played (a half-written last row is
+  skipped with a warning). The file's configuration is checked as a resume checks it.
+  """
+  if not pathlib.Path(path).is_file():
+    raise ValueError(f"{path} is not a tournament results file: nothing to read.")
+  check_stored_config(path, config)
+  rows = results_csv.read_good_rows(path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS,
+                                    key=("pair", "seating", "match"))
+  frame = pd.DataFrame.from_records(rows, columns=list(RESULT_COLUMNS))
+  frame[NUMERIC_COLUMNS] = frame[NUMERIC_COLUMNS].apply(pd.to_numeric)
+  return frame
+
+
 def read_config(sidecar):
   """The TournamentConfig in the configuration file `sidecar`; ValueError if it
   cannot be read or is not one."""
@@ -264,25 +304,7 @@ class ResultsFile:
       raise
 
   def _check_sidecar(self):
-    sidecar = sidecar_path(self.path)
-    if not sidecar.exists():
-      raise ValueError(
-          f"{self.path} holds results but its configuration file {sidecar.name} is "
-          "missing, so it cannot be resumed safely; choose another --output or move the "
-          "file away.")
-    stored = read_config(sidecar)
-    if (self.config.matches > stored.matches and
-        dataclasses.replace(stored, matches=self.config.matches) == self.config):
-      return  # More matches extend the tournament: those played keep their seeds.
-    if stored != self.config:
-      now = dataclasses.asdict(self.config)
-      differences = [f"{name}: file has {value!r}, this run has {now[name]!r}"
-                     for name, value in dataclasses.asdict(stored).items()
-                     if value != now[name]]
-      raise ValueError(
-          f"{self.path} holds results of a different tournament configuration ("
-          + "; ".join(differences) + "). Use another --output, or the original settings "
-          "to resume it.")
+    check_stored_config(self.path, self.config)
 
   def _write_sidecar(self):
     sidecar = sidecar_path(self.path)
@@ -470,8 +492,7 @@ def merge_results(config, rows, paths):
   frames, players = [rows], list(config.players)
   played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
   for path, stored in zip(paths, merge_configs(config, paths)):
-    with ResultsFile(path, stored) as other:
-      frame = other.rows()
+    frame = read_results(stored, path)
     pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
     overlap = sorted(" vs ".join(sorted(p)) for p in pairs & played)
     if overlap:
