@@ -120,3 +120,18 @@ def test_compiled_and_pyspiel_gadgets_give_the_same_rows(game_string, history):
   assert len(compiled) == 7 * 5  # 7 runs (unsafe once), evaluated at 1, 4, 6, 8, 12
   pd.testing.assert_frame_equal(compiled, reference, check_exact=False, rtol=0,
                                 atol=1e-9)
+
+
+def test_a_solver_trunk_is_the_tournament_players_strategy():
+  """`--trunk_solver=S --trunk_iterations=N` (seed 0) is the strategy a tournament's
+  `solver(name=S,iterations=N)` player plays (solver seed 0), so Fig. 6.8 can run on
+  the scaled Table 5.7's VR-MCCFR* trunks ([S] §6 used its tournament's strategies)."""
+  from ggp_cr.algorithms.bots import players  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("kuhn_poker")
+  tree = compiled_tree.compile_game(game)
+  spec = "vr_mccfr(compiled=true)"
+  trunk = gadget_runs.trunk_strategy(tree, spec, 300, 0)
+  played = tree.policy_to_slots(players.solved_policy(game, spec, iterations=300, seed=0))
+  assert max(abs(a - b) for a, b in zip(trunk, played)) == 0.0
+  other = gadget_runs.trunk_strategy(tree, spec, 300, 1)
+  assert max(abs(a - b) for a, b in zip(other, played)) > 1e-3  # the seed matters

@@ -266,9 +266,11 @@ def main(argv):
     except ValueError as error:
       raise app.UsageError(str(error)) from None
   png_path = _PLOT.value or os.path.splitext(_OUTPUT.value)[0] + ".png"
+  trunk_name = (f"trunk {_TRUNK_STRATEGY.value}" if _TRUNK_STRATEGY.value else
+                f"trunk {_TRUNK_ITERATIONS.value} it. of {_TRUNK_SOLVER.value}")
   gadget_runs.plot(_OUTPUT.value, png_path, f"{_GAME.value}, subgame at "
-                   f"[{_HISTORY.value}],\nplayer {subgame.player} resolves with "
-                   f"{_SOLVER.value}")
+                   f"[{_HISTORY.value}],\n{trunk_name},\nplayer {subgame.player} "
+                   f"resolves with {_SOLVER.value}")
   print(f"wrote {_OUTPUT.value} and {png_path}")
   return 0
 
