@@ -176,8 +176,13 @@ def test_append_only_csv_replaces_locks_and_keeps_rows(tmp_path):
     output.keep(lambda row: row["a"] != "1")
     output.append({"a": 3, "b": None})
   assert path.read_text() == "a,b\n0,0.0\n2,1.0\n3,\n"
+  path.chmod(0o640)
   with results_csv.AppendOnlyCsv(path, ["a", "b"]) as again:
-    assert again.rows == output.rows
+    again.keep(lambda row: row["a"] != "0")  # rewritten by a rename
+  assert path.stat().st_mode & 0o777 == 0o640  # not the temporary file's 0o600
+  assert path.read_text() == "a,b\n2,1.0\n3,\n"
+  with results_csv.AppendOnlyCsv(path, ["a", "b"]) as again:
+    assert again.rows == output.rows[1:]
 
 
 # Finding 4: cr_exploitability glued a new row onto a half-written last line.

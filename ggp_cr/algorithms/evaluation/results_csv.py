@@ -16,6 +16,7 @@ import io
 import math
 import os
 import pathlib
+import stat
 import tempfile
 import warnings
 
@@ -48,10 +49,13 @@ def _row_problem(fields, columns, numeric, nullable, key, seen):
 
 
 def _replace(path, text):
-  """Replaces the file at `path` by `text` atomically (a temporary file, then rename)."""
+  """Replaces the file at `path` by `text` atomically (a temporary file, then rename),
+  keeping the file's permissions (mkstemp's own are owner-only)."""
+  mode = stat.S_IMODE(os.stat(path).st_mode)
   handle, temporary = tempfile.mkstemp(dir=pathlib.Path(path).parent, suffix=".tmp")
   with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
     file.write(text)
+  os.chmod(temporary, mode)
   os.replace(temporary, path)
 
 
