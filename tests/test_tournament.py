@@ -89,6 +89,9 @@ def test_rerun_after_truncation_plays_only_missing_matches(tmp_path, monkeypatch
   assert len(resumed) == len(full) == 8
   assert not resumed.duplicated(["pair", "seating", "match"]).any()
   pd.testing.assert_frame_equal(_sorted(resumed), _sorted(full))
+  # The rows returned (kept at opening plus appended) are exactly the file's, every
+  # column, as a reader of the file gets them.
+  pd.testing.assert_frame_equal(resumed, tournament.read_results(config, output))
   played.clear()
   tournament.run_tournament(config, output, progress=None)
   assert not played

@@ -59,6 +59,10 @@ def _replace(path, text):
   os.replace(temporary, path)
 
 
+def _header(columns):
+  return ",".join(columns) + "\n"
+
+
 def _line(columns, row):
   buffer = io.StringIO()
   csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in columns])
@@ -77,7 +81,7 @@ def _checked_lines(path, columns, numeric, nullable, key):
     raise ValueError(f"Cannot read {path}: {error.strerror}.") from None
   if not content:
     return None
-  header = ",".join(columns) + "\n"
+  header = _header(columns)
   text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
   if not text.startswith(header):
     raise ValueError(f"{path} does not start with the header {header.strip()!r}; it "
@@ -120,8 +124,7 @@ def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
       file.writelines(line + "\n" for line, _ in rejected)
       file.flush()
       os.fsync(file.fileno())
-    header = ",".join(columns) + "\n"
-    _replace(path, header + "".join(line + "\n" for line in kept))
+    _replace(path, _header(columns) + "".join(line + "\n" for line in kept))
     warnings.warn(f"{path}: set aside {len(rejected)} malformed or half-written row(s) "
                   f"in {rejected_path(path)} (first: {rejected[0][1]}).")
   return rows
@@ -164,7 +167,7 @@ class AppendOnlyCsv:
     self.columns = list(columns)
     self._lock = lock
     self._fd = None
-    self._header = (",".join(self.columns) + "\n").encode()
+    self._header = _header(self.columns).encode()
     output_paths.check_file(self.path, "output")
     self._open()
     try:

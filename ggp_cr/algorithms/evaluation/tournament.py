@@ -252,6 +252,21 @@ def check_stored_config(path, config):
         "to resume it.")
 
 
+def _frame(rows):
+  """Checked rows (dicts of text, as results_csv gives them) as a DataFrame with the
+  numeric columns as numbers and the history as text."""
+  frame = pd.DataFrame.from_records(rows, columns=list(RESULT_COLUMNS))
+  frame[NUMERIC_COLUMNS] = frame[NUMERIC_COLUMNS].apply(pd.to_numeric)
+  return frame
+
+
+def _read_rows(path):
+  """The good rows of the results file `path` as a DataFrame, read only (its
+  configuration is not checked)."""
+  return _frame(results_csv.read_good_rows(
+      path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS, key=("pair", "seating", "match")))
+
+
 def read_results(config, path):
   """The rows the results file `path` of a tournament of `config` holds, as a
   DataFrame, read only: no lock is taken and nothing is set aside or rewritten, so a
@@ -261,11 +276,7 @@ def read_results(config, path):
   if not pathlib.Path(path).is_file():
     raise ValueError(f"{path} is not a tournament results file: nothing to read.")
   check_stored_config(path, config)
-  rows = results_csv.read_good_rows(path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS,
-                                    key=("pair", "seating", "match"))
-  frame = pd.DataFrame.from_records(rows, columns=list(RESULT_COLUMNS))
-  frame[NUMERIC_COLUMNS] = frame[NUMERIC_COLUMNS].apply(pd.to_numeric)
-  return frame
+  return _read_rows(path)
 
 
 def read_config(sidecar):
@@ -316,8 +327,9 @@ class ResultsFile:
       raise ValueError(f"Cannot write {sidecar}: {error.strerror}.") from None
 
   def rows(self):
-    """The finished rows as a DataFrame (history kept as text)."""
-    return pd.read_csv(self.path, dtype={"history": str}, keep_default_na=False)
+    """The finished rows as a DataFrame (history kept as text): those checked when the
+    file was opened and those appended since."""
+    return _frame(self._output.rows)
 
   def finished_keys(self):
     frame = self.rows()
@@ -492,7 +504,7 @@ def merge_results(config, rows, paths):
   frames, players = [rows], list(config.players)
   played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
   for path, stored in zip(paths, merge_configs(config, paths)):
-    frame = read_results(stored, path)
+    frame = _read_rows(path)  # merge_configs read and checked its configuration
     pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
     overlap = sorted(" vs ".join(sorted(p)) for p in pairs & played)
     if overlap:
