@@ -363,6 +363,9 @@ def test_merge_with_joins_a_pairs_with_file_in_one_summary(tmp_path):
   merged, order = tournament.merge_results(added, added_rows, [tmp_path / "a.csv"])
   assert order == ["random", "ismcts(10)", "ismcts(20)"]
   assert len(merged) == len(rows) + len(added_rows) == 4 + 12
+  assert tournament.matches_per_seating(merged) == (2, 3)  # the heat-map title's
+  assert tournament.matches_per_seating(rows) == (2, 2)
+  assert tournament.matches_per_seating(rows.iloc[:0]) == (0, 0)
   summary = tournament.summarize(merged).set_index(["row_player", "col_player"])
   assert summary.loc[("random", "ismcts(10)"), "matches"] == 4
   assert summary.loc[("random", "ismcts(20)"), "matches"] == 6

@@ -133,8 +133,10 @@ def main(argv):
         "± 95% CI")
   print(tournament.format_summary(summary))
   means, cis = tournament.payoff_matrix(rows, players)
-  count = (f"{config.matches} matches per seating" if played >= planned else
-           f"{played} of {planned} planned matches played")
+  fewest, most = tournament.matches_per_seating(rows)
+  count = (f"{played} of {planned} planned matches played" if played < planned else
+           f"{fewest} matches per seating" if fewest == most else
+           f"{fewest}-{most} matches per seating")
   if played < planned:
     print(f"\n{played} of the {planned} planned matches are in {output}.")
   tournament.plot_heatmap(

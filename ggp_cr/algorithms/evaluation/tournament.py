@@ -517,6 +517,13 @@ def merge_results(config, rows, paths):
   return pd.concat(frames, ignore_index=True), players
 
 
+def matches_per_seating(rows):
+  """The fewest and the most matches a pair played in one seating in `rows` (merged
+  files can hold different counts); (0, 0) for no rows."""
+  counts = rows.groupby(["pair", "seating"]).size()
+  return (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+
+
 def summarize(rows):
   """Mean payoff of the row player per pair, with a 95% confidence interval.
 
