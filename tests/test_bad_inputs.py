@@ -144,6 +144,7 @@ def test_crafted_cache_does_not_crash_solve(tmp_path):
                                       "0,0,0" + ",x" * 18 + "\n"])
 def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
   from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=import-outside-toplevel
   config = tournament.TournamentConfig.create("python_rps", ["random", "solver(name=cfr,iterations=2)"], 3)
   output = tmp_path / "x.csv"
   first = tournament.run_tournament(config, output, progress=None)
@@ -155,7 +156,7 @@ def test_malformed_tournament_row_is_set_aside_not_replayed(tmp_path, bad_line):
   assert "0 to play" in played[0]
   assert len(again) == len(first) == 6
   assert not again.duplicated(["pair", "seating", "match"]).any()
-  tournament.summarize(again)
+  tournament_summary.summarize(again)
   assert (tmp_path / "x.csv.rejected").read_text() == bad_line
   with warnings.catch_warnings():
     warnings.simplefilter("error")

@@ -13,6 +13,7 @@ import pytest
 
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
+from ggp_cr.algorithms.evaluation import tournament_summary
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 
@@ -30,7 +31,7 @@ def _sorted(rows):
 def test_random_vs_random_on_rps_has_mean_near_zero(tmp_path):
   config = _config(["random"], matches=200, self_play=True)
   rows = tournament.run_tournament(config, tmp_path / "r.csv", progress=None)
-  summary = tournament.summarize(rows)
+  summary = tournament_summary.summarize(rows)
   assert len(summary) == 1 and summary["matches"][0] == 400
   assert abs(summary["mean"][0]) < 0.15
   assert 0.05 < summary["ci95"][0] < 0.12  # 1.96 * sqrt(2/3) / 20 = 0.080
@@ -52,7 +53,7 @@ def test_pure_strategies_on_rps_score_the_game_payoffs_exactly(tmp_path):
   config = tournament.TournamentConfig.create("python_rps", names, 2)
   rows = tournament.run_tournament(config, tmp_path / "pure.csv", progress=None)
   assert (rows["row_payoff"] + rows["col_payoff"] == 0).all()
-  summary = tournament.summarize(rows)
+  summary = tournament_summary.summarize(rows)
   assert len(summary) == 3 and (summary["matches"] == 4).all()
   for record in summary.itertuples():
     state = game.new_initial_state()
@@ -228,16 +229,16 @@ def test_summary_matrix_and_heatmap(tmp_path):
       "pair": [0, 0, 0, 0], "seating": [0, 1, 0, 1], "match": [0, 0, 1, 1],
       "row_player": ["a"] * 4, "col_player": ["b"] * 4,
       "row_payoff": [1.0, 0.0, 1.0, 2.0], "col_payoff": [-1.0, 0.0, -1.0, -2.0]})
-  summary = tournament.summarize(rows)
+  summary = tournament_summary.summarize(rows)
   assert summary["mean"][0] == pytest.approx(1.0)
   assert summary["ci95"][0] == pytest.approx(1.96 * (2 / 3) ** 0.5 / 2)
   assert summary["mean_as_player1"][0] == pytest.approx(1.0)
-  assert "+1.000 ± 0.800" in tournament.format_summary(summary)
-  means, cis = tournament.payoff_matrix(rows, ["a", "b"])
+  assert "+1.000 ± 0.800" in tournament_summary.format_summary(summary)
+  means, cis = tournament_summary.payoff_matrix(rows, ["a", "b"])
   assert means.loc["a", "b"] == 1.0 and means.loc["b", "a"] == -1.0
   assert pd.isna(means.loc["a", "a"]) and cis.loc["b", "a"] == cis.loc["a", "b"]
   path = tmp_path / "h.png"
-  tournament.plot_heatmap(means, cis, path, "test")
+  tournament_summary.plot_heatmap(means, cis, path, "test")
   assert path.stat().st_size > 1000
 
 
@@ -363,15 +364,15 @@ def test_merge_with_joins_a_pairs_with_file_in_one_summary(tmp_path):
   merged, order = tournament.merge_results(added, added_rows, [tmp_path / "a.csv"])
   assert order == ["random", "ismcts(10)", "ismcts(20)"]
   assert len(merged) == len(rows) + len(added_rows) == 4 + 12
-  assert tournament.matches_per_seating(merged) == (2, 3)  # the heat-map title's
-  assert tournament.matches_per_seating(rows) == (2, 2)
-  assert tournament.matches_per_seating(rows.iloc[:0]) == (0, 0)
-  summary = tournament.summarize(merged).set_index(["row_player", "col_player"])
+  assert tournament_summary.matches_per_seating(merged) == (2, 3)  # the heat-map title's
+  assert tournament_summary.matches_per_seating(rows) == (2, 2)
+  assert tournament_summary.matches_per_seating(rows.iloc[:0]) == (0, 0)
+  summary = tournament_summary.summarize(merged).set_index(["row_player", "col_player"])
   assert summary.loc[("random", "ismcts(10)"), "matches"] == 4
   assert summary.loc[("random", "ismcts(20)"), "matches"] == 6
   np.testing.assert_allclose(summary.loc[("random", "ismcts(10)"), "mean"],
                              rows["row_payoff"].mean())
-  means, _ = tournament.payoff_matrix(merged, order)
+  means, _ = tournament_summary.payoff_matrix(merged, order)
   assert np.isfinite(means.loc["random", "ismcts(10)"])
   assert np.isfinite(means.loc["ismcts(10)", "ismcts(20)"])
   # The same file twice repeats its pairs.

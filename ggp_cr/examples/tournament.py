@@ -39,6 +39,7 @@ from absl import flags
 
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
+from ggp_cr.algorithms.evaluation import tournament_summary
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.examples import cli
 
@@ -126,20 +127,20 @@ def main(argv):
     print(f"\ninterrupted: finished matches are kept in {_OUTPUT.value}; rerun the same "
           "command to play the rest.", file=sys.stderr)
     return cli.EXIT_INTERRUPTED
-  summary = tournament.summarize(rows)
+  summary = tournament_summary.summarize(rows)
   summary_path = output.with_name(output.stem + ".summary.csv")
   summary.to_csv(summary_path, index=False)
   print(f"\n{config.game}, budget {config.budget}: mean payoff of the row player "
         "± 95% CI")
-  print(tournament.format_summary(summary))
-  means, cis = tournament.payoff_matrix(rows, players)
-  fewest, most = tournament.matches_per_seating(rows)
+  print(tournament_summary.format_summary(summary))
+  means, cis = tournament_summary.payoff_matrix(rows, players)
+  fewest, most = tournament_summary.matches_per_seating(rows)
   count = (f"{played} of {planned} planned matches played" if played < planned else
            f"{fewest} matches per seating" if fewest == most else
            f"{fewest}-{most} matches per seating")
   if played < planned:
     print(f"\n{played} of the {planned} planned matches are in {output}.")
-  tournament.plot_heatmap(
+  tournament_summary.plot_heatmap(
       means, cis, heatmap_path,
       f"{config.game}: mean payoff of row player vs column player (± 95% CI), "
       f"{count}, budget {config.budget}" +
