@@ -20,21 +20,27 @@ def matches_per_seating(rows):
   return (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
 
 
+def _ci95(values):
+  """Half-width of the 95% confidence interval of the mean of `values`: 1.96 standard
+  errors (normal approximation, as in [S] Table 5.7); NaN for fewer than two values."""
+  if len(values) < 2:
+    return float("nan")
+  return 1.96 * values.std(ddof=1) / np.sqrt(len(values))
+
+
 def summarize(rows):
   """Mean payoff of the row player per pair, with a 95% confidence interval.
 
-  The interval is 1.96 standard errors (normal approximation, as in [S] Table 5.7).
-  Also gives the means by seating, and the number of matches.
+  The interval is `_ci95`'s. Also gives the means by seating, and the number of matches.
   """
   frame = rows.drop_duplicates(["pair", "seating", "match"])
   records = []
   for (pair, row, col), group in frame.groupby(["pair", "row_player", "col_player"],
                                                sort=True):
     payoffs = group["row_payoff"].to_numpy(dtype=float)
-    std = payoffs.std(ddof=1) if len(payoffs) > 1 else float("nan")
     records.append({
         "pair": pair, "row_player": row, "col_player": col, "matches": len(payoffs),
-        "mean": payoffs.mean(), "ci95": 1.96 * std / np.sqrt(len(payoffs)),
+        "mean": payoffs.mean(), "ci95": _ci95(payoffs),
         "mean_as_player0": group.loc[group["seating"] == 0, "row_payoff"].mean(),
         "mean_as_player1": group.loc[group["seating"] == 1, "row_payoff"].mean(),
     })
@@ -66,8 +72,7 @@ def payoff_matrix(rows, player_order):
   for (a, b), values in samples.items():
     values = np.asarray(values)
     means.loc[a, b] = values.mean()
-    if len(values) > 1:
-      cis.loc[a, b] = 1.96 * values.std(ddof=1) / np.sqrt(len(values))
+    cis.loc[a, b] = _ci95(values)
   return means, cis
 
 
