@@ -1,5 +1,6 @@
 """Tests of the cfrd_eval example (one resolving step with a fixed trunk, [S] §6)."""
 
+import json
 import subprocess
 import sys
 
@@ -82,6 +83,10 @@ def test_cfrd_eval_resumes_and_refuses_another_configuration(tmp_path):
            "--trunk_iterations=30", f"--output={output}"]
   assert _run(*flags, "--repeats=1").returncode == 0
   first = pd.read_csv(output)
+  trunk = json.loads((tmp_path / "run.config.json").read_text())["trunk"]
+  assert trunk["solver"] == "cfr+" and trunk["iterations"] == 30
+  assert trunk["exploitability"] == pytest.approx(first["trunk_exploitability"].iloc[0],
+                                                 rel=1e-12)
   # A killed run: its last row half-written, one run unfinished.
   lines = output.read_text().splitlines(keepends=True)
   output.write_text("".join(lines[:-2]) + lines[-1][:5])

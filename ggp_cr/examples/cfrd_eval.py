@@ -23,10 +23,12 @@ it runs once (first sigma, repeat 0). --route=compiled (default) solves the gadg
 a view on the compiled tree (gadget_views; solver strings that run on a CompiledTree),
 --route=pyspiel as a pyspiel game (any solver string); both give the same rows.
 
-The run is resumable: its settings go to <output>.config.json; rerunning with the same
-settings skips the runs (variant, values, sigma, draw) that reached --iterations and
-redoes unfinished ones (more --sigmas, --repeats or --variants may be added; noise draw
-r at sigma s is seeded by (--seed, s, r) alone). --overwrite starts afresh.
+The run is resumable: its settings (and, for the reader, the trunk's solver and
+iterations or strategy file and its exploitability) go to <output>.config.json;
+rerunning with the same settings skips the runs (variant, values, sigma, draw) that
+reached --iterations and redoes unfinished ones (more --sigmas, --repeats or --variants
+may be added; noise draw r at sigma s is seeded by (--seed, s, r) alone). --overwrite
+starts afresh.
 
 One CSV row per evaluation is appended to --output as the run goes: variant, values,
 sigma, repeat, iteration, trunk_exploitability, combined_exploitability,
@@ -167,6 +169,14 @@ def _config():
   return {name: flags.FLAGS[name].value for name in names}
 
 
+def _trunk_provenance(trunk_exploitability):
+  """Where the trunk came from, for the reader of the configuration file; a resume
+  compares only the trunk's exploitability (the rows'), since it may be loaded."""
+  source = ({"strategy_file": _TRUNK_STRATEGY.value} if _TRUNK_STRATEGY.value else
+            {"solver": _TRUNK_SOLVER.value, "iterations": _TRUNK_ITERATIONS.value})
+  return {**source, "exploitability": trunk_exploitability}
+
+
 def _open_output(trunk_exploitability):
   """The results CSV, resumed when its configuration file matches (module docstring)
   and its rows have the same trunk exploitability."""
@@ -196,7 +206,8 @@ def _open_output(trunk_exploitability):
                      f"{sorted(earlier)}, this trunk has {trunk_exploitability!r}; "
                      "pass --overwrite or another --output.")
   with open(path, "w", encoding="utf-8") as file:
-    json.dump(config, file, indent=2)
+    json.dump({**config, "trunk": _trunk_provenance(trunk_exploitability)}, file,
+              indent=2)
   done = gadget_runs.finished_runs(output.rows, _ITERATIONS.value)
   output.keep(lambda row: (row["variant"], row["values"], float(row["sigma"]),
                            int(row["repeat"])) in done)
