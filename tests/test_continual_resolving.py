@@ -90,6 +90,36 @@ def test_solvers_and_gadget_variants_resolve(options):
   assert resolved > 0
 
 
+@pytest.mark.parametrize("solver", ["cfr+", "vr_mccfr"])
+def test_records_visited_states_equal_on_both_paths(solver):
+  """Each decision's `visited_states` is its solver's count ([S] §5.1): equal on the
+  compiled and live paths (equal seeds and iteration budgets give equal play), and at
+  the first decision CFR+ on the whole game counts as a standalone CFRPlusSolver."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=3)")
+  counts = {}
+  for path in ("compiled", "live"):
+    _, bot = _versus_random(game, 0, seed=1, solver=solver, path=path)
+    assert bot.path == path
+    counts[path] = [d["visited_states"] for d in bot.decisions]
+  assert counts["compiled"] == counts["live"]
+  assert all(count > 0 for count in counts["live"])
+  if solver == "cfr+":
+    standalone = cfr.CFRPlusSolver(compiled_tree.cached_tree(game))
+    standalone.iterate(30)  # 20 pre-play + 10 move iterations
+    assert counts["live"][0] == standalone.visited_states
+    # A second decision at the same infoset stays in the whole game's solve and
+    # counts its own 10 iterations only.
+    for path in ("compiled", "live"):
+      bot = cr.ContinualResolvingBot(game, 0, preplay="20it", move="10it",
+                                     solver=solver, path=path, seed=1)
+      state = game.new_initial_state()
+      bot.step(state)
+      bot.step(state)
+      assert not bot.decisions[1]["new_subgame"]
+      assert [d["visited_states"] for d in bot.decisions] == [
+          standalone.visited_states, standalone.visited_states // 3]
+
+
 class _ForgetfulState(pyspiel.State):
   """Player 0 acts, player 1 acts, player 0 acts again having forgotten its move."""
 

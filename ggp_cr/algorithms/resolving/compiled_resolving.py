@@ -194,6 +194,13 @@ class CompiledResolver:
   def iterations(self):
     return self.view.iterations
 
+  @property
+  def visited_states(self):
+    """Histories the solver has touched so far ([S] §5.1's visited states: a sampling
+    solver's episodes' nodes, or each CFR+ pass's subgame nodes)."""
+    solver = self.sampler.solver if self.sampler is not None else self.view.solver
+    return solver.visited_states
+
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
     self._average_estimates = None

@@ -117,7 +117,9 @@ infoset could not be set up and solved once within a move of its own, the move's
 iterations stop early enough to set it up ahead (`ahead_reserve_seconds`,
 subgame_budget.SubgameBudget.plan_ahead). A record's `setup_seconds` is the time up
 to the move's iterations (the first decision's pre-play included),
-`iterate_seconds` that of the move's iterations, `seconds` the whole decision's.
+`iterate_seconds` that of the move's iterations, `seconds` the whole decision's,
+`visited_states` the histories its solver touched in the decision ([S] §5.1's
+measure; a subgame's first iteration run ahead counts in the decision entering it).
 """
 
 import time
@@ -494,6 +496,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     record = {"key": key, "path": self.path, "path_reason": self.path_reason,
               "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
+    before = (self.resolver,
+              self.resolver.visited_states if self.resolver is not None else 0)
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
@@ -547,6 +551,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       if built:
         record["built_ahead"] = built
     record["seconds"] = time.perf_counter() - start
+    record["visited_states"] = self.resolver.visited_states - (
+        before[1] if self.resolver is before[0] else 0)
     self.decisions.append(record)
     return policy, action
 

@@ -113,6 +113,11 @@ class Resolver:
   # anytime.spend's batches: one iteration per call here (live solvers).
   batch_share = None
 
+  @property
+  def visited_states(self):
+    """Histories the solver has touched so far ([S] §5.1's visited states)."""
+    return self.solver.nodes_touched
+
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration, or batch, still fits; the estimate
