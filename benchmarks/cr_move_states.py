@@ -93,6 +93,9 @@ def main(argv):
       seed = _SEED.value + 2 * match + seat
       bots = [registry.make_bot("random", game, player, seed) for player in (0, 1)]
       bots[seat] = registry.make_bot(_PLAYER.value, game, seat, seed, budget)
+      if not hasattr(bots[seat], "decisions"):
+        raise SystemExit(f"--player={_PLAYER.value} keeps no decision records: give "
+                         "a continual resolving player (cr or cr(...)).")
       timing.budget_ratios(game, bots, seed, _PREPLAY.value, _MOVE.value)
       records = bots[seat].decisions
       first += records[:1]
