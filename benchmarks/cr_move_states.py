@@ -75,6 +75,11 @@ def _peer_rate(tree):
   return statistics.median(rates)
 
 
+def _share(record, rate):
+  """A decision's visited states over what its budget buys at the peer's `rate`."""
+  return record["visited_states"] / (record["budget_seconds"] * rate)
+
+
 def main(argv):
   del argv
   registry.parse_player(_PLAYER.value)  # a bad string fails before the tree loads
@@ -100,16 +105,14 @@ def main(argv):
       records = bots[seat].decisions
       first += records[:1]
       later += records[1:]
-      shares = [r["visited_states"] / (r["budget_seconds"] * rate) for r in records]
       print(f"  match {match + 1} seat {seat}: {len(records)} decisions, shares "
-            + " ".join(f"{share:.2f}" for share in shares), flush=True)
+            + " ".join(f"{_share(r, rate):.2f}" for r in records), flush=True)
   if not later:
     raise SystemExit(f"{_PLAYER.value} made no decision after its first: nothing to "
                      "compare with the peer's rate.")
 
   def share(records):
-    return statistics.median(r["visited_states"] / (r["budget_seconds"] * rate)
-                             for r in records)
+    return statistics.median(_share(r, rate) for r in records)
 
   iterating = statistics.median(r["iterate_seconds"] / r["budget_seconds"] for r in later)
   print(f"{_PLAYER.value} on {_GAME.value}, {_PREPLAY.value} s / {_MOVE.value} s: "

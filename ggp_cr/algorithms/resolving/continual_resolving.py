@@ -496,8 +496,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     record = {"key": key, "path": self.path, "path_reason": self.path_reason,
               "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
-    before = (self.resolver,
-              self.resolver.visited_states if self.resolver is not None else 0)
+    previous = self.resolver
+    visited_before = previous.visited_states if previous is not None else 0
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
@@ -552,7 +552,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         record["built_ahead"] = built
     record["seconds"] = time.perf_counter() - start
     record["visited_states"] = self.resolver.visited_states - (
-        before[1] if self.resolver is before[0] else 0)
+        visited_before if self.resolver is previous else 0)
     self.decisions.append(record)
     return policy, action
 
