@@ -197,6 +197,16 @@ def test_bot_plays_the_same_on_both_paths(game_string, variant, subgame_view):
   assert _bots_play_the_same(game_string, 6, solver="cfr+", variant=variant) > 0
 
 
+@pytest.mark.parametrize("game_string", GAMES[:3])
+def test_thesis_code_terminate_values_play_the_same_on_both_paths(game_string,
+                                                                   subgame_view):
+  """CFR+ with the thesis code's Terminate values (resolver.terminate_scale): the
+  bot plays the same on both paths."""
+  del subgame_view
+  assert _bots_play_the_same(game_string, 6, solver="cfr+",
+                             terminate_values="cfrplayground") > 0
+
+
 @pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize("game_string", GAMES)
 def test_depth_limited_bot_plays_the_same_on_both_paths(game_string, keep):

@@ -11,6 +11,7 @@ import pytest
 
 import pyspiel
 from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import expected_game_score
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 from open_spiel.python.bots import policy as policy_bot
 
@@ -416,3 +417,22 @@ def test_game_playing_reads_the_continual_resolving_subgame_solver():
   assert defined["current"] < defined["successors"], defined
   for result in by_scope.values():
     _assert_nash_conv_is_openspiels(game, result)
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker", "python_ii_goofspiel(num_cards=3)"])
+def test_value_against_uniform_equals_openspiel_policy_value(game_string):
+  """evaluators.value_against_uniform: the mean over seats of a random mixed
+  profile's expected payoff against uniform random, equal to OpenSpiel's
+  expected_game_score.policy_value to 1e-9."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.cached_tree(game)
+  slots = tree.random_slots(np.random.default_rng(7))
+  profile = tree.slots_to_tabular_policy(slots)
+  uniform = policy_lib.UniformRandomPolicy(game)
+  seats = [expected_game_score.policy_value(
+      game.new_initial_state(), [profile, uniform] if seat == 0 else
+      [uniform, profile])[seat] for seat in (0, 1)]
+  assert evaluators.value_against_uniform(tree, slots) == pytest.approx(
+      sum(seats) / 2, abs=1e-9)
+  assert evaluators.value_against_uniform(tree, tree.uniform_slots()) == pytest.approx(
+      0.0, abs=1e-12)

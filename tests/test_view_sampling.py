@@ -177,21 +177,22 @@ def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
     _assert_same_tables(live, ours.view)
 
 
-@pytest.mark.parametrize("solver,keep", [("vr_mccfr", False), ("mc_cfr", False),
-                                         ("vr_mccfr", True), ("mc_cfr", True)])
-def test_the_bot_plays_the_same_on_both_paths(solver, keep, subgame_view):
+@pytest.mark.parametrize("solver,keep,terminate", [
+    ("vr_mccfr", False, "cfrd"), ("mc_cfr", False, "cfrd"), ("vr_mccfr", True, "cfrd"),
+    ("mc_cfr", True, "cfrd"), ("vr_mccfr", False, "cfrplayground")])
+def test_the_bot_plays_the_same_on_both_paths(solver, keep, terminate, subgame_view):
   """ContinualResolvingBot with a sampling solver takes the compiled path (the record
   says so) and, with the same seed and iteration budgets, plays as the live one with
   the same average strategy at every decision, later subgames copied or sampled in
   place; with keep_solver_data each subgame's tables start from the last's
-  (warm_start.carry_over)."""
+  (warm_start.carry_over); also with the thesis code's Terminate values."""
   game = pyspiel.load_game(GAMES[2])
   tree = compiled_tree.cached_tree(game)
   played = {}
   for path in ("compiled", "live"):
     bots = [continual_resolving.ContinualResolvingBot(
         game, p, preplay="100it", move="50it", solver=solver, path=path, seed=4,
-        keep_solver_data=keep)
+        keep_solver_data=keep, terminate_values=terminate)
             for p in (0, 1)]
     policies = []
 

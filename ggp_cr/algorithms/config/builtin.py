@@ -442,4 +442,8 @@ registry.register_player(
      Parameter("cfrd_aware", _bool("cfrd_aware"), True,
                "evaluate both actions at the gadget's follow/terminate node"),
      Parameter("dl", _int("dl", 1), 4, "dl_cfr+'s depth limit in the gadget"),
-     Parameter("playouts", _int("playouts", 1), 1, "dl_cfr+'s random playouts per leaf")))
+     Parameter("playouts", _int("playouts", 1), 1, "dl_cfr+'s random playouts per leaf"),
+     Parameter("terminate", _choice("terminate", presets.TERMINATE_VALUES), "cfrd",
+               "the resolve gadget's Terminate payoffs: cfrd (CFR-D's) or cfrplayground "
+               "(the thesis's code's: scaled by the previous range's mass from the "
+               "second resolve on)")))

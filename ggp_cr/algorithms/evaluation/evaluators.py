@@ -68,6 +68,9 @@ class Evaluation:
   policy: object = None
   nash_conv: float = float("nan")
   exploitability: float = float("nan")
+  # The strategy's expected payoff against the uniform random strategy, the mean of
+  # its two seats (value_against_uniform).
+  value_vs_uniform: float = float("nan")
   decisions: int = 0
   shared_decisions: int = 0
   mean_init_seconds: float = 0.0
@@ -126,11 +129,26 @@ def _fill(tree, slots, infoset, probabilities):
   slots[offset:offset + count] = row / row.sum()
 
 
+def value_against_uniform(tree, slots):
+  """The mean over both seats of the expected payoff of the profile `slots` (slot
+  form) playing that seat against the uniform random strategy: exact, the [S]
+  Table 5.7 RND column's expectation for a fixed strategy."""
+  uniform = tree.uniform_slots()
+  values = []
+  for seat in (0, 1):
+    mixed = uniform.copy()
+    own = tree.infoset_player[tree.slot_infoset] == seat
+    mixed[own] = slots[own]
+    values.append(float(exact_br.on_policy_values(tree, mixed)[seat]))
+  return sum(values) / 2
+
+
 def _finish(evaluation, tree, slots, start):
   result = exact_br.nash_conv_slots(tree, slots)
   evaluation.policy = tree.slots_to_tabular_policy(slots)
   evaluation.nash_conv = result.nash_conv
   evaluation.exploitability = result.nash_conv / 2
+  evaluation.value_vs_uniform = value_against_uniform(tree, slots)
   evaluation.infosets_total = tree.num_infosets
   evaluation.seconds = time.perf_counter() - start
   return evaluation

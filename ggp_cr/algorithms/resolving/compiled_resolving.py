@@ -150,8 +150,11 @@ class CompiledResolver:
   CFR+).
   """
 
-  def __init__(self, view, use_cbr=False, trunk=None, config=None):
+  def __init__(self, view, use_cbr=False, trunk=None, config=None,
+               parent_root_mass=1.0):
     self.view = view
+    # Σ w(r) over the parent subgame's roots (resolver.terminate_scale).
+    self.parent_root_mass = parent_root_mass
     self.use_cbr = bool(use_cbr)
     self.trunk = trunk
     self.config = config
@@ -538,6 +541,9 @@ class CompiledResolver:
           group, exact=None if exact is None else lambda: excluding(exact))
     if clock is not None:
       clock.check("inputs")
+    scale = (1.0 if self.config is None else resolver.terminate_scale(
+        self.config, self.view.total_reach, self.parent_root_mass))
+    cbv = resolver.scale_values(cbv, scale)
     reached, jointly = (True, True) if infoset is None else _own_reach(
         trace, infoset, group, w, opponent_reach)
     if not reached:
@@ -550,6 +556,8 @@ class CompiledResolver:
       info["setup_estimate_seconds"] = setup
     if not self.use_cbr:
       info["unsampled_opponent_infosets"] = self.estimates.unsampled
+    if self.config is not None and self.config.terminate_values != "cfrd":
+      info["terminate_scale"] = scale
     if self.refused:
       info["after_refused"] = (
           f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "
@@ -585,5 +593,5 @@ class CompiledResolver:
       clock.check("solver")
     if self.config is not None and self.config.keep_solver_data:
       warm_start.carry_over(view, self.view)
-    return CompiledResolver(view, self.use_cbr, profile, self.config), info, w, \
-        opponent_reach
+    return CompiledResolver(view, self.use_cbr, profile, self.config,
+                            self.view.total_reach), info, w, opponent_reach

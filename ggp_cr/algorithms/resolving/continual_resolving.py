@@ -51,6 +51,8 @@ zero-sum sequential perfect-recall game, as in [S] ch. 2 and MCCR (Šustr et al.
     so next roots are always expanded. The self-play values collected per iteration
     are exact for the current strategy, uniform where it was never updated (the
     random playout's expectation).
+  With `terminate_values="cfrplayground"` the resolve gadget's opponent values are
+  scaled as the thesis's own code scales them (resolver.terminate_scale).
   Solver data are reset for each subgame, or kept (`keep_solver_data`, MCCR/gtlib2):
   tables of the same information states carry over (the gadget's own start fresh),
   and the iteration count continues (CFR+'s linear averaging weights, the sampling
@@ -223,6 +225,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     move: per-move budget, likewise.
     solver: 'vr_mccfr' (default), 'mc_cfr', 'cfr+' or 'dl_cfr+'.
     variant: gadget variant, 'resolve' (default), 'max_margin' or 'unsafe'.
+    terminate_values: the resolve gadget's Terminate payoffs, 'cfrd' (default) or
+      'cfrplayground' (the thesis's code's, resolver.terminate_scale).
     keep_solver_data: carry the solver's tables over to the next subgame.
     use_cbr: exact gadget inputs (counterfactual best response) on the compiled tree.
     regret_matcher, exploration, cumulative_strategy_exponent, baseline: the sampling
@@ -247,7 +251,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
                path="auto",
                compiled_nodes_limit=compiled_resolving.COMPILED_NODES_LIMIT,
-               cache_dir=None, build_ahead=True):
+               cache_dir=None, build_ahead=True, terminate_values="cfrd"):
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -260,7 +264,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         use_cbr=bool(use_cbr), regret_matcher=regret_matcher, exploration=exploration,
         cumulative_strategy_exponent=cumulative_strategy_exponent, baseline=baseline,
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
-        playouts=playouts)
+        playouts=playouts, terminate_values=terminate_values)
     self.path, self.path_reason, self._tree, self._keys = compiled_resolving.choose_path(
         game, self.config, path, compiled_nodes_limit, cache_dir)
     outcome_sampling.warm_up(self.config.regret_matcher)
@@ -401,10 +405,12 @@ class ContinualResolvingBot(pyspiel.Bot):
     infoset = self._tree.infoset_index(self._player_id, key)
     return infoset, infoset in self.resolver.trace
 
-  def _new_resolver(self, problem, record, start, seconds, warm=None, trunk=None):
+  def _new_resolver(self, problem, record, start, seconds, warm=None, trunk=None,
+                    parent_root_mass=1.0):
     deadline = start + resolver.TRACE_SHARE * seconds if seconds else None
-    self.resolver = resolver.Resolver(problem, self.config, self._solver_seed(), warm=warm,
-                              trunk=trunk, deadline=deadline)
+    self.resolver = resolver.Resolver(
+        problem, self.config, self._solver_seed(), warm=warm, trunk=trunk,
+        deadline=deadline, parent_root_mass=parent_root_mass)
     record["new_subgame"] = True
     if not self.resolver.trace.complete:
       record["fallback"] = ("the next turns were not traced within the time budget; "
@@ -472,7 +478,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       return
     warm = current if self.config.keep_solver_data else None
     self._new_resolver(tracing.Problem(self._game, self._player_id, gadget), record, start,
-                       seconds, warm=warm, trunk=profile)
+                       seconds, warm=warm, trunk=profile,
+                       parent_root_mass=current.root_mass)
 
   def _builds_ahead(self):
     """Whether the bot builds next subgames ahead (compiled path, CFR+ family; the
@@ -563,10 +570,11 @@ class ContinualResolvingBot(pyspiel.Bot):
 # Build function of the registry's cr player (config/builtin.py).
 
 def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
-             cfrd_aware, dl, playouts):
+             cfrd_aware, dl, playouts, terminate):
   move = "1000it" if budget.move.is_zero else budget.move
   return ContinualResolvingBot(
       game, player_id, preplay=budget.preplay, move=move, solver=solver,
       variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
       exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
-      cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed)
+      cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed,
+      terminate_values=terminate)

@@ -21,6 +21,7 @@ from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 
 SOLVERS = presets.CR_SOLVERS
+TERMINATE_VALUES = presets.TERMINATE_VALUES
 SAMPLING_SOLVERS = presets.CR_SAMPLING_SOLVERS
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
@@ -43,6 +44,7 @@ class ResolverConfig:
   cfrd_aware_sampling: bool = True
   depth_limit: int = 4
   playouts: int = 1
+  terminate_values: str = "cfrd"
 
   def __post_init__(self):
     if self.solver not in SOLVERS:
@@ -51,6 +53,13 @@ class ResolverConfig:
     if self.variant not in gadgets.VARIANTS:
       raise ValueError(f"variant must be one of {', '.join(gadgets.VARIANTS)}; got "
                        f"{self.variant!r}.")
+    if self.terminate_values not in TERMINATE_VALUES:
+      raise ValueError(f"terminate_values must be one of {', '.join(TERMINATE_VALUES)}; "
+                       f"got {self.terminate_values!r}.")
+    if self.terminate_values != "cfrd" and self.variant != "resolve":
+      raise ValueError(f"terminate_values {self.terminate_values!r} changes the resolve "
+                       f"gadget's Terminate payoffs; the {self.variant} gadget has none "
+                       "(accepted with variant 'resolve' only).")
     object.__setattr__(self, "regret_matcher",
                        regret_matching.parse_regret_matcher(self.regret_matcher))
     object.__setattr__(self, "exploration", outcome_sampling.check_probability(
@@ -72,6 +81,33 @@ class ResolverConfig:
   @property
   def sampling(self):
     return self.solver in SAMPLING_SOLVERS
+
+
+def terminate_scale(config, root_mass, parent_root_mass):
+  """The factor the next resolve gadget's opponent values (and so its Terminate
+  payoffs) are multiplied by, for a resolver whose subgame's roots have total reach
+  `root_mass` (Σ w(r), chance × the bot's reach; the whole game: 1) and whose
+  parent's had `parent_root_mass` (the whole game's parent: 1).
+
+  "cfrd": 1, CFR-D's gadget ([S] §1.4.2). "cfrplayground": root_mass /
+  parent_root_mass, as the thesis's own continual resolving computes them
+  (CFRPlayground, ContinualResolvingPlayer and ExternalCFRResolver): it scales each
+  gadget's payoffs by the norm N of its range and stores the next roots' reach with
+  the gadget's chance probability R/N in it but their counterfactual values without,
+  so from the second resolve on the Terminate payoffs are N_prev times CFR-D's,
+  N_prev = root_mass / parent_root_mass the norm of the range of the solve that
+  estimated them (1 for the whole game's solve).
+  """
+  if config.terminate_values == "cfrd":
+    return 1.0
+  return float(root_mass) / float(parent_root_mass)
+
+
+def scale_values(opponent_values, factor):
+  """{opponent key: CBV} times `factor` (terminate_scale)."""
+  if factor == 1.0:
+    return opponent_values
+  return {key: value * factor for key, value in opponent_values.items()}
 
 
 class CannotResolve(Exception):
@@ -96,10 +132,15 @@ _RUN_DECAY = 0.95
 class Resolver:
   """Solves one subgame (or the whole game) and prepares the next subgames."""
 
-  def __init__(self, problem, config, seed, warm=None, trunk=None, deadline=None):
+  def __init__(self, problem, config, seed, warm=None, trunk=None, deadline=None,
+               parent_root_mass=1.0):
     self.problem = problem
     self.config = config
     self.trunk = trunk
+    # Σ w(r) over this subgame's roots (the whole game: 1) and its parent's.
+    self.root_mass = (1.0 if problem.gadget is None else
+                      problem.gadget.subgame.total_reach)
+    self.parent_root_mass = parent_root_mass
     self.timing = {}
     tree = None if config.sampling else problem.tree()
     self.trace = tracing.Trace(problem, tree, deadline)
@@ -209,6 +250,8 @@ class Resolver:
         unsampled.append(key)
     from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
                                        deadline)
+    scale = terminate_scale(self.config, self.root_mass, self.parent_root_mass)
+    opponent_values = scale_values(opponent_values, scale)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
@@ -228,6 +271,8 @@ class Resolver:
     info = {"roots": len(group), "opponent_infosets": len(opponent_values),
             "unsampled_opponent_infosets": len(unsampled),
             "unsampled_from_tree": from_tree, "variant": variant}
+    if self.config.terminate_values != "cfrd":
+      info["terminate_scale"] = scale
     return gadget, profile, info
 
   def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
