@@ -21,6 +21,7 @@ from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving import subgame_views
 from ggp_cr.algorithms.tree import compiled_tree
 
 # The trunk: probability of action 1 (bet/call) per information state.
@@ -305,3 +306,30 @@ def test_compiled_view_is_its_definition(kuhn, suffix, player, variant):
         _expected_payoff(variant, w, opponent_reach, given, k, key, u_o), abs=1e-12)
   assert seen == pytest.approx(expected, abs=1e-12)
   assert terminate_leaves == (len(roots) if variant == "resolve" else 0)
+
+
+@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("suffix, player", SUBGAMES)
+def test_in_place_view_solves_with_the_definitions_inputs(kuhn, suffix, player,
+                                                          variant):
+  """The compiled path's in-place view (no laid-out prefix) gives its CFR+ each
+  active root's gadget chance and, under resolve, o's Terminate payoff K·CBV'_norm(I)
+  of the root's information set, as defined."""
+  _, _, tree, state_keys = kuhn
+  _, (roots, w, opponent_reach, keys, _, k, given) = _subgame(
+      kuhn, suffix, player, variant)
+  nodes = np.array([_root_node(tree, h) for h in roots])
+  int_keys = state_keys.keys[1 - player, nodes].tolist()
+  view = subgame_views.SubgameView(tree, state_keys, player, nodes, w,
+                                   {i: given[s] for i, s in zip(int_keys, keys)},
+                                   variant, opponent_reach)
+  expected = _expected_chance(variant, roots, w, opponent_reach, keys, k)
+  active = view.active_roots.tolist()
+  solver = view.solver
+  chance = solver._root_chance  # pylint: disable=protected-access
+  assert {tuple(roots[j]): p for j, p in zip(active, chance.tolist())} == (
+      pytest.approx(expected, abs=1e-12))
+  if variant == "resolve":
+    terminate = solver._terminate()  # pylint: disable=protected-access
+    for j, value in zip(active, terminate.tolist()):
+      assert value == pytest.approx(w.sum() * given[keys[j]] / k[keys[j]], abs=1e-12)
