@@ -119,7 +119,8 @@ def _random_policy(game, seed):
 # gives nothing up; responder 0 with ε = 1 or η = 0.2 bets its K (W_I = 1/3) where
 # checking is 0.0939 better reach-weighted (0.282 per unit of W_I, within ε·W_I =
 # 0.333); η = 0.6 checks its Q instead, where betting is 0.0335 better; responder 1
-# with η = 0.6 checks behind with Q and K, where betting is 0.1557 better. Summed error 0.377044, 398 histories.
+# with η = 0.6 checks behind with Q and K, where betting is 0.1557 better. Summed
+# error 0.377044, 398 histories.
 # Leduc (9,457 histories; exact: 8,172 and 8,000): responder 0 gives nothing up, the
 # cuts only skip histories; responder 1 gives 0.0925 up at ε = 4 and η = 0.2 and 0.2386
 # at η = 0.6. Summed error 0.423613, 63,626 histories. Values recorded from pruned_br

@@ -181,8 +181,8 @@ def test_unsafe_root_chances_by_hand(kuhn):
 
 def _gadget_values(variant, w, opponent_reach, roots, cbv, given, kuhn, player):
   """o's gadget value when p plays the trunk, by definition: resolve (o best-responds):
-  Σ_I max(CBV(I), CBV'(I)) (Follow is worth CBV(I), Terminate CBV'(I), both times
-  K/K); max_margin: max_I (CBV(I) − CBV'(I)) ([H] Lemma 7); unsafe (o plays the
+  Σ_I max(CBV(I), CBV'(I)) (chance reaches I's gate with k_I/K, where Follow is worth
+  K·CBV(I)/k_I and Terminate K·CBV'(I)/k_I); max_margin: max_I (CBV(I) − CBV'(I)) ([H] Lemma 7); unsafe (o plays the
   trunk too): Σ_h w(h)·π_o(h)·v_o^trunk(h), the trunk's reach-weighted subgame value."""
   if variant == "resolve":
     return sum(max(cbv[key], given[key]) for key in cbv)
