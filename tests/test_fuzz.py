@@ -397,3 +397,89 @@ def test_sigint_to_solve_saves_and_exits_130(tmp_path):
   (csv_path,) = tmp_path.glob("*.csv")
   assert len(csv_path.read_text().splitlines()) >= 2
   assert list(tmp_path.glob("*.checkpoint.npz"))
+
+
+# Issue 43 (workers, counts, rows): orphan workers, counts that fill memory, worker
+# caps, rows outside the plan or range, kernel compilation outside the clock --------
+
+from ggp_cr.algorithms.config import worker_counts  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import kernel_warm_up  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+_KILL_PLAYERS = ("random", "cr", "oos")
+_KILL_MATCHES = 20
+_KILL_BUDGET = "0.02s"  # a steady pace: the run is still going when killed
+
+
+def _descendants(pid):
+  """The live (not zombie) processes below `pid`, from /proc."""
+  parents = {}
+  for entry in os.listdir("/proc"):
+    if entry.isdigit():
+      try:
+        with open(f"/proc/{entry}/stat") as file:
+          fields = file.read().rsplit(")", 1)[1].split()
+      except OSError:
+        continue
+      if fields[0] != "Z":
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+  found, frontier = [], [pid]
+  while frontier:
+    children = parents.get(frontier.pop(), [])
+    found += children
+    frontier += children
+  return found
+
+
+def _alive(pid):
+  try:
+    with open(f"/proc/{pid}/stat") as file:
+      return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+  except OSError:
+    return False
+
+
+def _tournament_command(output):
+  return [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=kuhn_poker",
+          *[f"--player={p}" for p in _KILL_PLAYERS], f"--preplay={_KILL_BUDGET}",
+          f"--move={_KILL_BUDGET}",
+          f"--matches={_KILL_MATCHES}", "--workers=2", f"--output={output}",
+          "--progress_seconds=0.2"]
+
+
+def _rows(output):
+  return output.read_text().splitlines()[1:] if output.exists() else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killed_two_worker_tournament_leaves_no_process_and_resumes_exactly(tmp_path):
+  output = tmp_path / "kill.csv"
+  env = dict(os.environ, PYTHONPATH=REPO)
+  for kill in (signal.SIGTERM, signal.SIGKILL):
+    before = len(_rows(output))
+    process = subprocess.Popen(_tournament_command(output), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    deadline = time.monotonic() + 240
+    workers = []
+    while len(_rows(output)) < before + 3 or len(workers) < 2:
+      assert process.poll() is None, f"the tournament ended before the kill: {kill}"
+      assert time.monotonic() < deadline, "no rows within 240 s"
+      workers = _descendants(process.pid)
+      time.sleep(0.05)
+    process.send_signal(kill)
+    process.wait(timeout=60)
+    stop = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < stop:
+      time.sleep(0.1)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:
+      os.kill(pid, signal.SIGKILL)
+    assert not left, f"{kill.name}: workers {left} outlived their parent"
+  finished = subprocess.run(_tournament_command(output), capture_output=True, text=True,
+                            cwd=REPO, env=env, timeout=600, check=False)
+  assert finished.returncode == 0, finished.stderr[-1500:]
+  config = tournament.TournamentConfig.create(
+      "kuhn_poker", _KILL_PLAYERS, _KILL_MATCHES, _KILL_BUDGET, _KILL_BUDGET)
+  keys = [tuple(int(v) for v in line.split(",")[:3]) for line in _rows(output)]
+  assert sorted(keys) == sorted(p.key for p in tournament.plan(config))

@@ -9,13 +9,18 @@ the order of completion do not change the results (with iteration budgets).
 Results are one CSV row per match (columns in RESULT_COLUMNS), appended by the coordinating
 process with a single write per row as each match finishes. The configuration is kept in a
 sidecar JSON file next to the CSV; rerunning with the same output path and configuration
-plays only the missing matches, and a different configuration is refused.
+plays only the missing matches, and a different configuration is refused. A row outside
+the plan (pair, seating, match, players) or with a payoff outside the game's range is
+set aside like a malformed one (`row_problems`).
+
+The plan is generated lazily (`Plan`), local workers die with the coordinating process
+and SIGTERM stops it as Ctrl-C does (worker_processes), and workers are capped at the
+cores and matches (worker_counts).
 """
 
-import concurrent.futures
 import dataclasses
+import itertools
 import json
-import multiprocessing
 import os
 import pathlib
 import time
@@ -24,9 +29,13 @@ import pandas as pd
 
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import worker_counts
+from ggp_cr.algorithms.evaluation import kernel_warm_up
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.evaluation import worker_processes
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -98,8 +107,7 @@ class TournamentConfig:
     if len(texts) < (1 if self_play else 2):
       raise ValueError("A tournament needs at least two players (or one with self-play), "
                        f"got {len(texts)}.")
-    if int(matches_per_seating) < 1:
-      raise ValueError(f"matches must be >= 1, got {matches_per_seating}.")
+    matches_per_seating = number_ranges.count(matches_per_seating, "matches", minimum=1)
     if int(seed) < 0:
       raise ValueError(f"seed must be >= 0, got {seed}.")
     budget = limits.Budget.parse(preplay, move)
@@ -142,6 +150,7 @@ class TournamentConfig:
     values = {k: v for k, v in data.items() if k in fields}
     values["players"] = tuple(values.get("players", ()))
     values["pairs_with"] = tuple(values.get("pairs_with", ()))
+    values["matches"] = number_ranges.count(values.get("matches"), "matches", minimum=1)
     return cls(**values)
 
 
@@ -163,12 +172,81 @@ class PlannedMatch:
     return (self.row, self.col) if self.seating == 0 else (self.col, self.row)
 
 
+class Plan:
+  """All matches of a tournament, interleaved so that partial results cover every
+  pair: match index by match index, pair by pair, both seatings. Generated lazily
+  (iteration and indexing), so its size costs no memory."""
+
+  def __init__(self, config):
+    self.pairs = config.pairs()
+    self.matches = config.matches
+
+  def __len__(self):
+    return self.matches * len(self.pairs) * 2
+
+  def __getitem__(self, position):
+    if isinstance(position, slice):
+      return [self[i] for i in range(len(self))[position]]
+    position = range(len(self))[position]  # IndexError outside
+    index, rest = divmod(position, 2 * len(self.pairs))
+    pair, seating = divmod(rest, 2)
+    return PlannedMatch(pair, seating, index, *self.pairs[pair])
+
+  def __iter__(self):
+    for index in range(self.matches):
+      for pair, (row, col) in enumerate(self.pairs):
+        for seating in (0, 1):
+          yield PlannedMatch(pair, seating, index, row, col)
+
+
 def plan(config):
-  """All matches of a tournament, interleaved so that partial results cover every pair."""
-  return [PlannedMatch(pair, seating, index, row, col)
-          for index in range(config.matches)
-          for pair, (row, col) in enumerate(config.pairs())
-          for seating in (0, 1)]
+  """The Plan of `config`'s tournament."""
+  return Plan(config)
+
+
+def _whole(text, low, high):
+  """int(text) if it is a whole number in [low, high), else None."""
+  value = float(text)
+  return int(value) if value.is_integer() and low <= value < high else None
+
+
+def row_problems(config):
+  """A results_csv check for rows of `config`'s tournament: the row's problem (text),
+  or None for a row of the plan (pair, seating and match within it, players those of
+  its pair and seating, row payoff its seat's) whose payoffs lie in the game's
+  [min_utility, max_utility] and whose times, decisions and seeds are not negative."""
+  pairs = config.pairs()
+  game = registry.load_game(config.game)
+  low, high = game.min_utility(), game.max_utility()
+  slack = 1e-9 * max(1.0, high - low)
+  def problem(row):
+    pair = _whole(row["pair"], 0, len(pairs))
+    seating = _whole(row["seating"], 0, 2)
+    index = _whole(row["match"], 0, config.matches)
+    for name, value, size in (("pair", pair, len(pairs)), ("seating", seating, 2),
+                              ("match", index, config.matches)):
+      if value is None:
+        return (f"{name} {row[name]} is outside the plan (a whole number in [0, "
+                f"{size - 1}])")
+    planned = PlannedMatch(pair, seating, index, *pairs[pair])
+    expected = {"row_player": planned.row, "col_player": planned.col,
+                "player0": planned.seats[0], "player1": planned.seats[1]}
+    for name, value in expected.items():
+      if row[name] != value:
+        return f"{name} is {row[name]!r}; the plan has {value!r} for pair {pair}"
+    for name in ("payoff0", "payoff1", "row_payoff", "col_payoff"):
+      if not low - slack <= float(row[name]) <= high + slack:
+        return (f"{name} {row[name]} is outside the game's payoff range "
+                f"[{low:g}, {high:g}]")
+    if (float(row["row_payoff"]), float(row["col_payoff"])) != (
+        float(row[f"payoff{seating}"]), float(row[f"payoff{1 - seating}"])):
+      return f"row_payoff and col_payoff are not payoff{seating} and payoff{1 - seating}"
+    for name in NUMERIC_COLUMNS:
+      if name.startswith(("init_seconds", "move_seconds", "decisions", "seed", "chance")) \
+          and float(row[name]) < 0:
+        return f"{name} {row[name]} is negative"
+    return None
+  return problem
 
 
 _WORKER_CACHE = {}
@@ -257,11 +335,13 @@ def _frame(rows):
   return frame
 
 
-def _read_rows(path):
-  """The good rows of the results file `path` as a DataFrame, read only (its
-  configuration is not checked)."""
+def _read_rows(path, config):
+  """The good rows of the results file `path` of a tournament of `config` (rows
+  outside its plan or range skipped: row_problems) as a DataFrame, read only (the
+  file's configuration is not checked)."""
   return _frame(results_csv.read_good_rows(
-      path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS, key=("pair", "seating", "match")))
+      path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS, key=("pair", "seating", "match"),
+      check=row_problems(config)))
 
 
 def read_results(config, path):
@@ -273,7 +353,7 @@ def read_results(config, path):
   if not pathlib.Path(path).is_file():
     raise ValueError(f"{path} is not a tournament results file: nothing to read.")
   check_stored_config(path, config)
-  return _read_rows(path)
+  return _read_rows(path, config)
 
 
 def read_config(sidecar):
@@ -304,7 +384,7 @@ class ResultsFile:
     self._output = results_csv.AppendOnlyCsv(
         self.path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS,
         key=("pair", "seating", "match"), lock=True, kind="tournament CSV",
-        check_existing=self._check_sidecar)
+        check_existing=self._check_sidecar, check=row_problems(config))
     try:
       self._write_sidecar()
     except ValueError:
@@ -335,6 +415,9 @@ class ResultsFile:
   def append(self, row):
     """Appends one row with a single write, so a killed run never leaves half a row."""
     self._output.append(row)
+
+  def fileno(self):
+    return self._output.fileno()
 
   def close(self):
     self._output.close()
@@ -374,21 +457,6 @@ def _run_in_process(config_json, todo, tree):
     yield play_planned(config_json, planned, tree)
 
 
-def _run_local_pool(config_json, todo, workers, tree):
-  # Forked workers start at once with the games registered; spawn where fork is missing.
-  methods = multiprocessing.get_all_start_methods()
-  context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-  with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-    futures = [pool.submit(play_planned, config_json, planned, tree)
-               for planned in todo]
-    try:
-      for future in concurrent.futures.as_completed(futures):
-        yield future.result()
-    finally:
-      for future in futures:
-        future.cancel()
-
-
 def import_ray():
   """Imports ray, or explains how to install the optional extra."""
   try:
@@ -408,9 +476,14 @@ def _run_ray(config_json, todo, workers, ray_address, tree):
     else:
       ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
   remote = ray.remote(play_planned)
+  todo = iter(todo)
   try:
-    pending = [remote.remote(config_json, planned, tree) for planned in todo]
-    while pending:
+    pending = []
+    while True:  # at most two matches per worker in flight: the plan stays lazy
+      pending += [remote.remote(config_json, planned, tree)
+                  for planned in itertools.islice(todo, 2 * workers - len(pending))]
+      if not pending:
+        break
       ready, pending = ray.wait(pending, num_returns=1)
       yield ray.get(ready[0])
   finally:
@@ -429,7 +502,8 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     config: a TournamentConfig.
     output: path of the results CSV (its sidecar JSON is written next to it).
     workers: processes for the local executor (1: in this process), or CPUs of the
-      local Ray instance started when no ray_address is given.
+      local Ray instance started when no ray_address is given; capped at the matches
+      to play and, locally, at the usable cores (worker_counts, said in `progress`).
     executor: "local" or "ray".
     ray_address: address of a running Ray cluster (executor="ray").
     progress: callable taking a line of text, or None for silence.
@@ -438,27 +512,33 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
   """
   if executor not in EXECUTORS:
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
-  if int(workers) < 1:
-    raise ValueError(f"workers must be >= 1, got {workers}.")
+  number_ranges.count(workers, "workers", minimum=1)
   if executor == "ray":
     import_ray()
-  with ResultsFile(output, config) as results:
-    done = results.finished_keys()
+  with worker_processes.sigterm_as_interrupt(), ResultsFile(output, config) as results:
+    done = results.finished_keys()  # all in the plan: row_problems set others aside
     planned = plan(config)
-    todo = [p for p in planned if p.key not in done]
+    todo = (p for p in planned if p.key not in done)
+    remaining = len(planned) - len(done)
+    workers = worker_counts.useful_workers(workers, remaining, "workers", progress,
+                                           cores=executor == "local")
     if progress is not None:
-      progress(f"{len(planned)} matches planned, {len(planned) - len(todo)} already in "
-               f"{results.path}, {len(todo)} to play ({executor}, {workers} worker(s)).")
+      progress(f"{len(planned)} matches planned, {len(done)} already in "
+               f"{results.path}, {remaining} to play ({executor}, {workers} worker(s)).")
+    if remaining:
+      kernel_warm_up.warm_up(config, tree, progress)  # before the clock and the fork
     config_json = config.to_json()
-    if not todo:
+    if not remaining:
       stream = iter(())
     elif executor == "ray":
       stream = _run_ray(config_json, todo, workers, ray_address, tree)
     elif workers == 1:
       stream = _run_in_process(config_json, todo, tree)
     else:
-      stream = _run_local_pool(config_json, todo, workers, tree)
-    meter = _Progress(len(planned), len(planned) - len(todo), progress_seconds, progress)
+      stream = worker_processes.run_pool(
+          play_planned, ((config_json, p, tree) for p in todo), workers,
+          close_fds=(results.fileno(),))
+    meter = _Progress(len(planned), len(done), progress_seconds, progress)
     for row in stream:
       results.append(row)
       meter.update(row)
@@ -501,7 +581,7 @@ def merge_results(config, rows, paths):
   frames, players = [rows], list(config.players)
   played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
   for path, stored in zip(paths, merge_configs(config, paths)):
-    frame = _read_rows(path)  # merge_configs read and checked its configuration
+    frame = _read_rows(path, stored)  # merge_configs read and checked its configuration
     pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
     overlap = sorted(" vs ".join(sorted(p)) for p in pairs & played)
     if overlap:
