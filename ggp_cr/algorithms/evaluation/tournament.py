@@ -11,11 +11,12 @@ process with a single write per row as each match finishes. The configuration is
 sidecar JSON file next to the CSV; rerunning with the same output path and configuration
 plays only the missing matches, and a different configuration is refused. A row outside
 the plan (pair, seating, match, players) or with a payoff outside the game's range is
-set aside like a malformed one (`row_problems`).
+set aside like a malformed one (tournament_plan.row_problems).
 
-The plan is generated lazily (`Plan`), local workers die with the coordinating process
-and SIGTERM stops it as Ctrl-C does (worker_processes), and workers are capped at the
-cores and matches (worker_counts).
+The plan is generated lazily (tournament_plan.Plan), local workers die with the
+coordinating process and SIGTERM stops it as Ctrl-C does (worker_processes), workers
+are capped at the cores and matches (worker_counts), and numba kernels are compiled
+before the clock starts (kernel_warm_up).
 """
 
 import dataclasses
@@ -35,6 +36,7 @@ from ggp_cr.algorithms.config import worker_counts
 from ggp_cr.algorithms.evaluation import kernel_warm_up
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.evaluation import tournament_plan
 from ggp_cr.algorithms.evaluation import worker_processes
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
@@ -154,100 +156,11 @@ class TournamentConfig:
     return cls(**values)
 
 
-@dataclasses.dataclass(frozen=True)
-class PlannedMatch:
-  """One match of the plan: which pair, seating and index."""
-  pair: int
-  seating: int
-  index: int
-  row: str
-  col: str
 
-  @property
-  def key(self):
-    return (self.pair, self.seating, self.index)
-
-  @property
-  def seats(self):
-    return (self.row, self.col) if self.seating == 0 else (self.col, self.row)
-
-
-class Plan:
-  """All matches of a tournament, interleaved so that partial results cover every
-  pair: match index by match index, pair by pair, both seatings. Generated lazily
-  (iteration and indexing), so its size costs no memory."""
-
-  def __init__(self, config):
-    self.pairs = config.pairs()
-    self.matches = config.matches
-
-  def __len__(self):
-    return self.matches * len(self.pairs) * 2
-
-  def __getitem__(self, position):
-    if isinstance(position, slice):
-      return [self[i] for i in range(len(self))[position]]
-    position = range(len(self))[position]  # IndexError outside
-    index, rest = divmod(position, 2 * len(self.pairs))
-    pair, seating = divmod(rest, 2)
-    return PlannedMatch(pair, seating, index, *self.pairs[pair])
-
-  def __iter__(self):
-    for index in range(self.matches):
-      for pair, (row, col) in enumerate(self.pairs):
-        for seating in (0, 1):
-          yield PlannedMatch(pair, seating, index, row, col)
-
-
-def plan(config):
-  """The Plan of `config`'s tournament."""
-  return Plan(config)
-
-
-def _whole(text, low, high):
-  """int(text) if it is a whole number in [low, high), else None."""
-  value = float(text)
-  return int(value) if value.is_integer() and low <= value < high else None
-
-
-def row_problems(config):
-  """A results_csv check for rows of `config`'s tournament: the row's problem (text),
-  or None for a row of the plan (pair, seating and match within it, players those of
-  its pair and seating, row payoff its seat's) whose payoffs lie in the game's
-  [min_utility, max_utility] and whose times, decisions and seeds are not negative."""
-  pairs = config.pairs()
-  game = registry.load_game(config.game)
-  low, high = game.min_utility(), game.max_utility()
-  slack = 1e-9 * max(1.0, high - low)
-  def problem(row):
-    pair = _whole(row["pair"], 0, len(pairs))
-    seating = _whole(row["seating"], 0, 2)
-    index = _whole(row["match"], 0, config.matches)
-    for name, value, size in (("pair", pair, len(pairs)), ("seating", seating, 2),
-                              ("match", index, config.matches)):
-      if value is None:
-        return (f"{name} {row[name]} is outside the plan (a whole number in [0, "
-                f"{size - 1}])")
-    planned = PlannedMatch(pair, seating, index, *pairs[pair])
-    expected = {"row_player": planned.row, "col_player": planned.col,
-                "player0": planned.seats[0], "player1": planned.seats[1]}
-    for name, value in expected.items():
-      if row[name] != value:
-        return f"{name} is {row[name]!r}; the plan has {value!r} for pair {pair}"
-    for name in ("payoff0", "payoff1", "row_payoff", "col_payoff"):
-      if not low - slack <= float(row[name]) <= high + slack:
-        return (f"{name} {row[name]} is outside the game's payoff range "
-                f"[{low:g}, {high:g}]")
-    if (float(row["row_payoff"]), float(row["col_payoff"])) != (
-        float(row[f"payoff{seating}"]), float(row[f"payoff{1 - seating}"])):
-      return f"row_payoff and col_payoff are not payoff{seating} and payoff{1 - seating}"
-    for name in NUMERIC_COLUMNS:
-      if name.startswith(("init_seconds", "move_seconds", "decisions", "seed", "chance")) \
-          and float(row[name]) < 0:
-        return f"{name} {row[name]} is negative"
-    return None
-  return problem
-
+PlannedMatch = tournament_plan.PlannedMatch
+Plan = tournament_plan.Plan
+plan = tournament_plan.plan
+row_problems = tournament_plan.row_problems
 
 _WORKER_CACHE = {}
 
