@@ -408,7 +408,7 @@ from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-
 from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _KILL_PLAYERS = ("random", "cr", "oos")
-_KILL_MATCHES = 20
+_KILL_MATCHES = 12
 _KILL_BUDGET = "0.02s"  # a steady pace: the run is still going when killed
 
 

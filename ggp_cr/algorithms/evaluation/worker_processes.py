@@ -47,9 +47,11 @@ def _watch_parent(parent):
 
 def tie_to_parent(parent, close_fds=()):
   """A pool initializer: this worker ends when process `parent` does (see module
-  docstring), does not inherit the parent's SIGTERM handler, and closes `close_fds`."""
+  docstring), does not inherit the parent's SIGTERM handler, leaves Ctrl-C to the
+  parent (which terminates it; no traceback per worker), and closes `close_fds`."""
   _die_with_parent_on_linux()
   signal.signal(signal.SIGTERM, signal.SIG_DFL)
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
   for fd in close_fds:
     try:
       os.close(fd)
