@@ -402,9 +402,13 @@ def test_sigint_to_solve_saves_and_exits_130(tmp_path):
 # Issue 43 (workers, counts, rows): orphan workers, counts that fill memory, worker
 # caps, rows outside the plan or range, kernel compilation outside the clock --------
 
+import itertools  # pylint: disable=g-import-not-at-top,wrong-import-position,wrong-import-order
+import tracemalloc  # pylint: disable=g-import-not-at-top,wrong-import-position,wrong-import-order
+
 from ggp_cr.algorithms.config import worker_counts  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import kernel_warm_up  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _KILL_PLAYERS = ("random", "cr", "oos")
@@ -500,8 +504,6 @@ def _rps_config(matches):
 
 
 def test_counts_are_checked_and_plans_are_lazy(tmp_path):
-  import itertools  # pylint: disable=g-import-not-at-top
-  import tracemalloc  # pylint: disable=g-import-not-at-top
   tally = collections.Counter()
   for bad in (10**13, 10**20, 0, -1, 1.5, True):
     with pytest.raises(ValueError, match="matches must be"):
@@ -569,7 +571,6 @@ def _edited(line, **values):
 
 
 def test_rows_outside_the_plan_or_the_range_are_set_aside(tmp_path):
-  from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=g-import-not-at-top
   config = _rps_config(3)
   path, header, rows = _tournament_csv(tmp_path, config)
   before = tournament_summary.summarize(tournament.read_results(config, path))
