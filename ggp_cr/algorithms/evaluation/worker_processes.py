@@ -77,11 +77,12 @@ def run_pool(function, items, workers, close_fds=()):
   `workers` processes tied to this one (forked, or spawned where fork is missing),
   consuming `items` lazily. The processes are terminated if the generator fails or
   is closed before the end (e.g. KeyboardInterrupt)."""
-  methods = multiprocessing.get_all_start_methods()
-  context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+  forked = "fork" in multiprocessing.get_all_start_methods()
+  context = multiprocessing.get_context("fork" if forked else "spawn")
+  # Only a forked worker has the parent's descriptors (a spawned one's numbers differ).
   pool = concurrent.futures.ProcessPoolExecutor(
       workers, mp_context=context, initializer=tie_to_parent,
-      initargs=(os.getpid(), tuple(close_fds)))
+      initargs=(os.getpid(), tuple(close_fds) if forked else ()))
   items = iter(items)
   pending = set()
   finished = False
