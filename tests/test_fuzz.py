@@ -397,3 +397,246 @@ def test_sigint_to_solve_saves_and_exits_130(tmp_path):
   (csv_path,) = tmp_path.glob("*.csv")
   assert len(csv_path.read_text().splitlines()) >= 2
   assert list(tmp_path.glob("*.checkpoint.npz"))
+
+
+# Issue 43 (workers, counts, rows): orphan workers, counts that fill memory, worker
+# caps, rows outside the plan or range, kernel compilation outside the clock --------
+
+import itertools  # pylint: disable=g-import-not-at-top,wrong-import-position,wrong-import-order
+import tracemalloc  # pylint: disable=g-import-not-at-top,wrong-import-position,wrong-import-order
+
+from ggp_cr.algorithms.config import worker_counts  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import kernel_warm_up  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+_KILL_PLAYERS = ("random", "cr", "oos")
+_KILL_MATCHES = 12
+_KILL_BUDGET = "0.02s"  # a steady pace: the run is still going when killed
+
+
+def _descendants(pid):
+  """The live (not zombie) processes below `pid`, from /proc."""
+  parents = {}
+  for entry in os.listdir("/proc"):
+    if entry.isdigit():
+      try:
+        with open(f"/proc/{entry}/stat") as file:
+          fields = file.read().rsplit(")", 1)[1].split()
+      except OSError:
+        continue
+      if fields[0] != "Z":
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+  found, frontier = [], [pid]
+  while frontier:
+    children = parents.get(frontier.pop(), [])
+    found += children
+    frontier += children
+  return found
+
+
+def _alive(pid):
+  try:
+    with open(f"/proc/{pid}/stat") as file:
+      return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+  except OSError:
+    return False
+
+
+def _tournament_command(output):
+  return [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=kuhn_poker",
+          *[f"--player={p}" for p in _KILL_PLAYERS], f"--preplay={_KILL_BUDGET}",
+          f"--move={_KILL_BUDGET}",
+          f"--matches={_KILL_MATCHES}", "--workers=2", f"--output={output}",
+          "--progress_seconds=0.2"]
+
+
+def _rows(output):
+  return output.read_text().splitlines()[1:] if output.exists() else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killed_two_worker_tournament_leaves_no_process_and_resumes_exactly(tmp_path):
+  output = tmp_path / "kill.csv"
+  env = dict(os.environ, PYTHONPATH=REPO)
+  for kill in (signal.SIGTERM, signal.SIGKILL):
+    before = len(_rows(output))
+    process = subprocess.Popen(_tournament_command(output), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    deadline = time.monotonic() + 240
+    workers = []
+    while len(_rows(output)) < before + 3 or len(workers) < 2:
+      assert process.poll() is None, f"the tournament ended before the kill: {kill}"
+      assert time.monotonic() < deadline, "no rows within 240 s"
+      workers = _descendants(process.pid)
+      time.sleep(0.05)
+    process.send_signal(kill)
+    process.wait(timeout=60)
+    stop = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < stop:
+      time.sleep(0.1)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:
+      os.kill(pid, signal.SIGKILL)
+    assert not left, f"{kill.name}: workers {left} outlived their parent"
+  finished = subprocess.run(_tournament_command(output), capture_output=True, text=True,
+                            cwd=REPO, env=env, timeout=600, check=False)
+  assert finished.returncode == 0, finished.stderr[-1500:]
+  config = tournament.TournamentConfig.create(
+      "kuhn_poker", _KILL_PLAYERS, _KILL_MATCHES, _KILL_BUDGET, _KILL_BUDGET)
+  keys = [tuple(int(v) for v in line.split(",")[:3]) for line in _rows(output)]
+  assert sorted(keys) == sorted(p.key for p in tournament.plan(config))
+
+
+class _Stop(Exception):
+  pass
+
+
+def _stop_at_first_row(line):
+  if line.startswith("["):
+    raise _Stop(line)
+
+
+def _rps_config(matches):
+  return tournament.TournamentConfig.create("python_rps", ["random", "ismcts(10)"],
+                                            matches, "0", "1it")
+
+
+def test_counts_are_checked_and_plans_are_lazy(tmp_path):
+  tally = collections.Counter()
+  for bad in (10**13, 10**20, 0, -1, 1.5, True):
+    with pytest.raises(ValueError, match="matches must be"):
+      with _deadline(5):
+        _rps_config(bad)
+    tally["--matches refused"] += 1
+  with pytest.raises(ValueError, match="workers must be"):
+    tournament.run_tournament(_rps_config(1), tmp_path / "w.csv", workers=10**13)
+  tally["--workers refused"] += 1
+  # The plan of the largest count is generated, not stored.
+  config = _rps_config(number_ranges.MAX_COUNT)
+  tracemalloc.start()
+  try:
+    planned = tournament.plan(config)
+    assert len(planned) == 2 * number_ranges.MAX_COUNT
+    assert planned[-1].key == (0, 1, number_ranges.MAX_COUNT - 1)
+    assert [p.key for p in itertools.islice(planned, 3)] == [(0, 0, 0), (0, 1, 0),
+                                                              (0, 0, 1)]
+    assert tracemalloc.get_traced_memory()[1] < 10**6
+    # A tournament of 2 * 10^12 matches starts at once, in process or in workers.
+    for workers in (1, 2):
+      with pytest.raises(_Stop):
+        tournament.run_tournament(config, tmp_path / f"big{workers}.csv",
+                                  workers=workers, progress=_stop_at_first_row,
+                                  progress_seconds=0)
+      tally[f"2e12 matches started, {workers} worker(s)"] += 1
+    assert tracemalloc.get_traced_memory()[1] < 50 * 10**6
+  finally:
+    tracemalloc.stop()
+  # The pool takes its items lazily and stops when closed.
+  stream = worker_processes.run_pool(abs, ((-i,) for i in itertools.count()), 2)
+  assert sorted(itertools.islice(stream, 6))[:2] == [0, 1]
+  stream.close()
+  tally["endless items, pool closed"] += 1
+  _report("counts", tally)
+
+
+def test_workers_are_capped_at_cores_and_work_items(tmp_path, capsys):
+  lines = []
+  tournament.run_tournament(_rps_config(1), tmp_path / "t.csv", workers=64,
+                            progress=lines.append)
+  useful = min(2, worker_counts.usable_cores())
+  assert lines[0].startswith(f"workers=64 capped at {useful}: "), lines[0]
+  assert f"(local, {useful} worker(s))" in lines[1], lines[1]
+  quiet = []
+  assert worker_counts.useful_workers(1, 10, "workers", quiet.append) == 1 and not quiet
+  # solve --workers on a 9,457-history tree: walked serially, no interpreter started.
+  tree = compiled_tree.compile_game("leduc_poker", workers=16, progress=True)
+  assert tree.num_nodes == 9457
+  assert "walked serially, not by 16 workers" in capsys.readouterr().out
+
+
+def _tournament_csv(tmp_path, config):
+  path = tmp_path / "rows.csv"
+  tournament.run_tournament(config, path, progress=None)
+  header, *rows = path.read_text().splitlines()
+  return path, header, rows
+
+
+def _edited(line, **values):
+  fields = line.split(",")
+  for name, value in values.items():
+    fields[list(tournament.RESULT_COLUMNS).index(name)] = str(value)
+  return ",".join(fields)
+
+
+def test_rows_outside_the_plan_or_the_range_are_set_aside(tmp_path):
+  config = _rps_config(3)
+  path, header, rows = _tournament_csv(tmp_path, config)
+  before = tournament_summary.summarize(tournament.read_results(config, path))
+  # Each is outside the plan or the game's range ([-1, 1]); the last replaces the
+  # first row (its key is then free), so only the range check can refuse it.
+  strays = [_edited(rows[1], match=999), _edited(rows[1], pair=7),
+            _edited(rows[1], seating=2), _edited(rows[1], match=1.5),
+            _edited(rows[1], match=4, row_player="oos"),
+            _edited(rows[1], match=5, decisions0=-3)]
+  payoff = _edited(rows[0], payoff0=100, payoff1=-100, row_payoff=100, col_payoff=-100)
+  path.write_text("\n".join([header, payoff, *rows[1:], *strays]) + "\n")
+  with pytest.warns(UserWarning, match=r"skipped 7 malformed, half-written or "
+                                       r"out-of-range row\(s\) \(first: payoff0 100"):
+    read = tournament.read_results(config, path)
+  assert len(read) == len(rows) - 1 and read["row_payoff"].abs().max() <= 1
+  with pytest.warns(UserWarning, match="set aside 7"):
+    resumed = tournament.run_tournament(config, path, progress=None)
+  assert sorted(zip(resumed["pair"], resumed["seating"], resumed["match"])) == sorted(
+      p.key for p in tournament.plan(config))
+  after = tournament_summary.summarize(resumed)
+  assert after["matches"].tolist() == before["matches"].tolist() == [6]
+  assert results_csv.rejected_path(path).read_text().count("\n") == 7
+
+
+def test_solve_rows_out_of_range_are_set_aside_and_crlf_is_read(tmp_path):
+  path = tmp_path / "solve.csv"
+  def row(iterations, nash_conv, exploitability=None, seconds=0.5):
+    return {"game": "kuhn_poker()", "solver": "cfr", "time": seconds,
+            "iterations": iterations, "visited_states": 10 * iterations,
+            "nash_conv": nash_conv,
+            "exploitability": nash_conv / 2 if exploitability is None else exploitability}
+  with solver_runs.open_rows(path, resume=False) as output:
+    for good in (row(1, 0.5), row(2, 0.25), row(3, -1e-17)):
+      output.append(good)
+    for bad in (row(4, -10), row(5, 0.1, exploitability=-5), row(6, 0.1, 0.3),
+                row(7, 0.1, seconds=-1), row(0, 0.1), row(2.5, 0.1)):
+      output.append(bad)
+  with pytest.warns(UserWarning, match=r"set aside 6 .*first: nash_conv -10"):
+    with solver_runs.open_rows(path, resume=True) as output:
+      assert [r["iterations"] for r in output.rows] == ["1", "2", "3"]
+  # The same rows saved with CRLF line endings are read, then appended to with LF.
+  path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    with solver_runs.open_rows(path, resume=True) as output:
+      assert [r["iterations"] for r in output.rows] == ["1", "2", "3"]
+      output.append(row(8, 0.01))
+  assert b"\r" not in path.read_bytes()
+  assert len(path.read_text().splitlines()) == 5
+
+
+def test_kernel_compilation_is_said_and_kept_out_of_the_rate(tmp_path, monkeypatch):
+  import numba  # pylint: disable=g-import-not-at-top
+  said = []
+  with kernel_warm_up.saying_when_compiling(said.append):
+    kernel = numba.njit(lambda x: x + 1)  # a new function: compiled here
+    assert kernel(1) == 2 and kernel(1.5) == 2.5
+  assert said == [kernel_warm_up.MESSAGE]
+  # A warm-up as slow as a first run's compilation is not in the rate or the ETA.
+  real = kernel_warm_up.warm_up
+  def slow(*args):
+    time.sleep(5)
+    real(*args)
+  monkeypatch.setattr(kernel_warm_up, "warm_up", slow)
+  lines = []
+  tournament.run_tournament(_rps_config(5), tmp_path / "t.csv", progress=lines.append,
+                            progress_seconds=0)
+  rate = float(lines[-1].split("] ")[1].split(" matches/s")[0])
+  assert rate > 4, lines[-1]  # with the warm-up in the clock: < 10 / 5 = 2

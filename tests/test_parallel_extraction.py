@@ -40,10 +40,16 @@ def test_parallel_equals_serial(game_string, workers):
 
 def test_compile_game_workers_and_progress(capsys):
   serial = compiled_tree.compile_game("leduc_poker")
-  tree = compiled_tree.compile_game("leduc_poker", workers=2, progress=True)
+  tree = parallel_extraction.extract_parallel(pyspiel.load_game("leduc_poker"), 2,
+                                              progress=True)
   assert compiled_tree.tree_differences(serial, tree) == []
   out = capsys.readouterr().out
   assert "subtrees at depth" in out and "16/16 runs" in out
+  # compile_game walks a tree this small serially whatever the workers (issue 43).
+  tree = compiled_tree.compile_game("leduc_poker", workers=16, progress=True)
+  assert compiled_tree.tree_differences(serial, tree) == []
+  out = capsys.readouterr().out
+  assert "walked serially, not by 16 workers" in out and "runs" not in out
   # A tree without a level as wide as the frontier is extracted serially.
   tree = parallel_extraction.extract_parallel(pyspiel.load_game("kuhn_poker"), 2,
                                               frontier_size=10**6)

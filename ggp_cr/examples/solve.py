@@ -54,6 +54,7 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import worker_counts
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.files import result_names
@@ -93,13 +94,22 @@ _LOAD_STRATEGY = flags.DEFINE_string(
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
 _WORKERS = flags.DEFINE_integer(
     "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor ignore it).", lower_bound=1)
+    "games with a native extractor and trees of at most 100,000 histories ignore it; "
+    "capped at the usable cores).", lower_bound=1)
 
 def load_game(game_string):
   try:
     return pyspiel.load_game(game_string)
   except (pyspiel.SpielError, ValueError, RuntimeError) as error:
     raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from None
+
+
+def _useful_workers():
+  """--workers capped at the usable cores, said in one line when capped."""
+  try:
+    return worker_counts.useful_workers(_WORKERS.value, None, "--workers", print)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
 
 
 def evaluate_strategy_file(path):
@@ -109,7 +119,7 @@ def evaluate_strategy_file(path):
       game_string = strategy_files.read_game_string(path)
     game = load_game(game_string)
     tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
-                                       workers=_WORKERS.value)
+                                       workers=_useful_workers())
     slots = strategy_files.load_strategy(path, tree)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
@@ -180,7 +190,7 @@ def main(argv):
     target = game
     if spec.solver_type.accepts_tree:
       target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
-                                          progress=True, workers=_WORKERS.value)
+                                          progress=True, workers=_useful_workers())
     solver = registry.make_solver(spec, target, seed=_SEED.value)
     evaluator = solver_runs.AverageStrategyEvaluator(game, solver,
                                                      _CACHE_DIR.value)

@@ -23,6 +23,14 @@ With --load_tree (or --cache_dir=DIR, which also keeps the tree on disk) every w
 loads the game's compiled tree first, so that players with a compiled path use it on
 games larger than their extraction limit (the thesis's Table 5.1 games).
 
+--workers is capped at the usable cores and at the matches left to play (said in one
+line). Stopping the run (Ctrl-C, SIGTERM, or SIGKILL) stops its worker processes too,
+and the same command then plays the rest. A row outside the plan (a pair or match the
+configuration does not have) or with a payoff outside the game's range is set aside
+in <output>.rejected with a warning, like a malformed one, and the match replayed. On
+a first run numba compiles the players' kernels ("compiling kernels (first run
+only)") before the progress clock starts.
+
 Matches run in a local process pool (--workers) or on Ray (--executor=ray, with
 --ray_address=auto or host:port for a running cluster; without an address a local Ray
 instance is started; needs `pip install -e ".[ray]"`). Seeds are derived per match, so

@@ -6,8 +6,12 @@ what is already there.
 
 Every file read back is checked first (`set_aside_bad_rows`): a malformed row (wrong
 number of fields, an unbalanced quote, a number column that is not a finite number, a
-duplicate key) or a half-written last line is moved to `<file>.rejected` with a
-warning, so it is never replayed, never summarised and never glued to by the next row.
+duplicate key), a row the file's own `check` refuses (a match outside the plan, a
+payoff outside the game's range, a negative exploitability) or a half-written last
+line is moved to `<file>.rejected` with a warning, so it is never replayed, never
+summarised and never glued to by the next row. A file saved with CRLF line endings
+(e.g. by a Windows editor) is read as if it had LF ones, and rewritten with LF ones
+when opened for appending.
 """
 
 import csv
@@ -28,7 +32,7 @@ def rejected_path(path):
   return pathlib.Path(str(path) + ".rejected")
 
 
-def _row_problem(fields, columns, numeric, nullable, key, seen):
+def _row_problem(fields, columns, numeric, nullable, key, seen, check):
   if len(fields) != len(columns):
     return f"{len(fields)} fields, expected {len(columns)}"
   row = dict(zip(columns, fields))
@@ -40,6 +44,9 @@ def _row_problem(fields, columns, numeric, nullable, key, seen):
         raise ValueError
     except ValueError:
       return f"column {name} holds {row[name]!r}, not a finite number"
+  problem = None if check is None else check(row)
+  if problem is not None:
+    return problem
   if key:
     identity = tuple(row[name] for name in key)
     if identity in seen:
@@ -69,9 +76,10 @@ def _line(columns, row):
   return buffer.getvalue()
 
 
-def _checked_lines(path, columns, numeric, nullable, key):
+def _checked_lines(path, columns, numeric, nullable, key, check):
   """The file's content split into (good lines, their rows as dicts, (line, problem)
-  for every bad one); None for a missing or empty file. Reads only."""
+  for every bad one, whether it had CRLF line endings); None for a missing or empty
+  file. Reads only."""
   path = pathlib.Path(path)
   try:
     content = path.read_bytes()
@@ -82,7 +90,9 @@ def _checked_lines(path, columns, numeric, nullable, key):
   if not content:
     return None
   header = _header(columns)
-  text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
+  text = content.decode("utf-8", errors="replace")
+  crlf = "\r\n" in text
+  text = text.replace("\r\n", "\n")
   if not text.startswith(header):
     raise ValueError(f"{path} does not start with the header {header.strip()!r}; it "
                      "holds other columns or was not written by this tool.")
@@ -92,7 +102,7 @@ def _checked_lines(path, columns, numeric, nullable, key):
   for line in lines:
     try:
       (fields,) = list(csv.reader([line], strict=True)) or [[]]
-      problem = _row_problem(fields, columns, numeric, nullable, key, seen)
+      problem = _row_problem(fields, columns, numeric, nullable, key, seen, check)
     except (csv.Error, ValueError) as error:
       problem = f"unparsable ({error})"
     if problem is None:
@@ -102,46 +112,55 @@ def _checked_lines(path, columns, numeric, nullable, key):
       rejected.append((line, problem))
   if partial:
     rejected.append((partial, "half-written (no final newline)"))
-  return kept, rows, rejected
+  return kept, rows, rejected, crlf
 
 
-def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=()):
+def _warning_kinds(check):
+  return ("malformed, half-written or out-of-range" if check is not None else
+          "malformed or half-written")
+
+
+def set_aside_bad_rows(path, columns, numeric=(), nullable=(), key=(), check=None):
   """Checks the rows of an existing CSV of `columns`; returns the good ones as dicts.
 
   A line that does not parse as one row of len(columns) fields, whose `numeric`
   columns are not finite numbers (empty allowed in `nullable` columns), whose `key`
-  columns repeat an earlier row's, or that lacks its final newline (half-written) is
-  appended to `<path>.rejected`, a warning names the count, and `path` is rewritten
-  atomically without it. Raises ValueError if the header differs from `columns`.
-  A missing or empty file gives [].
+  columns repeat an earlier row's, that `check(row)` (row: a dict of text) refuses
+  by returning a problem (text), or that lacks its final newline (half-written) is
+  appended to `<path>.rejected`, a warning names the count and the first problem, and
+  `path` is rewritten atomically without it (and with LF line endings if it had CRLF
+  ones). Raises ValueError if the header differs from `columns`. A missing or empty
+  file gives [].
   """
-  checked = _checked_lines(path, columns, numeric, nullable, key)
+  checked = _checked_lines(path, columns, numeric, nullable, key, check)
   if checked is None:
     return []
-  kept, rows, rejected = checked
+  kept, rows, rejected, crlf = checked
   if rejected:
     with open(rejected_path(path), "a", encoding="utf-8") as file:
       file.writelines(line + "\n" for line, _ in rejected)
       file.flush()
       os.fsync(file.fileno())
+  if rejected or crlf:
     _replace(path, _header(columns) + "".join(line + "\n" for line in kept))
-    warnings.warn(f"{path}: set aside {len(rejected)} malformed or half-written row(s) "
+  if rejected:
+    warnings.warn(f"{path}: set aside {len(rejected)} {_warning_kinds(check)} row(s) "
                   f"in {rejected_path(path)} (first: {rejected[0][1]}).")
   return rows
 
 
-def read_good_rows(path, columns, numeric=(), nullable=(), key=()):
+def read_good_rows(path, columns, numeric=(), nullable=(), key=(), check=None):
   """The good rows of a CSV of `columns` as dicts, checked as `set_aside_bad_rows`
   checks them but without changing anything: for a file another run may be writing
   (its last line can be half-written). Bad rows are skipped with a warning naming
   their count. Raises ValueError if the file is missing, empty or has another header.
   """
-  checked = _checked_lines(path, columns, numeric, nullable, key)
+  checked = _checked_lines(path, columns, numeric, nullable, key, check)
   if checked is None:
     raise ValueError(f"{path} is missing or empty: there are no rows to read.")
-  _, rows, rejected = checked
+  _, rows, rejected, _ = checked
   if rejected:
-    warnings.warn(f"{path}: skipped {len(rejected)} malformed or half-written row(s) "
+    warnings.warn(f"{path}: skipped {len(rejected)} {_warning_kinds(check)} row(s) "
                   f"(first: {rejected[0][1]}); the file is left as it is.")
   return rows
 
@@ -156,13 +175,14 @@ class AppendOnlyCsv:
   is emptied, whatever its columns); `lock` takes an exclusive lock so that a second
   run on the same file fails ("being written by another run"); `kind` names the file
   in the header error; `check_existing()` is called, before anything is changed, when
-  the file already holds rows (e.g. to compare a configuration sidecar). Each
+  the file already holds rows (e.g. to compare a configuration sidecar); `check` is
+  set_aside_bad_rows'. Each
   `append` is one write call, so a killed run leaves at most one half-written row,
   which the next opening sets aside.
   """
 
   def __init__(self, path, columns, numeric=(), nullable=(), key=(), *, replace=False,
-               lock=False, kind="", check_existing=None):
+               lock=False, kind="", check_existing=None, check=None):
     self.path = pathlib.Path(path)
     self.columns = list(columns)
     self._lock = lock
@@ -175,7 +195,9 @@ class AppendOnlyCsv:
       if replace and size:
         os.ftruncate(self._fd, 0)
         size = 0
-      if size and os.pread(self._fd, len(self._header), 0) != self._header:
+      start = os.pread(self._fd, len(self._header) + 1, 0)
+      if size and not (start.startswith(self._header) or
+                       start == self._header[:-1] + b"\r\n"):
         raise ValueError(
             f"{self.path} does not start with the {kind + ' ' if kind else ''}header "
             f"{self._header.decode().strip()!r}; it holds other columns or was not "
@@ -184,7 +206,8 @@ class AppendOnlyCsv:
         check_existing()
       if not size:
         os.write(self._fd, self._header)
-      self.rows = set_aside_bad_rows(self.path, self.columns, numeric, nullable, key)
+      self.rows = set_aside_bad_rows(self.path, self.columns, numeric, nullable, key,
+                                     check)
       self._follow_rename()
     except (ValueError, OSError) as error:
       self.close()
@@ -222,6 +245,11 @@ class AppendOnlyCsv:
     it as it will read back (text)."""
     os.write(self._fd, _line(self.columns, row).encode())
     self.rows.append({c: "" if row[c] is None else str(row[c]) for c in self.columns})
+
+  def fileno(self):
+    """The descriptor rows are appended through (holding the lock): worker processes
+    forked while it is open close it (worker_processes.tie_to_parent)."""
+    return self._fd
 
   def close(self):
     if self._fd is not None:

@@ -186,12 +186,34 @@ def load_checkpoint(path, game_string, solver_string):
   return iterations, seconds, state
 
 
+# Rounding slack of the checks below: an exact NashConv at an equilibrium can be -1e-16.
+_SLACK = 1e-9
+
+
+def row_problem(row):
+  """The problem of a solve CSV row (a dict of text with finite numbers), or None
+  when its values lie in their ranges: time, nash_conv and exploitability not
+  negative (beyond rounding), exploitability NashConv / 2, iterations a whole number
+  >= 1, visited_states empty or a whole number >= 0."""
+  for name in ("time", "nash_conv", "exploitability"):
+    if float(row[name]) < -_SLACK:
+      return f"{name} {row[name]} is negative"
+  nash_conv, exploitability = float(row["nash_conv"]), float(row["exploitability"])
+  if abs(nash_conv / 2 - exploitability) > _SLACK * max(1.0, abs(nash_conv)):
+    return f"exploitability {row['exploitability']} is not nash_conv / 2"
+  for name, low in (("iterations", 1), ("visited_states", 0)):
+    if row[name] != "" and not (float(row[name]).is_integer() and
+                                float(row[name]) >= low):
+      return f"{name} {row[name]} is not a whole number >= {low}"
+  return None
+
+
 def open_rows(csv_path, resume):
   """The results writer of a run: appending to a resumed run's rows (checked, bad
-  ones set aside), or a fresh file."""
+  ones, out-of-range ones included (`row_problem`), set aside), or a fresh file."""
   return results_csv.AppendOnlyCsv(csv_path, COLUMNS, numeric=COLUMNS[2:],
                                    nullable=("visited_states",), key=("iterations",),
-                                   replace=not resume)
+                                   replace=not resume, check=row_problem)
 
 
 def truncate_rows(csv_path, iterations):

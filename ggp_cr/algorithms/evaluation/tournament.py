@@ -9,13 +9,19 @@ the order of completion do not change the results (with iteration budgets).
 Results are one CSV row per match (columns in RESULT_COLUMNS), appended by the coordinating
 process with a single write per row as each match finishes. The configuration is kept in a
 sidecar JSON file next to the CSV; rerunning with the same output path and configuration
-plays only the missing matches, and a different configuration is refused.
+plays only the missing matches, and a different configuration is refused. A row outside
+the plan (pair, seating, match, players) or with a payoff outside the game's range is
+set aside like a malformed one (tournament_plan.row_problems).
+
+The plan is generated lazily (tournament_plan.Plan), local workers die with the
+coordinating process and SIGTERM stops it as Ctrl-C does (worker_processes), workers
+are capped at the cores and matches (worker_counts), and numba kernels are compiled
+before the clock starts (kernel_warm_up).
 """
 
-import concurrent.futures
 import dataclasses
+import itertools
 import json
-import multiprocessing
 import os
 import pathlib
 import time
@@ -24,9 +30,14 @@ import pandas as pd
 
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import worker_counts
+from ggp_cr.algorithms.evaluation import kernel_warm_up
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.evaluation import tournament_plan
+from ggp_cr.algorithms.evaluation import worker_processes
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -98,8 +109,7 @@ class TournamentConfig:
     if len(texts) < (1 if self_play else 2):
       raise ValueError("A tournament needs at least two players (or one with self-play), "
                        f"got {len(texts)}.")
-    if int(matches_per_seating) < 1:
-      raise ValueError(f"matches must be >= 1, got {matches_per_seating}.")
+    matches_per_seating = number_ranges.count(matches_per_seating, "matches", minimum=1)
     if int(seed) < 0:
       raise ValueError(f"seed must be >= 0, got {seed}.")
     budget = limits.Budget.parse(preplay, move)
@@ -142,34 +152,15 @@ class TournamentConfig:
     values = {k: v for k, v in data.items() if k in fields}
     values["players"] = tuple(values.get("players", ()))
     values["pairs_with"] = tuple(values.get("pairs_with", ()))
+    values["matches"] = number_ranges.count(values.get("matches"), "matches", minimum=1)
     return cls(**values)
 
 
-@dataclasses.dataclass(frozen=True)
-class PlannedMatch:
-  """One match of the plan: which pair, seating and index."""
-  pair: int
-  seating: int
-  index: int
-  row: str
-  col: str
 
-  @property
-  def key(self):
-    return (self.pair, self.seating, self.index)
-
-  @property
-  def seats(self):
-    return (self.row, self.col) if self.seating == 0 else (self.col, self.row)
-
-
-def plan(config):
-  """All matches of a tournament, interleaved so that partial results cover every pair."""
-  return [PlannedMatch(pair, seating, index, row, col)
-          for index in range(config.matches)
-          for pair, (row, col) in enumerate(config.pairs())
-          for seating in (0, 1)]
-
+PlannedMatch = tournament_plan.PlannedMatch
+Plan = tournament_plan.Plan
+plan = tournament_plan.plan
+row_problems = tournament_plan.row_problems
 
 _WORKER_CACHE = {}
 
@@ -257,11 +248,13 @@ def _frame(rows):
   return frame
 
 
-def _read_rows(path):
-  """The good rows of the results file `path` as a DataFrame, read only (its
-  configuration is not checked)."""
+def _read_rows(path, config):
+  """The good rows of the results file `path` of a tournament of `config` (rows
+  outside its plan or range skipped: row_problems) as a DataFrame, read only (the
+  file's configuration is not checked)."""
   return _frame(results_csv.read_good_rows(
-      path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS, key=("pair", "seating", "match")))
+      path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS, key=("pair", "seating", "match"),
+      check=row_problems(config)))
 
 
 def read_results(config, path):
@@ -273,7 +266,7 @@ def read_results(config, path):
   if not pathlib.Path(path).is_file():
     raise ValueError(f"{path} is not a tournament results file: nothing to read.")
   check_stored_config(path, config)
-  return _read_rows(path)
+  return _read_rows(path, config)
 
 
 def read_config(sidecar):
@@ -304,7 +297,7 @@ class ResultsFile:
     self._output = results_csv.AppendOnlyCsv(
         self.path, RESULT_COLUMNS, numeric=NUMERIC_COLUMNS,
         key=("pair", "seating", "match"), lock=True, kind="tournament CSV",
-        check_existing=self._check_sidecar)
+        check_existing=self._check_sidecar, check=row_problems(config))
     try:
       self._write_sidecar()
     except ValueError:
@@ -335,6 +328,9 @@ class ResultsFile:
   def append(self, row):
     """Appends one row with a single write, so a killed run never leaves half a row."""
     self._output.append(row)
+
+  def fileno(self):
+    return self._output.fileno()
 
   def close(self):
     self._output.close()
@@ -374,21 +370,6 @@ def _run_in_process(config_json, todo, tree):
     yield play_planned(config_json, planned, tree)
 
 
-def _run_local_pool(config_json, todo, workers, tree):
-  # Forked workers start at once with the games registered; spawn where fork is missing.
-  methods = multiprocessing.get_all_start_methods()
-  context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-  with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-    futures = [pool.submit(play_planned, config_json, planned, tree)
-               for planned in todo]
-    try:
-      for future in concurrent.futures.as_completed(futures):
-        yield future.result()
-    finally:
-      for future in futures:
-        future.cancel()
-
-
 def import_ray():
   """Imports ray, or explains how to install the optional extra."""
   try:
@@ -408,9 +389,14 @@ def _run_ray(config_json, todo, workers, ray_address, tree):
     else:
       ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
   remote = ray.remote(play_planned)
+  todo = iter(todo)
   try:
-    pending = [remote.remote(config_json, planned, tree) for planned in todo]
-    while pending:
+    pending = []
+    while True:  # at most two matches per worker in flight: the plan stays lazy
+      pending += [remote.remote(config_json, planned, tree)
+                  for planned in itertools.islice(todo, 2 * workers - len(pending))]
+      if not pending:
+        break
       ready, pending = ray.wait(pending, num_returns=1)
       yield ray.get(ready[0])
   finally:
@@ -429,7 +415,8 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     config: a TournamentConfig.
     output: path of the results CSV (its sidecar JSON is written next to it).
     workers: processes for the local executor (1: in this process), or CPUs of the
-      local Ray instance started when no ray_address is given.
+      local Ray instance started when no ray_address is given; capped at the matches
+      to play and, locally, at the usable cores (worker_counts, said in `progress`).
     executor: "local" or "ray".
     ray_address: address of a running Ray cluster (executor="ray").
     progress: callable taking a line of text, or None for silence.
@@ -438,27 +425,33 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
   """
   if executor not in EXECUTORS:
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
-  if int(workers) < 1:
-    raise ValueError(f"workers must be >= 1, got {workers}.")
+  number_ranges.count(workers, "workers", minimum=1)
   if executor == "ray":
     import_ray()
-  with ResultsFile(output, config) as results:
-    done = results.finished_keys()
+  with worker_processes.sigterm_as_interrupt(), ResultsFile(output, config) as results:
+    done = results.finished_keys()  # all in the plan: row_problems set others aside
     planned = plan(config)
-    todo = [p for p in planned if p.key not in done]
+    todo = (p for p in planned if p.key not in done)
+    remaining = len(planned) - len(done)
+    workers = worker_counts.useful_workers(workers, remaining, "workers", progress,
+                                           cores=executor == "local")
     if progress is not None:
-      progress(f"{len(planned)} matches planned, {len(planned) - len(todo)} already in "
-               f"{results.path}, {len(todo)} to play ({executor}, {workers} worker(s)).")
+      progress(f"{len(planned)} matches planned, {len(done)} already in "
+               f"{results.path}, {remaining} to play ({executor}, {workers} worker(s)).")
+    if remaining:
+      kernel_warm_up.warm_up(config, tree, progress)  # before the clock and the fork
     config_json = config.to_json()
-    if not todo:
+    if not remaining:
       stream = iter(())
     elif executor == "ray":
       stream = _run_ray(config_json, todo, workers, ray_address, tree)
     elif workers == 1:
       stream = _run_in_process(config_json, todo, tree)
     else:
-      stream = _run_local_pool(config_json, todo, workers, tree)
-    meter = _Progress(len(planned), len(planned) - len(todo), progress_seconds, progress)
+      stream = worker_processes.run_pool(
+          play_planned, ((config_json, p, tree) for p in todo), workers,
+          close_fds=(results.fileno(),))
+    meter = _Progress(len(planned), len(done), progress_seconds, progress)
     for row in stream:
       results.append(row)
       meter.update(row)
@@ -501,7 +494,7 @@ def merge_results(config, rows, paths):
   frames, players = [rows], list(config.players)
   played = {frozenset(p) for p in zip(rows["row_player"], rows["col_player"])}
   for path, stored in zip(paths, merge_configs(config, paths)):
-    frame = _read_rows(path)  # merge_configs read and checked its configuration
+    frame = _read_rows(path, stored)  # merge_configs read and checked its configuration
     pairs = {frozenset(p) for p in zip(frame["row_player"], frame["col_player"])}
     overlap = sorted(" vs ".join(sorted(p)) for p in pairs & played)
     if overlap:

@@ -86,7 +86,9 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
   `route` is "auto" (the game's native extractor if it has one, see
   native_extraction.py, else the generic walk), "generic" or "native" (ValueError if
   the game has none); every route gives the same tree, bit for bit. On the generic
-  route, `workers` > 1 walks subtrees in that many processes (parallel_extraction).
+  route, `workers` > 1 walks subtrees in that many processes (parallel_extraction),
+  but only for a tree of more than PARALLEL_MIN_HISTORIES histories: a smaller one is
+  walked serially (said when `progress`), starting the processes would cost more.
   `max_nodes`: raise TreeTooLarge once the serial generic walk passes that many
   histories (the native and parallel routes check the finished tree; a cached tree
   is returned whatever its size).
@@ -120,7 +122,9 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
   if native is not None:
     tree = native(game)
   elif workers > 1:
-    tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
+    tree = _serially_if_small(game, game_string, progress, max_nodes, workers)
+    if tree is None:
+      tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
   else:
     tree = generic_extraction.extract(game, game_string, progress, max_nodes)
   if max_nodes is not None and tree.num_nodes > max_nodes:
@@ -129,6 +133,30 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
     print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
   if path is not None:
     tree.save(path)
+  return tree
+
+
+# Trees up to this many histories are walked serially whatever the workers: a worker
+# interpreter takes a second or more to start, the serial walk 0.03 s for Leduc's 9,457
+# histories and 0.7 s for Liar's Dice's 294,883 (issue 43: 16 workers took 22 s
+# instead of 1 s on a 9k-history tree). A larger tree's parallel walk starts over.
+PARALLEL_MIN_HISTORIES = 100_000
+
+
+def _serially_if_small(game, game_string, progress, max_nodes, workers):
+  """The tree of `game` walked serially if it has at most PARALLEL_MIN_HISTORIES
+  histories (or `max_nodes`, if smaller: TreeTooLarge beyond it), else None."""
+  if max_nodes is not None and max_nodes <= PARALLEL_MIN_HISTORIES:
+    tree = generic_extraction.extract(game, game_string, progress, max_nodes)
+  else:
+    try:
+      tree = generic_extraction.extract(game, game_string, False,
+                                        PARALLEL_MIN_HISTORIES)
+    except generic_extraction.TreeTooLarge:
+      return None
+  if progress:
+    print(f"  {tree.num_nodes:,} histories: walked serially, not by {workers} "
+          f"workers (they help beyond {PARALLEL_MIN_HISTORIES:,})", flush=True)
   return tree
 
 
