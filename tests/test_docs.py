@@ -2,8 +2,9 @@
 
 - `docs/` builds with Sphinx + MyST with warnings as errors (a broken internal link, a
   missing page or image, a docstring that fails to render all fail the build);
-- every `python -m ggp_cr.examples.X ...` command in the pages' and README's code parses
-  with script X's absl flags (names and values; nothing is run);
+- every `python -m ggp_cr.examples.X ...` and `python benchmarks/X.py ...` command in
+  the pages' and README's code parses with that script's absl flags (names and values;
+  nothing is run);
 - the API page documents every public name of `ggp_cr.algorithms`, each algorithms page
   lists every module of its package, and README's relative links exist.
 """
@@ -20,7 +21,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
-COMMAND = re.compile(r"python -m (ggp_cr\.examples\.\w+)((?: [^`\n]*)?)")
+COMMAND = re.compile(r"python (?:-m (ggp_cr\.examples\.\w+)|(benchmarks/\w+\.py))((?: [^`\n]*)?)")
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`([^`\n]+)`")
 
@@ -35,8 +36,8 @@ def documented_commands(path):
   commands = []
   for span in spans:
     for match in COMMAND.finditer(span.strip().removeprefix("$ ")):
-      rest = match.group(2).split(" # ")[0]
-      commands.append((match.group(1), shlex.split(rest)))
+      rest = match.group(3).split(" # ")[0]
+      commands.append((match.group(1) or match.group(2), shlex.split(rest)))
   return commands
 
 
@@ -49,10 +50,13 @@ def all_commands():
 
 
 _PARSE = """
-import json, sys
+import importlib, importlib.util, json, sys
 from absl import flags
-import importlib
-importlib.import_module(sys.argv[1])
+if sys.argv[1].endswith(".py"):  # a benchmark script, imported without running main
+  spec = importlib.util.spec_from_file_location("documented_script", sys.argv[1])
+  spec.loader.exec_module(importlib.util.module_from_spec(spec))
+else:
+  importlib.import_module(sys.argv[1])
 errors = []
 for argv in json.loads(sys.stdin.read()):
   flags.FLAGS.unparse_flags()
@@ -82,7 +86,8 @@ def test_the_pages_hold_example_commands():
 @pytest.mark.parametrize("script", sorted(all_commands()))
 def test_every_documented_command_parses_with_its_flags(script):
   argvs = all_commands()[script]
-  assert (ROOT / (script.replace(".", "/") + ".py")).is_file(), script
+  path = script if script.endswith(".py") else script.replace(".", "/") + ".py"
+  assert (ROOT / path).is_file(), script
   result = subprocess.run([sys.executable, "-c", _PARSE, script], input=json.dumps(argvs),
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
   assert result.returncode == 0, result.stderr
