@@ -18,9 +18,12 @@ setup(
         "absl-py",
         "pandas",
         "matplotlib",
+        "tqdm",
     ],
     extras_require={
-        "test": ["pytest"],
+        # The tests build the documentation site strictly (tests/test_docs.py).
+        "test": ["pytest", "sphinx>=7", "myst-parser>=2"],
+        "docs": ["sphinx>=7", "myst-parser>=2"],
         "ray": ["ray"],
     },
 )

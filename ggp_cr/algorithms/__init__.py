@@ -1,7 +1,7 @@
 """ggp_cr's algorithms: they take any pyspiel game and return OpenSpiel policies and bots.
 
-One package per concept (spec README.md, architecture principle 5; the README's
-algorithms map lists what each holds):
+One package per concept (spec README.md, architecture principle 5; docs/algorithms/
+has a page per package, one line per module):
 
   tree/           the compiled game tree, its extraction and cache, shared kernels,
                   slots <-> policies, strategy files

@@ -9,13 +9,21 @@ A `main` that saves its work on SIGINT re-raises KeyboardInterrupt afterwards.
 import sys
 
 from absl import app
+from absl import flags
+
+from ggp_cr.algorithms import progress_bars
 
 EXIT_INTERRUPTED = 130
+
+_PROGRESS = flags.DEFINE_bool(
+    "progress", True, "Progress bars with rate and ETA on stderr when it is a terminal "
+    "(--noprogress: none).")
 
 
 def run(main):
   """absl app.run(main) with one-line user errors and exit 130 on SIGINT."""
   def wrapped(argv):
+    progress_bars.show_bars(_PROGRESS.value)
     try:
       return main(argv)
     except app.UsageError as error:

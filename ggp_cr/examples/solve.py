@@ -51,6 +51,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
@@ -230,16 +231,23 @@ def main(argv):
     output = solver_runs.open_rows(csv_path, resume=_RESUME.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  with output:
+  by_iterations = _ITERATIONS.value is not None
+  meter = progress_bars.bar(_ITERATIONS.value if by_iterations else _TIME_LIMIT.value,
+                            "it" if by_iterations else "s", "solving",
+                            iterations if by_iterations else solver_seconds)
+  with output, meter:
     try:
       iterations, interrupted = solver_runs.solve_loop(
           solver, evaluator, output, schedule, spent, save, (game, spec), iterations,
-          solver_seconds)
+          solver_seconds, lambda seconds: meter.update(
+              1 if by_iterations else min(seconds, max(meter.total - meter.n, 0))))
+      meter.close()
       if interrupted:
         print(f"Interrupted after {iterations:,} iterations; {csv_path} holds every "
               "evaluation so far" + ("; rerun with --resume to continue." if resumable
                                      else "."))
     finally:
+      meter.close()
       plot = solver_runs.plot_runs(_OUTPUT_DIR.value, str(game), _PLOT_X.value)
       print(f"Plot: {plot}")
   if _SAVE_STRATEGY.value and os.path.exists(_SAVE_STRATEGY.value):

@@ -91,8 +91,8 @@ _CACHE_DIR = flags.DEFINE_string(
     "cache_dir", None,
     "Directory of compiled trees for --load_tree (implies it): read from there, or "
     "extracted and saved there on the first run.")
-_PROGRESS_SECONDS = flags.DEFINE_float("progress_seconds", 5.0,
-                                       "Seconds between progress lines.")
+_PROGRESS_SECONDS = flags.DEFINE_float("progress_seconds", 0.5,
+                                       "Seconds between progress-bar redraws.")
 _PLAY = flags.DEFINE_bool(
     "play", True,
     "Play the missing matches. --noplay: only summarize and plot the matches --output "

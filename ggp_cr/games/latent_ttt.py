@@ -1,27 +1,7 @@
 """Latent tic-tac-toe, tic-tac-toe with delayed moves ([S] §3.2.4).
 
-Player 0 is X and moves first on a 3x3 board. A move is revealed to the opponent only
-when the opponent makes its next move; a move that turns out to conflict with what its
-opponent has already seen is lost. The exact mechanics (those of the thesis's reference
-implementation, which decide the tree):
-
-* Each player p keeps a view of the board: every cell is unknown, mine or enemy, with
-  counters `mine` and `enemy`, and `pending`, p's own last move, not yet revealed.
-* p may mark any cell that is unknown in its view and is not its pending move.
-* When p marks cell a, the opponent's pending move d is revealed to p (p observes d after
-  choosing a): d becomes enemy in p's view if it was unknown there (enemy += 1); then a
-  becomes mine (mine += 1), also when a == d, which overwrites the just-revealed enemy
-  mark and leaves both counters grown. a becomes p's pending move.
-* With n the player to move next, the game ends if either player has no legal move
-  (mine + enemy + (1 if pending) >= 9), if O has a line of its own marks in its own view,
-  or if X has one and n is X (so O gets one reply to X's line).
-* X gets +1 if only X has a line, -1 if only O has one, 0 otherwise.
-
-A player's information state is the sequence of (own move, opponent move revealed at that
-time). The revealed move is always the move just before p's in the history, so it is the
-history up to p's last move. Cell c is row c // 3, column c % 3; action c is `Mark(c)`.
-
-OpenSpiel's own C++ `latent_ttt` has different rules; this is the thesis's game.
+A move is revealed to the opponent only at the opponent's next move. The exact
+mechanics (the thesis's reference implementation's): docs/games.md.
 """
 
 import pyspiel

@@ -1,27 +1,7 @@
 """Parametrized Leduc poker, the thesis's LeducPoker{M1,M2,B,C} ([S] §3.2).
 
-Both players ante 1 and get one private card; a betting round (bet size 2) follows, then
-a public card and a second betting round (bet size 4). Player 0 opens both rounds. At
-most B raises per round; a raise costs one bet if nobody raised yet this round, else two
-(match and raise). A call pays one bet after a raise and is a check otherwise; it ends
-the round if the caller is player 1 or somebody raised. A player who cannot match a
-raise in full goes all-in and the excess goes back to the raiser at once. At showdown a
-player pairing the public card wins, else the higher rank wins; equal ranks split.
-
-Thesis rules (the defaults): fold is legal at every decision and chance deals ranks:
-player 0's and player 1's ranks uniform over the C ranks, independently, then the public
-rank uniform over the C ranks without the shared rank when both players hold the same
-one. With `fold_only_facing_bet` fold is legal only after a raise; with
-`deal_from_deck` the cards come from a deck of 2 suits x C ranks without replacement
-(card id 2 * rank + suit, as in OpenSpiel's leduc_poker). With both options and the
-defaults the game is OpenSpiel's leduc_poker.
-
-Where the thesis text is silent, its reference implementation decides (cfr-playground,
-LeducPoker): stacks include the ante, so a stack of 1 can never raise; a raise is legal
-only if the raiser's own stack covers it in full.
-
-Strings: ranks are 0..C-1; a deck card is its rank and suit letter, e.g. `2s`, `2h`.
-Betting is written f (Fold), c (Call), r (Raise).
+Rules, the thesis's defaults and the options that make it OpenSpiel's leduc_poker:
+docs/games.md.
 """
 
 import pyspiel

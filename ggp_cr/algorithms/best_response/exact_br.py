@@ -1,31 +1,8 @@
 """Exact best response, exploitability and NashConv on the compiled tree.
 
-Spec algorithms.md "Best responses". `nash_conv` and `exploitability` have the
-signatures and values of `open_spiel.python.algorithms.exploitability`:
-- `nash_conv` = Σ_p (BR value of p − on-policy value of p), the sum of both
-  best-response gains (what [S] and CFRPlayground call exploitability);
-- `exploitability` = (Σ_p BR value of p − game.utility_sum()) / 2 = NashConv / 2.
-They take a pyspiel game or game string and any policy.Policy, checked by
-`policy_validation.profile_slots` (finite, non-negative, summing to 1 within 1e-6,
-legal actions only; else a pyspiel.SpielError as OpenSpiel raises); the tree is
-compiled once per process (`compiled_tree.cached_tree`). The slot-level functions take
-a tree and a profile in slot form, for algorithms that already hold both.
-
-For a fixed profile σ and a responder p, the counterfactual best response ([S] §1.1;
-the same definition as OpenSpiel's `best_response.BestResponsePolicy`) picks at each of
-p's information sets I the action maximising Σ_{h∈I} π_{-p}(h) · v(h·a), with p playing
-the best response below. With perfect recall, p's (infoset, action) sequences form a
-tree (`infoset_parent_slot`), so the response is computed in two linear passes:
-
-1. top-down over the breadth-first nodes: the reach π_{-p} of the opponent and chance,
-   and p's last own slot on the path; every terminal adds π_{-p}(z) · u_p(z) to that
-   slot (or to the root bucket when p has not acted yet);
-2. over p's information sets in decreasing index order (an infoset is numbered after
-   every infoset on its paths), the best slot value of an infoset is added to its
-   parent slot. The root bucket ends up holding p's best-response value.
-
-One infoset's histories may lie at different depths; the sequence tree makes that
-irrelevant. Both responders and the on-policy value come out of one top-down pass.
+`nash_conv` and `exploitability` (= NashConv / 2) have the signatures and values of
+OpenSpiel's `exploitability` module; the counterfactual best response ([S] §1.1) is
+computed in two linear passes over the tree. Details: docs/algorithms/best_response.md.
 """
 
 import collections

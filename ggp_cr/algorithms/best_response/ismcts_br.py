@@ -1,25 +1,8 @@
 """ISMCTS-BR: an approximate best response by information-set Monte Carlo tree search.
 
-[B] ch. 5 and §6.1.2 (after Timbers et al. 2022, §3.2; ISMCTS of Cowling et al. 2012).
-The responder i decides at each of its information sets I it reaches by running its own
-search rooted at I, on the compiled tree:
-- every simulation first samples a history h ∈ I from the exact belief
-  P(h | I) = π_{-i}(h) / Σ_{h'∈I} π_{-i}(h') (Bayes' rule, [B] §5.3; π_{-i} is the
-  reach of the opponent and chance, computed once over the tree), not uniformly, which
-  is what makes the search converge to a best response (Timbers et al. §3.2);
-- below h, chance and the opponent play their fixed distributions; the search tree
-  holds one node per responder information set, with per-action visit counts and
-  summed returns; in-tree actions are chosen by UCB1 (Q/N + c·sqrt(ln N_I / N_a), an
-  unvisited action first, ties broken at random), one new information set is added
-  per simulation, and the rest of the simulation is a rollout with the responder
-  playing uniformly at random;
-- the return is the responder's terminal utility scaled to [0, 1] by the responder's
-  extreme terminal utilities, backed up along the in-tree decisions.
-I's action is the most visited one (ties: the higher mean return, then the lower
-index). Information sets are processed parents first and searched only when the
-responder's chosen actions reach them with positive π_{-i}; the others (which do not
-affect the value) play their first action. The resulting policy's true value is then
-computed exactly on the compiled tree.
+[B] ch. 5, §6.1.2 (after Timbers et al. 2022): at each responder information set a
+UCB1 search whose simulations sample histories from the exact belief; the policy's
+value is then computed exactly. Details: docs/algorithms/best_response.md.
 """
 
 import dataclasses

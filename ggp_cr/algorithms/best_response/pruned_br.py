@@ -1,43 +1,9 @@
 """Pruned exact and error-bounded approximate best response (BRS) on the compiled tree.
 
-[B] ch. 4 (Figures 4.1, 4.2; after Bošanský et al. 2014, §4.2). A depth-first search
-returns reach-weighted values: the value of history h is Σ_z π_{-i}(z) u_i(z) over the
-terminals z below h that the responder i's best response reaches, where π_{-i} is the
-reach of the opponent and chance. A call carries a lower bound λ and returns -∞ once
-the value provably cannot reach λ:
-- chance and opponent nodes (Fig. 4.1) visit children in decreasing reach; child a gets
-  λ' = λ - (v + (w - w_a)·MaxUtility) (v: sum so far, w: unvisited reach incl. a) and
-  the node is cut off when λ' > w_a·MaxUtility or the child returns -∞;
-- at a responder history (Fig. 4.2) the whole information set is evaluated, its
-  histories in decreasing reach (taken from the tree's infoset -> histories index, so
-  no game-specific enumeration is needed). Per action the value summed over the
-  histories done so far, plus Min/MaxUtility times the remaining reach, bounds the
-  action's total from below/above. The leader (the action with the highest lower bound
-  L) is evaluated first at each history and never cut; another action a is cut as soon
-  as its upper bound falls below L, which it learns through λ'. After a history h the
-  search returns -∞ if h was the history the call was made for and no surviving
-  action reaches λ there. A completed information set stores the chosen action and the
-  value of each of its histories (the value cache per history); every finite value
-  returned is exact and cached.
-
-Error-bounded approximation ([B] §4.3, Lemma 4.1): from `start_depth` d on, the first
-responder information set I on each root-to-leaf path (the topmost one in the
-responder's sequence tree whose shallowest history has depth >= d) cuts more: an action
-is cut when its upper bound is below T(L) instead of L, so the chosen action is at most
-T(L) - L below the best (the leader's lower bound never decreases, so the slack does
-not accumulate). Below I nothing is approximated.
-- additive ε: T(L) = L + ε·W_I, W_I = Σ_{h∈I} π_{-i}(h). The loss at I is at most
-  ε·W_I; the approximated histories reached by one pure plan are an antichain, so their
-  π_{-i} sum to at most 1 and the root value is at least exact - ε.
-- relative η ∈ [0, 1] ([B] Lemma 4.1): values shifted by the worst case,
-  x = v - W·MinUtility >= 0, and T(L) is chosen so that x(chosen) >= (1 - η)·x(best).
-  Sums and maxima preserve the factor, so value - MinUtility >= (1 - η)(exact -
-  MinUtility). (The thesis states "η% lower" for the raw values, which only holds for
-  non-negative utilities; the shift makes it hold for any utilities.)
-In both modes the returned value is the exact value of the returned policy.
-
-MinUtility / MaxUtility are the responder's extreme terminal utilities in the tree
-(the game's min_utility / max_utility or tighter).
+[B] ch. 4: a depth-first search with lower bounds λ (Figs 4.1, 4.2), and the
+error-bounded approximation with additive ε or relative η ([B] §4.3, Lemma 4.1); the
+returned value is the exact value of the returned policy. The search in full:
+docs/algorithms/best_response.md.
 """
 
 import dataclasses

@@ -21,13 +21,10 @@ import numpy as np
 @contextlib.contextmanager
 def gc_frozen(active=True):
   """The garbage collector does not scan the objects that exist when the block starts
-  (if `active`): they are frozen (gc.freeze) and unfrozen after it. A full collection
-  over a live solver's tables took 0.15 s during an online solving match of PAM{8}
-  (measured with gc.callbacks on the shared machine), more than the margin of a 0.2 s
-  move; young collections still run, over the objects the decision makes. (Turning
-  the collector off instead let a move's allocations pile up into a 30-45 ms young
-  collection as the decision returned.) Nothing is done if the caller froze objects
-  itself or the collector is off."""
+  (if `active`): they are frozen (gc.freeze) and unfrozen after it, so a full collection
+  over a solver's tables cannot land inside a timed move (docs/benchmarks.md, bar 6);
+  young collections still run. Nothing is done if the caller froze objects itself or
+  the collector is off."""
   if not active or not gc.isenabled() or gc.get_freeze_count():
     yield
     return
@@ -52,19 +49,11 @@ _PREFAULTED = [0]
 
 def keep_freed_memory():
   """Asks glibc's allocator (if the process uses it) to keep freed memory for reuse:
-  blocks up to 32 MiB come from the heap, and freed heap is never given back to the
-  system (trimming off), instead of large blocks being mapped fresh from the system
-  and unmapped when freed. A page touched for the first time costs a page fault,
-  3.5-20 µs on this project's virtual machines: continual resolving's subgame setups
-  allocate arrays of 10^5-10^6 entries at every decision, and each freed subgame's
-  tables (about 100 MB on PAM{8}) wait for a collection between matches. With
-  trimming at 512 MiB (before), the heap freed by that collection was given back,
-  and every match faulted its memory in again: on PAM{8} a sampling bot's trace
-  below 33-36k roots took 70-108 ms with 4.2-4.5k faults, 10-13 ms with none, and
-  a 490-510k-root setup 104-147 ms with 5-31k faults, 50-53 ms with few or none.
-  The price: the process keeps its largest heap (0.7-0.9 GB resident for continual
-  resolving on PAM{8}, tree included) until it exits. Once per process; returns
-  whether it applied (False off glibc)."""
+  blocks up to 32 MiB come from the heap and freed heap is never given back to the
+  system, so continual resolving's per-decision arrays do not page-fault in afresh after
+  every match (measurements: docs/benchmarks.md, bar 6). The price: the process keeps
+  its largest heap until it exits. Once per process; returns whether it applied (False
+  off glibc)."""
   if _KEPT:
     return _KEPT[0]
   applied = False
@@ -81,15 +70,10 @@ def keep_freed_memory():
 
 def prefault_heap(nbytes):
   """Once keep_freed_memory applied: makes sure `nbytes` of heap have been touched in
-  this process and freed, so that later allocations up to that much reuse pages that
-  are already mapped instead of faulting fresh ones inside a timed decision (the
-  heap is never trimmed: keep_freed_memory). A process's first match of continual
-  resolving on PAM{8} otherwise faulted about 85 MB into its heap within its
-  decisions (15.7k and 6.1k faults in the bots of its first two matches, none in
-  the next six), where one sampling setup of 495k roots took 0.16 s of a 0.1 s
-  move; with it, 0-8k faults a match in the first three. Only what exceeds the
-  largest earlier request is touched (in blocks of 8 MiB); returns the bytes touched
-  now (0 off glibc)."""
+  this process and freed, so that later allocations up to that much reuse mapped pages
+  instead of faulting fresh ones inside a timed decision (docs/benchmarks.md, bar 6).
+  Only what exceeds the largest earlier request is touched (in blocks of 8 MiB);
+  returns the bytes touched now (0 off glibc)."""
   if not keep_freed_memory():
     return 0
   extra = int(nbytes) - _PREFAULTED[0]

@@ -1,35 +1,8 @@
 """Online players that re-solve the whole game as they play ([S] §1.4.1, §3.4.2).
 
-* `OnlineSolvingBot`, the thesis's solving player: in pre-play and at each of its
-  moves it runs an outcome-sampling solver on the whole game within the budget, with
-  information-set (IST, [S]'s choice, delta = 0.1 in §5.2.2) or public-subgame (PST)
-  targeting of its current situation, and acts from the average strategy at its
-  information set. Default solver: the thesis's VR-MCCFR candidate.
-* `OOSBot`, Online Outcome Sampling (Lisý, Lanctot, Bowling 2015; [S] Algorithm 2):
-  the same with OOS's settings — incremental tree, targeting (delta 0.9, exploration
-  0.6 as in the authors' implementation), explorative regret matching with gamma =
-  0.01, no baseline, plain averaging — and the re-weighting of iterations after the
-  target changes: later iterations start from sampling probability 1/w with
-  w = delta * sum_{h in I} s1(h) / sum_{h in I} s2(h) + (1 - delta), where s1 and s2
-  are the targeted and untargeted probabilities of reaching the target's histories h
-  under the average strategy (summed over histories already in the solver's tree), so
-  their updates weigh w times more, making up for the target being sampled more often.
-
-Both run on the compiled tree (compiled_outcome_sampling: the same algorithm, random
-stream and tables, hundreds of times faster) or on live states (outcome_sampling),
-chosen by `compiled`: 'auto' (default) takes the compiled solver when the game's
-tree is in this process, in a cache, or extractable within `compiled_nodes_limit`
-histories (compiled_tree.available_tree, as continual resolving's path choice) and
-the targeting is IST; PST targeting needs live states. 'true' insists (ValueError if
-it cannot), 'false' stays live. A live target change first excludes the dead ends
-among the target-consistent histories (Target.exclude_dead_ends), so that both
-solvers sample the same prefixes; the compiled solver's target has none. The bot's
-`path` ('compiled' or 'live') and `path_reason` say which ran and why.
-
-Budgets are seconds (wall clock, checked after every iteration, stopping early when
-the next iteration would overrun) or iterations (deterministic for a seed); the
-pre-play budget is spent at the first move of a match, before that move's budget.
-The solver's tables are reset by `restart()` so that each match starts afresh.
+`OnlineSolvingBot` (the thesis's solving player, IST or PST targeting) and `OOSBot`
+(Lisý, Lanctot, Bowling 2015, with re-weighting after a target change), on the
+compiled tree or on live states (`compiled='auto'`). Details: docs/algorithms/bots.md.
 """
 
 import time

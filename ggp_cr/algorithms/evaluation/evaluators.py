@@ -50,6 +50,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
@@ -242,7 +243,7 @@ def _last_own_move(state, acting):
 
 
 def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress=None,
-                          progress_seconds=5.0, share_prefixes=True,
+                          progress_seconds=0.5, share_prefixes=True,
                           share_decisions=True):
   """Asks the player at every information set of the game; exact ([S] §3.5).
 
@@ -264,7 +265,7 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
       (game, player_id, seed, budget) -> pyspiel.Bot.
     budget: pre-play and per-move limits given to every bot.
     seed: base seed; each seat's bot gets one seed used for all its replays.
-    progress: optional callable taking a line of text.
+    progress: optional callable taking the closing line; with it, a progress bar.
   """
   _check_sequential(game)
   start = time.perf_counter()
@@ -276,16 +277,9 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
   traversal = _Traversal(game, tree, make, evaluation)
   representatives = dict(tree.infoset_states())
   sequences = _SequenceTrees(tree)
-  done = 0
-  last_report = time.monotonic()
-
-  def report():
-    nonlocal last_report
-    if progress is not None and (time.monotonic() - last_report > progress_seconds or
-                                 done == tree.num_infosets):
-      last_report = time.monotonic()
-      progress(f"traversing: {done}/{tree.num_infosets} information sets, "
-               f"{time.perf_counter() - start:.1f} s")
+  meter = progress_bars.bar(tree.num_infosets, "infoset", "traversing",
+                            interval=progress_seconds, shown=progress is not None)
+  report = meter.update
 
   for acting in (0, 1):
     first = traversal.new_bot(acting, seeds[acting])
@@ -304,7 +298,6 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         following = []
         for infoset, state, probabilities in group:
           _fill(tree, slots, infoset, probabilities)
-          done += 1
           report()
           following += [(child, state) for child in sequences.children[infoset]]
         if following:
@@ -316,8 +309,11 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         first = None
         state = traversal.feed(bot, representatives[infoset], acting)
         _fill(tree, slots, infoset, traversal.decide(bot, state, acting)[0])
-        done += 1
         report()
+  meter.close()
+  if progress is not None:
+    progress(f"traversing: {tree.num_infosets} information sets, "
+             f"{time.perf_counter() - start:.1f} s")
   evaluation.mean_init_seconds = traversal.init_seconds / max(traversal.bots, 1)
   evaluation.mean_move_seconds = traversal.move_seconds / max(evaluation.decisions, 1)
   evaluation.infosets_defined = tree.num_infosets
@@ -453,7 +449,7 @@ def first_action_nash_conv(game, player, budget=limits.Budget(), seed=0):
 
 def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=100,
                             seed=0, weighting="visits", scope="successors",
-                            progress=None, progress_seconds=5.0):
+                            progress=None, progress_seconds=0.5):
   """Lisý et al. (2015)'s aggregate method: matches against a random opponent ([S] §3.5).
 
   Args:
@@ -466,7 +462,7 @@ def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=10
     seed: base seed of the matches.
     weighting: "visits" or "uniform" (see the module docstring).
     scope: "successors", "thesis" or "current" (see the module docstring).
-    progress: optional callable taking a line of text.
+    progress: optional callable taking the closing line; with it, a progress bar.
   """
   _check_sequential(game)
   if weighting not in WEIGHTINGS:
@@ -483,7 +479,8 @@ def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=10
   aggregate = {}
   evaluation = Evaluation("game_playing", matches=int(num_matches))
   init_seconds = move_seconds = 0.0
-  last_report = time.monotonic()
+  meter = progress_bars.bar(int(num_matches), "match", "game-playing",
+                            interval=progress_seconds, shown=progress is not None)
   for index in range(int(num_matches)):
     seat = index % 2
     seeds = matches.match_seeds(seed, "evaluated", "random", seat, index)
@@ -497,12 +494,12 @@ def game_playing_evaluation(game, player, budget=limits.Budget(), num_matches=10
     matches.play(game, bots, seeds.chance)
     move_seconds += evaluated.move_seconds
     evaluation.decisions += evaluated.decisions
-    if progress is not None and (time.monotonic() - last_report > progress_seconds or
-                                 index + 1 == num_matches):
-      last_report = time.monotonic()
-      progress(f"game-playing: {index + 1}/{num_matches} matches, {len(aggregate)}/"
-               f"{tree.num_infosets} information sets defined, "
-               f"{time.perf_counter() - start:.1f} s")
+    meter.update()
+  meter.close()
+  if progress is not None:
+    progress(f"game-playing: {num_matches} matches, {len(aggregate)}/"
+             f"{tree.num_infosets} information sets defined, "
+             f"{time.perf_counter() - start:.1f} s")
   slots = tree.uniform_slots()
   for (acting, key), weights in aggregate.items():
     try:

@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.evaluation import figures
@@ -254,10 +255,11 @@ def sigint_flag():
 
 
 def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterations=0,
-               seconds=0.0):
+               seconds=0.0, on_step=None):
   """Steps `solver` until `spent(iterations, seconds)`; at each evaluation the
   `schedule` calls for (and the last) appends a `csv_row` (`labels` = game, spec) to
-  `output`, prints it and calls `save(iterations, seconds, slots)`.
+  `output`, prints it and calls `save(iterations, seconds, slots)`. `on_step`, if
+  given, is called with each iteration's seconds (it advances a progress bar).
 
   Counts continue from `iterations` and `seconds` (solver time, evaluations excluded).
   Returns (iterations, interrupted): SIGINT stops the loop once the current step and
@@ -273,8 +275,11 @@ def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterati
       while not interrupted[0] and not spent(iterations, seconds):
         tick = time.perf_counter()
         step()
-        seconds += time.perf_counter() - tick
+        elapsed = time.perf_counter() - tick
+        seconds += elapsed
         iterations += 1
+        if on_step is not None:
+          on_step(elapsed)
         if not (schedule.due(iterations, seconds) or spent(iterations, seconds)):
           continue
         slots = evaluator.average_slots()
@@ -284,9 +289,9 @@ def solve_loop(solver, evaluator, output, schedule, spent, save, labels, iterati
         unsaved = (iterations, seconds, slots)
         rate = (iterations - last_iterations) / max(seconds - last_seconds, 1e-9)
         visited_text = "" if visited is None else f"  {visited:>15,} states"
-        print(f"{seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
-              f"nash_conv {nash_conv:.6g}  exploitability {nash_conv / 2:.6g}  "
-              f"({rate:,.1f} it/s)", flush=True)
+        progress_bars.write(f"{seconds:9.2f} s  {iterations:>10,} it{visited_text}  "
+                            f"nash_conv {nash_conv:.6g}  exploitability "
+                            f"{nash_conv / 2:.6g}  ({rate:,.1f} it/s)")
         last_iterations, last_seconds = iterations, seconds
         save(*unsaved)
         unsaved = None

@@ -24,10 +24,10 @@ import itertools
 import json
 import os
 import pathlib
-import time
 
 import pandas as pd
 
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import number_ranges
@@ -342,29 +342,6 @@ class ResultsFile:
     self.close()
 
 
-class _Progress:
-  """Prints a progress line at most every `interval` seconds, and the last one."""
-
-  def __init__(self, total, already, interval, write):
-    self.total, self.done, self.new = total, already, 0
-    self.interval, self.write = interval, write
-    self.start = self.last = time.monotonic()
-
-  def update(self, row):
-    self.done += 1
-    self.new += 1
-    now = time.monotonic()
-    if self.write is None or (now - self.last < self.interval and self.done < self.total):
-      return
-    self.last = now
-    rate = self.new / max(now - self.start, 1e-9)
-    eta = (self.total - self.done) / rate
-    self.write(f"[{self.done}/{self.total}] {rate:.2f} "
-               f"matches/s, ETA {eta:.0f} s; last: {row['row_player']} vs "
-               f"{row['col_player']} seating {row['seating']} match {row['match']}: "
-               f"row payoff {row['row_payoff']:g}")
-
-
 def _run_in_process(config_json, todo, tree):
   for planned in todo:
     yield play_planned(config_json, planned, tree)
@@ -419,8 +396,9 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
       to play and, locally, at the usable cores (worker_counts, said in `progress`).
     executor: "local" or "ray".
     ray_address: address of a running Ray cluster (executor="ray").
-    progress: callable taking a line of text, or None for silence.
-    progress_seconds: minimum interval between progress lines.
+    progress: callable taking a line of text (the plan), beside a progress bar
+      (progress_bars), or None for silence.
+    progress_seconds: minimum interval between the bar's redraws.
     tree: None, or a TreeLoading: each worker loads the game's compiled tree first.
   """
   if executor not in EXECUTORS:
@@ -451,10 +429,14 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
       stream = worker_processes.run_pool(
           play_planned, ((config_json, p, tree) for p in todo), workers,
           close_fds=(results.fileno(),))
-    meter = _Progress(len(planned), len(done), progress_seconds, progress)
-    for row in stream:
-      results.append(row)
-      meter.update(row)
+    with progress_bars.bar(len(planned), "match", "matches", len(done),
+                           progress_seconds, shown=progress is not None) as meter:
+      for row in stream:
+        results.append(row)
+        meter.set_postfix_str(f"last: {row['row_player']} vs {row['col_player']} "
+                              f"seating {row['seating']} match {row['match']}: row payoff "
+                              f"{row['row_payoff']:g}", refresh=False)
+        meter.update()
     return results.rows()
 
 

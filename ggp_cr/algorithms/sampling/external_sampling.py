@@ -1,39 +1,10 @@
 """External sampling and Meyer's mixed ES/OS sampling MCCFR ([M] ch. 4–5).
 
-One sampler covers the family. At the updated player i's decision nodes an ES node
-walks every action and an OS node samples one; opponent and chance nodes are always
-sampled (chance by its distribution, the opponent from sigma). Which nodes are OS nodes
-is what distinguishes the variants:
-
-* `ExternalSamplingSolver`: none (Lanctot et al. 2009; OpenSpiel's external sampling).
-* `MixedSamplingSolver` M(f) ([M] §5.2): each iteration is ES with probability f(i),
-  else OS; schedules ``linear`` f(i) = 1 - i/I, ``exponential`` f(i) = 2^(-i/H), a
-  constant (``es`` = 1, ``os`` = 0), or any callable f(i) -> [0, 1]. With
-  ``per_node=True`` the ES/OS choice is drawn afresh at every decision node.
-* `LocusSamplingSolver` ([M] §5.3): ES, except that a node is sampled OS-style when
-  the average strategy's largest action probability exceeds a cutoff drawn from
-  Beta(60, 10) and a confidence criterion holds: ``iteration`` (i >= fraction * I,
-  default I/2), ``exponential`` (per iteration, confident unless x < 2^(-i/H)) or
-  ``visits`` (the information set was visited more than `visit_threshold` times).
-
-An OS node of player i samples from xi = e/|A| + (1 - e) sigma (exploration e, 0.6 as
-in OpenSpiel's outcome sampling, which [M] built on). Meyer's exploration lambda
-([M] §5.2.2, Table 5.1: an OS node samples uniformly with probability lambda, else from
-the strategy as in normal OS; lambda = 0 is on-policy OS) is this e: it takes the place
-of OpenSpiel's 0.6 and, as there, applies to the updated player only (the opponent
-samples from sigma). OpenSpiel's Python OS with its exploration set to lambda
-reproduces [M]'s pure-OS column (Leduc, 2^10 iterations, 30-40 seeds: 2.18, 2.27, 2.25,
-2.34, 2.39 for lambda = 0, .25, .5, .75, 1; [M]: 2.22, 2.22, 2.20, 2.34, 2.37), whereas
-uniform exploration at the opponent's nodes as well, or on top of e = 0.6, gives 2.29
-to 2.64. Importance weights use the probability actually sampled with, which keeps
-every estimate unbiased.
-
-The estimates are those of MCCFR with any sampling scheme (Lanctot et al. 2009): the
-value of a sampled child is divided by its sampling probability, i's regrets are
-weighted by pi_-i(h) / q(h), and the opponent's cumulative strategy is incremented by
-(pi_-i(h) / q(h)) * sigma at its nodes (stochastically weighted averaging; weight 1 in
-pure ES, which is OpenSpiel's "simple" average). `nodes_touched` counts every state
-visited, terminals included, for [M]'s exploitability-against-nodes plots.
+One sampler for external sampling (Lanctot et al. 2009), Meyer's mixed ES/OS M(f)
+([M] §5.2) and locus sampling ([M] §5.3): they differ in which of the updated
+player's nodes sample one action (OS) instead of walking all (ES). Meyer's
+exploration lambda is the updated player's OS exploration e. Details and estimates:
+docs/algorithms/sampling.md.
 """
 
 import math

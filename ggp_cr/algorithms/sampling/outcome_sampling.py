@@ -1,38 +1,9 @@
 """Outcome-sampling MCCFR on live pyspiel states ([S] §1.3.3–1.3.4, §1.4.1, §3.3.3).
 
-The thesis's MC-CFR solver, following its Algorithm 2 (online outcome sampling, Lisý et
-al. 2015) as CFRPlayground implements it:
-
-* Alternating updates: `iteration()` samples one terminal history for each player i in
-  turn. Player i samples from xi = e / |A| + (1 - e) * sigma (exploration e), the
-  opponent from sigma, chance from its distribution.
-* Regrets of i's information sets are updated with the sampled counterfactual values;
-  the opponent's cumulative strategy with stochastically weighted averaging
-  (Algorithm 2, line 33): s(I) += pi_-i(h) sigma(I) / q(h). Before adding, it is
-  multiplied by (t_last / t)^cse, the product of the per-iteration discounts
-  (t / (t + 1))^cse since the last update (cumulative-strategy exponent cse, §3.3.3).
-* The regret matcher is any of regret_matching.py; DRM's t counts the updates of that
-  information set's regrets, as CFRPlayground's per-information-set counter does.
-* VR-MCCFR baselines ([S] §1.3.4, Schmid et al. 2019): ``expavg(alpha)`` keeps, per
-  information set, action and updated player, an exponentially decaying average of the
-  sampled child values; unsampled actions are valued by their baseline. ``none`` (the
-  default) is plain MC-CFR. Chance nodes have no baseline.
-* Incremental tree building (§1.4.1): an information set met for the first time is
-  added to the table (uniform strategy) and the rest of that sample is a uniform random
-  playout that stores nothing; the playout's payoff is the new node's child value.
-* Targeting (§1.4.1): given a target, each episode is targeted with probability delta
-  and then samples only histories consistent with it. The sampler tracks the targeted
-  (s1) and untargeted (s2) probabilities of the sampled prefix and divides by
-  q(h) = delta * s1 + (1 - delta) * s2. Information-set targeting (IST) keeps histories
-  whose action-observation sequence of the target's player agrees with the target's;
-  public-subgame targeting (PST) those whose public observations agree. Below the
-  target every action is allowed. Playouts ignore the target, as in the references.
-
-The conditional probability of a sampled action a at h is q(ha) / q(h), which makes the
-baseline-corrected values unbiased under targeting as well.
-
-A compiled-tree fast path of the same algorithm, for games that fit in memory, is
-`compiled_outcome_sampling.CompiledOutcomeSamplingSolver`.
+The thesis's MC-CFR (its Algorithm 2, as CFRPlayground implements it): alternating
+updates, stochastically weighted averaging, optional VR-MCCFR baselines, incremental
+tree building and IST / PST targeting. The algorithm in full:
+docs/algorithms/sampling.md; the compiled fast path is compiled_outcome_sampling.
 """
 
 import math

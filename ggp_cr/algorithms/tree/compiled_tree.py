@@ -95,7 +95,7 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
-  rebuilt. `progress` prints a line every million histories. Raises ValueError if the
+  rebuilt. `progress` shows a progress bar of the walk and prints the tree built. Raises ValueError if the
   game has more than two players, is general-sum, simultaneous, has sampled chance,
   lacks information state strings, or has imperfect recall.
   """

@@ -8,12 +8,14 @@ through the same renumbering, so both give the same arrays bit for bit.
 """
 
 import array
-import time
 
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.tree import flat_tree
+
+_PROGRESS_STEP = 65_536  # histories between progress-bar updates
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -68,7 +70,7 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   infoset_actions = []        # one tuple per infoset, interned
   interned_actions = {}
   num_slots = 0
-  start = time.time()
+  meter = progress_bars.bar(None, "history", "extracting", shown=bool(progress))
 
   # Frame: [state, actions, probs or None, next child, node, depth, slot base or -1,
   #         player, own last slot of player 0, of player 1].
@@ -126,9 +128,8 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
       node += 1
       if max_nodes is not None and node > max_nodes:
         raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
-      if progress and node % 1_000_000 == 0:
-        print(f"  ... {node:,} histories, {len(keys):,} infosets after "
-              f"{time.time() - start:.1f} s", flush=True)
+      if node % _PROGRESS_STEP == 0:
+        meter.update(_PROGRESS_STEP)
       # Next history in depth-first order.
       while stack:
         frame = stack[-1]
@@ -164,6 +165,7 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   del lookup, interned_actions
   if max(num_children, default=0) >= 2**15:
     raise ValueError(f"{game_string} has a node with more than 32767 children.")
+  meter.close()
   return (parents, action_indices, players, infosets, num_children, chance_probs,
           utilities, depths, keys, infoset_player, infoset_offset, infoset_parent_slot,
           infoset_actions)

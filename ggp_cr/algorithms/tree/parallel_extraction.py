@@ -18,11 +18,11 @@ applies unchanged.
 import atexit
 import bisect
 import multiprocessing
-import time
 
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.tree import generic_extraction
 
 # Runs of frontier entries per worker: enough for dynamic load balancing.
@@ -200,7 +200,7 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
 
   Equals generic_extraction's serial extraction array for array. `frontier_size` (default
   64 per worker) is the least number of histories at the cut depth; a tree without
-  such a depth is extracted serially. `progress` prints the finished runs. The worker
+  such a depth is extracted serially. `progress` shows a bar over the runs. The worker
   processes are stopped afterwards unless `keep_workers` (then `shutdown_pools` stops
   them).
   """
@@ -217,7 +217,6 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
   depth = _cut_depth(game, frontier_size or _FRONTIER_PER_WORKER * workers)
   if depth is None:
     return generic_extraction.extract(game, game_string, progress)
-  start = time.time()
   pool = _pool(workers)  # the workers start up while the top is walked
   try:
     frontier = []
@@ -236,12 +235,10 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
     if progress:
       print(f"  {len(root_parents):,} subtrees at depth {depth} in {num_tasks} runs for "
             f"{workers} workers", flush=True)
-    for done, walked in enumerate(pool.imap(_walk_run, tasks), 1):
-      merger.add(walked, root_parents[bounds[done - 1]:bounds[done]])
-      if progress:
-        print(f"  ... {done}/{num_tasks} runs, {merger.num_nodes:,} histories, "
-              f"{len(merger.keys):,} infosets after {time.time() - start:.1f} s",
-              flush=True)
+    with progress_bars.bar(num_tasks, "run", "extracting", shown=bool(progress)) as meter:
+      for done, walked in enumerate(pool.imap(_walk_run, tasks), 1):
+        merger.add(walked, root_parents[bounds[done - 1]:bounds[done]])
+        meter.update()
   except BaseException:
     _stop_pool(workers)
     raise

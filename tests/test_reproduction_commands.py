@@ -1,5 +1,6 @@
-"""The README's tournament commands on the committed results files: each one, as
-written, reads its file (--noplay, on copies), so a reader can resume or summarize it.
+"""The Reproductions page's tournament commands on the committed results files: each
+one, as written, reads its file (--noplay, on copies), so a reader can resume or
+summarize it.
 
 A command whose settings differ from its file's sidecar (say, fewer matches than the
 file holds, after the file was extended) is refused by the tournament; this test finds
@@ -21,16 +22,16 @@ DATA = "data/table_5_7/"
 
 
 def _committed_tournament_commands():
-  """The README's backticked tournament commands whose --output is a committed file."""
-  text = (ROOT / "README.md").read_text(encoding="utf-8")
-  commands = re.findall(r"`(python -m ggp_cr\.examples\.tournament [^`]*)`", text)
-  return sorted({c for c in commands if f"--output={DATA}" in c})
+  """The page's tournament commands (code blocks) whose --output is a committed file."""
+  text = (ROOT / "docs" / "reproductions.md").read_text(encoding="utf-8")
+  commands = re.findall(r"(python -m ggp_cr\.examples\.tournament [^`\n]*)", text)
+  return sorted({c.strip() for c in commands if f"--output={DATA}" in c})
 
 
 COMMANDS = _committed_tournament_commands()
 
 
-def test_the_readme_names_the_committed_results():
+def test_the_page_names_the_committed_results():
   outputs = {re.search(r"--output=(\S+)", c).group(1) for c in COMMANDS}
   committed = {f"{DATA}{p.name}" for p in (ROOT / DATA).glob("*.csv")
                if not p.name.endswith(".summary.csv")}
@@ -40,7 +41,7 @@ def test_the_readme_names_the_committed_results():
 @pytest.mark.parametrize("command", COMMANDS,
                          ids=[re.search(r"--output=\S+/(\S+)\.csv", c).group(1)
                               for c in COMMANDS])
-def test_a_readme_command_reads_its_committed_file(command, tmp_path):
+def test_a_page_command_reads_its_committed_file(command, tmp_path):
   """Run read only (--noplay) on copies of the data, the command succeeds and its
   summary counts exactly the complete rows of the file and its merged files."""
   copies = tmp_path / "data"
