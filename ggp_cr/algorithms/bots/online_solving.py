@@ -37,6 +37,7 @@ import time
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import builtin
@@ -195,9 +196,7 @@ class OnlineSolvingBot(pyspiel.Bot):
   def step_with_policy(self, state):
     """Solves (pre-play first, if pending), then samples from the average strategy."""
     start = time.perf_counter()
-    if state.current_player() != self._player_id:
-      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
-                       f"{self._player_id}'s.")
+    contracts.check_turn(state, self._player_id)
     with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 

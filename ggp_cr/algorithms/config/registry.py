@@ -19,6 +19,7 @@ call naming its build function.
 
 import dataclasses
 import importlib
+import numbers
 from typing import Any, Callable
 
 import pyspiel
@@ -171,9 +172,15 @@ def make_solver(spec, game, seed=0):
 
 
 def make_bot(spec, game, player_id, seed, budget=limits.Budget()):
-  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match."""
+  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match:
+  `player_id` is the seat, an int in [0, game.num_players())."""
   spec = parse_player(spec)
-  return spec.player_type.build(game, player_id, seed, budget, **spec.parameters)
+  seats = game.num_players()
+  if (isinstance(player_id, bool) or not isinstance(player_id, numbers.Integral) or
+      not 0 <= player_id < seats):
+    raise ValueError(f"player_id must be a seat of {game}: an int in [0, {seats - 1}], "
+                     f"got {player_id!r}.")
+  return spec.player_type.build(game, int(player_id), seed, budget, **spec.parameters)
 
 
 def load_game(text):

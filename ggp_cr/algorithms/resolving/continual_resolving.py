@@ -129,6 +129,7 @@ import time
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
@@ -490,10 +491,7 @@ class ContinualResolvingBot(pyspiel.Bot):
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""
     start = time.perf_counter()
-    player = self._player_id
-    if state.current_player() != player:
-      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
-                       f"{player}'s.")
+    contracts.check_turn(state, self._player_id)
     with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 
