@@ -31,7 +31,6 @@ both executors give the same results for the same --seed when budgets are iterat
 """
 
 import os
-import pathlib
 import sys
 
 from absl import app
@@ -107,9 +106,12 @@ def main(argv):
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
         _SEED.value, _SELF_PLAY.value, _PAIRS_WITH.value)
     tournament.merge_configs(config, _MERGE_WITH.value)  # before any match
-    output = pathlib.Path(_OUTPUT.value)
+    # --output first, so that a heat-map path derived from it blames --output.
+    output = (output_paths.check_file if _PLAY.value else output_paths.file_path)(
+        _OUTPUT.value, "--output")
     heatmap_path = output_paths.check_file(
-        _PLOT.value or output.with_name(output.stem + ".heatmap.png"), "--plot")
+        _PLOT.value or output.with_name(output.stem + ".heatmap.png"),
+        "--plot" if _PLOT.value else "--output (its heat-map, --plot's default)")
     tree = (tournament.TreeLoading(_CACHE_DIR.value)
             if _LOAD_TREE.value or _CACHE_DIR.value else None)
     if _PLAY.value:

@@ -19,6 +19,7 @@ from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import registry
 
 
@@ -330,8 +331,9 @@ def _supports_resampling(game):
   if state.is_terminal():
     return False
   try:
-    state.resample_from_infostate(state.current_player(),
-                                  pyspiel.UniformProbabilitySampler(0., 1.))
+    with openspiel_errors.quiet():
+      state.resample_from_infostate(state.current_player(),
+                                    pyspiel.UniformProbabilitySampler(0., 1.))
   except (pyspiel.SpielError, RuntimeError, NotImplementedError):
     return False
   return True

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import pyspiel
 
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import spec_strings
 
 
@@ -190,6 +191,7 @@ def load_game(text):
     raise ValueError(f"Cannot load game {text!r}: unknown game name {name!r}. Registered "
                      f"games: {', '.join(sorted(pyspiel.registered_names()))}.")
   try:
-    return pyspiel.load_game(text)
-  except (pyspiel.SpielError, ValueError) as error:
+    with openspiel_errors.quiet():
+      return pyspiel.load_game(text)
+  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
     raise ValueError(f"Cannot load game {text!r}: {error}") from None
