@@ -36,6 +36,7 @@ import sys
 from absl import app
 from absl import flags
 
+from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
 from ggp_cr.algorithms.evaluation import tournament_summary
@@ -61,8 +62,10 @@ _MERGE_WITH = flags.DEFINE_multi_string(
 _MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
 _PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
-_MOVE = flags.DEFINE_string("move", "300it",
-                            "Per-move budget: '30s', '500ms', '1000it' or 0.")
+_MOVE = flags.DEFINE_string(
+    "move", "300it",
+    "Per-move budget: '30s', '500ms', '1000it' or 0 (every online player's default, "
+    f"{limits.DEFAULT_MOVE}).")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed of all matches.")
 _OUTPUT = flags.DEFINE_string("output", os.path.join("results", "tournament.csv"),
                               "Results CSV path.")

@@ -100,8 +100,8 @@ class OnlineSolvingBot(pyspiel.Bot):
     compiled_nodes_limit: the largest tree 'auto' extracts.
   """
 
-  def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0", move="1000it",
-               targeting=targets.IST, seed=0, compiled="auto",
+  def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0",
+               move=limits.DEFAULT_MOVE, targeting=targets.IST, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
@@ -235,7 +235,7 @@ class OOSBot(OnlineSolvingBot):
     compiled, compiled_nodes_limit: as OnlineSolvingBot.
   """
 
-  def __init__(self, game, player_id, preplay="0", move="1000it",
+  def __init__(self, game, player_id, preplay="0", move=limits.DEFAULT_MOVE,
                targeting=targets.IST, targeting_probability=0.9,
                exploration=0.6, gamma=0.01, reweight=True, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
@@ -273,12 +273,12 @@ class OOSBot(OnlineSolvingBot):
 
 def build_online_solving(game, player_id, seed, budget, solver, targeting, compiled):
   return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
-                          move=budget.move, targeting=targeting, seed=seed,
+                          move=budget.online_move(), targeting=targeting, seed=seed,
                           compiled=compiled)
 
 
 def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight,
               compiled):
-  return OOSBot(game, player_id, preplay=budget.preplay, move=budget.move,
+  return OOSBot(game, player_id, preplay=budget.preplay, move=budget.online_move(),
                 targeting=targeting, targeting_probability=delta, exploration=e,
                 gamma=gamma, reweight=reweight, seed=seed, compiled=compiled)

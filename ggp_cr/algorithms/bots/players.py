@@ -235,14 +235,15 @@ def _check_sequential(game, name):
 
 
 def _simulations(name, simulations, budget):
-  """Explicit simulations, else the per-move budget in iterations, else 1000."""
+  """Explicit simulations, else the per-move budget in iterations (a zero budget:
+  limits.DEFAULT_MOVE, every online player's default)."""
   if simulations is not None:
     return simulations
   if budget.move.seconds:
     raise ValueError(
         f"Player {name} runs a number of simulations, not seconds; give the per-move "
         f"budget in iterations ('500it') or set {name}(simulations=...).")
-  return budget.move.iterations or 1000
+  return budget.online_move().iterations
 
 
 class MCTSBot(_TurnChecked, mcts.MCTSBot):
