@@ -405,6 +405,8 @@ def test_sigint_to_solve_saves_and_exits_130(tmp_path):
 # per-move default for every online player.
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
+import concurrent.futures
+
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.resolving import continual_resolving
@@ -557,35 +559,33 @@ def test_fuzz_cli_edges(tmp_path):
   env = dict(os.environ, PYTHONPATH=REPO)
   (tmp_path / "file").write_text("a file where a folder should be")
   blocked = tmp_path / "file" / "t.csv"
-  pending = list(enumerate(EDGE_CLI_CASES))
-  running, results = [], {}
-  while pending or running:
-    while pending and len(running) < 3:
-      index, (module, flags, *_) = pending.pop(0)
-      flags = [f.format(blocked=blocked, tmp=tmp_path) for f in flags]
-      extra = ([f"--output_dir={tmp_path / str(index)}"]
-               if module == "best_response" else [])
-      running.append((index, time.monotonic(), subprocess.Popen(
-          [sys.executable, "-m", f"ggp_cr.examples.{module}", *flags, *extra],
+
+  def run(index):
+    module, flags, *_ = EDGE_CLI_CASES[index]
+    flags = [f.format(blocked=blocked, tmp=tmp_path) for f in flags]
+    if module == "best_response":
+      flags.append(f"--output_dir={tmp_path / str(index)}")
+    try:
+      return subprocess.run(
+          [sys.executable, "-m", f"ggp_cr.examples.{module}", *flags],
           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-          env=env)))
-    time.sleep(0.05)
-    for entry in list(running):
-      index, start, process = entry
-      if process.poll() is None and time.monotonic() - start < 120:
-        continue
-      if process.poll() is None:
-        process.kill()
-        pytest.fail(f"hang: {EDGE_CLI_CASES[index]}")
-      results[index] = (process.returncode, process.stderr.read())
-      running.remove(entry)
+          env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+      return None
+
+  with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    results = list(pool.map(run, range(len(EDGE_CLI_CASES))))
   wrong = []
-  for index, (code, stderr) in sorted(results.items()):
-    module, flags, expected_code, holds, lacks = EDGE_CLI_CASES[index]
+  for (module, flags, expected_code, holds, lacks), result in zip(EDGE_CLI_CASES,
+                                                                   results):
+    if result is None:
+      wrong.append(((module, *flags), "hang"))
+      continue
+    stderr = result.stderr
     one_line = len(stderr.strip().splitlines()) == 1
-    if (code != expected_code or holds not in stderr or lacks in stderr or
+    if (result.returncode != expected_code or holds not in stderr or lacks in stderr or
         (expected_code and not one_line)):
-      wrong.append(((module, *flags), code, stderr[-800:]))
+      wrong.append(((module, *flags), result.returncode, stderr[-800:]))
   assert not wrong, "\n".join(map(str, wrong))
   _report("CLI edges", collections.Counter(
-      "refused in one line" if code else "played" for code, _ in results.values()))
+      "refused in one line" if result.returncode else "played" for result in results))
