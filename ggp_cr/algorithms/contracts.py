@@ -6,7 +6,8 @@ through `TreeSolver`, and checkpointed through `Resumable`. Evaluators read onli
 bots through `SolvingBot` / `ComputedStrategyBot` and their solvers through
 `SumsSolver`. OpenSpiel's own solvers
 (the registry's ``openspiel_*``) keep their API: `step_function` and
-`python_average_policy` serve both kinds.
+`python_average_policy` serve both kinds. `iteration_count` and `check_turn` are the
+checks every `Solver.iterate` and every bot's `step` make of their argument.
 """
 
 from typing import Protocol, runtime_checkable

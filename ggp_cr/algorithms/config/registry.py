@@ -9,7 +9,8 @@ e.g. ``cfr+``, ``dcfr(1.5,0,2)``, ``vr_mccfr(e=0.5)``, ``ismcts(simulations=500)
   OpenSpiel solvers (``openspiel_*``) are registered too, for side-by-side runs.
 * `make_bot(spec, game, player_id, seed, budget)` builds one seat's pyspiel.Bot for one
   match: the seed makes its randomness reproducible and the budget carries the pre-play
-  and per-move limits (limits.py).
+  and per-move limits (limits.py; a zero per-move limit gives every online player the
+  same default, limits.DEFAULT_MOVE).
 
 The built-in entries are registered by builtin.py, loaded at the first lookup; their
 build functions import the algorithms only when called, so importing this module loads
