@@ -61,13 +61,13 @@ def _seated(bot, player_id):
   return bot
 
 
-class RandomBot(_TurnChecked, uniform_random.UniformRandomBot):
+class _RandomBot(_TurnChecked, uniform_random.UniformRandomBot):
   """OpenSpiel's uniform random bot, refusing states that are not its turn."""
 
 
 def build_random(game, player_id, seed, budget):
   del game, budget
-  return _seated(RandomBot(player_id, _rng(seed)), player_id)
+  return _seated(_RandomBot(player_id, _rng(seed)), player_id)
 
 
 # Fixed strategies.
@@ -246,11 +246,11 @@ def _simulations(name, simulations, budget):
   return budget.online_move().iterations
 
 
-class MCTSBot(_TurnChecked, mcts.MCTSBot):
+class _MCTSBot(_TurnChecked, mcts.MCTSBot):
   """OpenSpiel's Python UCT bot, refusing states that are not its seat's turn."""
 
 
-class ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
+class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
   """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn."""
 
 
@@ -262,8 +262,8 @@ def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
         f"Player mcts searches the true state, which would see hidden information in "
         f"the imperfect-information game {game}; use ismcts there.")
   rng = _rng(seed)
-  return _seated(MCTSBot(game, uct_c, simulations,
-                         mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng),
+  return _seated(_MCTSBot(game, uct_c, simulations,
+                          mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng),
                  player_id)
 
 
@@ -355,9 +355,9 @@ def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
     raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
                      f"{game}.")
   rng = _rng(seed)
-  bot = ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
-                         simulations, random_state=rng,
-                         final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
+  bot = _ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
+                   simulations, random_state=rng,
+                   final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
   if _supports_resampling(game):
     # The game's own resampler, drawing from the bot's seeded generator.
     bot.set_resampler(lambda state, player: state.resample_from_infostate(
