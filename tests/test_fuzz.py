@@ -27,6 +27,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
@@ -493,9 +494,13 @@ class _Stop(Exception):
   pass
 
 
-def _stop_at_first_row(line):
-  if line.startswith("["):
-    raise _Stop(line)
+def _stop_at_first_row(self, row):
+  """AppendOnlyCsv.append patched in: writes the row, then stops the run."""
+  _APPEND(self, row)
+  raise _Stop(row)
+
+
+_APPEND = results_csv.AppendOnlyCsv.append
 
 
 def _rps_config(matches):
@@ -503,7 +508,7 @@ def _rps_config(matches):
                                             matches, "0", "1it")
 
 
-def test_counts_are_checked_and_plans_are_lazy(tmp_path):
+def test_counts_are_checked_and_plans_are_lazy(tmp_path, monkeypatch):
   tally = collections.Counter()
   for bad in (10**13, 10**20, 0, -1, 1.5, True):
     with pytest.raises(ValueError, match="matches must be"):
@@ -524,11 +529,11 @@ def test_counts_are_checked_and_plans_are_lazy(tmp_path):
                                                               (0, 0, 1)]
     assert tracemalloc.get_traced_memory()[1] < 10**6
     # A tournament of 2 * 10^12 matches starts at once, in process or in workers.
+    monkeypatch.setattr(results_csv.AppendOnlyCsv, "append", _stop_at_first_row)
     for workers in (1, 2):
       with pytest.raises(_Stop):
         tournament.run_tournament(config, tmp_path / f"big{workers}.csv",
-                                  workers=workers, progress=_stop_at_first_row,
-                                  progress_seconds=0)
+                                  workers=workers, progress=None)
       tally[f"2e12 matches started, {workers} worker(s)"] += 1
     assert tracemalloc.get_traced_memory()[1] < 50 * 10**6
   finally:
@@ -629,14 +634,207 @@ def test_kernel_compilation_is_said_and_kept_out_of_the_rate(tmp_path, monkeypat
     kernel = numba.njit(lambda x: x + 1)  # a new function: compiled here
     assert kernel(1) == 2 and kernel(1.5) == 2.5
   assert said == [kernel_warm_up.MESSAGE]
-  # A warm-up as slow as a first run's compilation is not in the rate or the ETA.
-  real = kernel_warm_up.warm_up
-  def slow(*args):
-    time.sleep(5)
-    real(*args)
-  monkeypatch.setattr(kernel_warm_up, "warm_up", slow)
-  lines = []
-  tournament.run_tournament(_rps_config(5), tmp_path / "t.csv", progress=lines.append,
-                            progress_seconds=0)
-  rate = float(lines[-1].split("] ")[1].split(" matches/s")[0])
-  assert rate > 4, lines[-1]  # with the warm-up in the clock: < 10 / 5 = 2
+  # The bar (its rate and ETA) starts only once the warm-up's compilation is over.
+  events = []
+  real_warm_up, real_bar = kernel_warm_up.warm_up, progress_bars.bar
+  def warm_up(*args):
+    real_warm_up(*args)
+    events.append("warm-up done")
+  def bar(*args, **kwargs):
+    events.append("bar started")
+    return real_bar(*args, **kwargs)
+  monkeypatch.setattr(kernel_warm_up, "warm_up", warm_up)
+  monkeypatch.setattr(progress_bars, "bar", bar)
+  tournament.run_tournament(_rps_config(5), tmp_path / "t.csv", progress=[].append)
+  assert events == ["warm-up done", "bar started"], events
+
+# Issue 43, findings 5 and 7: API edges and newcomer traps ---------------------------
+# Bad iteration counts, seats and states given to solvers and bots in code; CLI flags
+# whose errors blamed the wrong flag or came after OpenSpiel's own stderr lines; one
+# per-move default for every online player.
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import concurrent.futures
+
+from ggp_cr.algorithms.bots import players
+from ggp_cr.algorithms.config import openspiel_errors
+from ggp_cr.algorithms.resolving import continual_resolving
+# pylint: enable=g-import-not-at-top,wrong-import-position
+
+BAD_COUNTS = [-5, -1, 2.5, 2.0, True, False, "3", None, np.float64(1), 10**13]
+ONLINE_PLAYERS = ["cr", "oos", "online_solving", "ismcts"]
+
+
+def _our_solvers():
+  """One instance of every solver class with an `iterate`: the registry's (ours),
+  the online players' (live and compiled) and continual resolving's subgame solvers."""
+  game = pyspiel.load_game("kuhn_poker")
+  solvers = [registry.make_solver(name, game, 0) for name in registry.solver_names()
+             if not name.startswith("openspiel_")]
+  for spec in ("oos(compiled=true)", "oos(compiled=false)"):
+    solvers.append(registry.make_bot(spec, game, 0, 0, limits.Budget.parse("0", "2it"))
+                   .solver)
+  for path in ("compiled", "live"):
+    for solver in ("cfr+", "vr_mccfr"):
+      bot = continual_resolving.ContinualResolvingBot(game, 0, move="2it",
+                                                      solver=solver, path=path)
+      state = game.new_initial_state()
+      state.apply_action(0)
+      state.apply_action(1)
+      bot.step(state)
+      solvers.append(bot.resolver.solver)
+  return solvers
+
+
+def test_fuzz_iterate_counts():
+  tally = collections.Counter()
+  kinds = set()
+  for solver in _our_solvers():
+    kinds.add(type(solver).__name__)
+    for count in BAD_COUNTS:
+      before = solver.iterations
+      with pytest.raises(ValueError, match=r"num_iterations must be an integer in \[0"):
+        solver.iterate(count)
+      assert solver.iterations == before, (type(solver).__name__, count)
+      tally["refused"] += 1
+    before = solver.iterations
+    solver.iterate(0)
+    solver.iterate(np.int64(1))
+    assert solver.iterations == before + 1, type(solver).__name__
+    tally["ok"] += 2
+  assert {"GeneralCFRSolver", "OutcomeSamplingSolver", "CompiledOutcomeSamplingSolver",
+          "FullWidthSolver", "SamplingSolver", "CompiledResolver"} <= kinds, kinds
+  _report("iterate counts", tally)
+
+
+BOT_NAMES = ["random", "solver(iterations=5)", "ismcts(simulations=5)", "oos",
+             "online_solving", "cr(solver=cfr+)"]
+BUDGET = limits.Budget.parse("0", "5it")
+
+
+def test_fuzz_bot_seats():
+  game = pyspiel.load_game("kuhn_poker")
+  tally = collections.Counter()
+  for name in BOT_NAMES:
+    for seat in (True, False, -1, 2, 0.0, "0", None):
+      with pytest.raises(ValueError, match="player_id must be a seat"):
+        registry.make_bot(name, game, seat, 0, BUDGET)
+      tally["refused"] += 1
+    registry.make_bot(name, game, np.int64(1), 0, BUDGET)
+    tally["ok"] += 1
+  _report("bot seats", tally)
+
+
+def test_fuzz_bot_states():
+  game = pyspiel.load_game("kuhn_poker")
+  tally = collections.Counter()
+  for name in BOT_NAMES:
+    bot = registry.make_bot(name, game, 0, 0, BUDGET)
+    chance = game.new_initial_state()
+    terminal = game.new_initial_state()
+    for action in (0, 1, 0, 0):  # deal, deal, pass, pass
+      terminal.apply_action(action)
+    for state, word in ((chance, "chance node"), (terminal, "terminal")):
+      with pytest.raises(ValueError, match=word):
+        bot.step(state)
+      tally[f"{word} refused"] += 1
+  tic_tac_toe = pyspiel.load_game("tic_tac_toe")
+  bot = registry.make_bot("mcts(simulations=5)", tic_tac_toe, 1, 0)
+  with pytest.raises(ValueError, match="player 0's turn, not player 1's"):
+    bot.step(tic_tac_toe.new_initial_state())
+  human = players.HumanBot(game, 0, read=lambda prompt: pytest.fail(prompt),
+                           write=lambda text: None)
+  with pytest.raises(ValueError, match="terminal"):
+    human.step(terminal)
+  _report("bot states", tally)
+
+
+def test_openspiel_error_lines_are_not_printed_before_ours(capfd):
+  for text in ["kuhn_poker(", "kuhn_poker(players=x)", "leduc_poker(nope=1)"]:
+    with pytest.raises(ValueError, match="Cannot load game"):
+      registry.load_game(text)
+  # liars_dice's states do not implement ResampleFromInfostate: ismcts finds out.
+  registry.make_bot("ismcts(simulations=2)", pyspiel.load_game("liars_dice"), 0, 0)
+  assert capfd.readouterr().err == ""
+  # What a block writes to stderr is kept when it does not raise.
+  with openspiel_errors.quiet():
+    os.write(2, b"kept\n")
+  assert capfd.readouterr().err == "kept\n"
+
+
+def test_online_players_share_one_default_budget():
+  game = pyspiel.load_game("kuhn_poker")
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  for budget in (limits.Budget(), limits.Budget.parse("0", "0")):
+    for name in ONLINE_PLAYERS:
+      bot = registry.make_bot(name, game, 0, 0, budget)
+      if name == "ismcts":
+        simulations = bot._max_simulations  # pylint: disable=protected-access
+        assert simulations == 1000
+        continue
+      bot.step(state)
+      done = (bot.decisions[-1]["iterations"] if name == "cr" else
+              bot.iterations_per_move[-1])
+      assert done == 1000, name
+  assert str(limits.DEFAULT_MOVE) == "1000it"  # the default play's --help documents
+
+
+EDGE_CLI_CASES = [
+    # (module, flags, exit code, text the error must hold, text it must not hold)
+    ("tournament", ["--game=kuhn_poker", "--player=random", "--self_play", "--output="],
+     1, "--output must be a file path", "PosixPath"),
+    ("tournament", ["--game=kuhn_poker", "--player=random", "--self_play",
+                    "--output={blocked}"], 1,
+     "--output", "--plot"),
+    ("evaluate", ["--game=kuhn_poker", "--player=random", "--output="], 1,
+     "--output must be a file path", "PosixPath"),
+    ("cr_exploitability", ["--game=kuhn_poker", "--output="], 1,
+     "--output must be a file path", "PosixPath"),
+    ("play", ["--game=kuhn_poker("], 1, "Missing closing bracket", "OpenSpiel exception"),
+    ("best_response", ["--game=kuhn_poker("], 1, "Missing closing bracket",
+     "OpenSpiel exception"),
+    ("game_info", ["--game=goofspiel"], 1, "--turn_based", "load_game_as_turn_based"),
+    ("play", ["--game=kuhn_poker", "--player0=oos", "--player1=online_solving"], 0, "",
+     "zero"),
+    ("tournament", ["--game=kuhn_poker", "--player=oos", "--player=random",
+                    "--matches=1", "--workers=1", "--preplay=0", "--move=0",
+                    "--output={tmp}/t.csv"], 0, "", "zero"),
+]
+
+
+def test_fuzz_cli_edges(tmp_path):
+  env = dict(os.environ, PYTHONPATH=REPO)
+  (tmp_path / "file").write_text("a file where a folder should be")
+  blocked = tmp_path / "file" / "t.csv"
+
+  def run(index):
+    module, flags, *_ = EDGE_CLI_CASES[index]
+    flags = [f.format(blocked=blocked, tmp=tmp_path) for f in flags]
+    if module == "best_response":
+      flags.append(f"--output_dir={tmp_path / str(index)}")
+    try:
+      return subprocess.run(
+          [sys.executable, "-m", f"ggp_cr.examples.{module}", *flags],
+          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+          env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+      return None
+
+  with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    results = list(pool.map(run, range(len(EDGE_CLI_CASES))))
+  wrong = []
+  for (module, flags, expected_code, holds, lacks), result in zip(EDGE_CLI_CASES,
+                                                                   results):
+    if result is None:
+      wrong.append(((module, *flags), "hang"))
+      continue
+    stderr = result.stderr
+    one_line = len(stderr.strip().splitlines()) == 1
+    if (result.returncode != expected_code or holds not in stderr or lacks in stderr or
+        (expected_code and not one_line)):
+      wrong.append(((module, *flags), result.returncode, stderr[-800:]))
+  assert not wrong, "\n".join(map(str, wrong))
+  _report("CLI edges", collections.Counter(
+      "refused in one line" if result.returncode else "played" for result in results))

@@ -6,7 +6,8 @@ through `TreeSolver`, and checkpointed through `Resumable`. Evaluators read onli
 bots through `SolvingBot` / `ComputedStrategyBot` and their solvers through
 `SumsSolver`. OpenSpiel's own solvers
 (the registry's ``openspiel_*``) keep their API: `step_function` and
-`python_average_policy` serve both kinds.
+`python_average_policy` serve both kinds. `iteration_count` and `check_turn` are the
+checks every `Solver.iterate` and every bot's `step` make of their argument.
 """
 
 from typing import Protocol, runtime_checkable
@@ -14,6 +15,8 @@ from typing import Protocol, runtime_checkable
 from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import external_sampling_mccfr
 from open_spiel.python.algorithms import outcome_sampling_mccfr
+
+from ggp_cr.algorithms.config import number_ranges
 
 _OPENSPIEL_SAMPLING = (outcome_sampling_mccfr.OutcomeSamplingSolver,
                        external_sampling_mccfr.ExternalSamplingSolver)
@@ -34,6 +37,12 @@ class Solver(Protocol):
   def iterate(self, num_iterations=1) -> None: ...
 
   def average_policy(self): ...
+
+
+def iteration_count(num_iterations):
+  """The count `Solver.iterate` runs: an int in [0, 10^12], or a ValueError saying so
+  (a float, string or bool is refused rather than truncated or run as 1)."""
+  return number_ranges.integer(num_iterations, "iterate's num_iterations")
 
 
 @runtime_checkable
@@ -117,6 +126,25 @@ class ComputedStrategyBot(Protocol):
   string: {action: weight}}, already scoped by the bot."""
 
   def computed_strategy(self): ...
+
+
+def check_turn(state, player_id):
+  """ValueError unless `state` is a decision of seat `player_id` (its turn, or a
+  simultaneous node where it has legal actions): the states a bot's `step` accepts.
+  Terminal states and chance nodes are named as such."""
+  if state.is_terminal():
+    raise ValueError(f"A bot steps only where its player ({player_id}) is to move; this "
+                     f"state is terminal (returns {state.returns()}).")
+  if state.is_chance_node():
+    raise ValueError(f"A bot steps only where its player ({player_id}) is to move; this "
+                     "state is a chance node (sample its outcome instead).")
+  if state.is_simultaneous_node():
+    if state.legal_actions(player_id):
+      return
+    raise ValueError(f"Player {player_id} has no legal action at this simultaneous node.")
+  if state.current_player() != player_id:
+    raise ValueError(f"It is player {state.current_player()}'s turn, not player "
+                     f"{player_id}'s.")
 
 
 def step_function(solver):

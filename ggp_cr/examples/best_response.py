@@ -54,6 +54,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.bots import fixed_policies
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import br_comparison
 from ggp_cr.algorithms.files import output_paths
@@ -110,7 +111,7 @@ def main(argv):
                          ">= 0.")
   try:
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
-    game = pyspiel.load_game(_GAME.value)
+    game = registry.load_game(_GAME.value)
     start = time.perf_counter()
     tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
     build_seconds = time.perf_counter() - start

@@ -48,8 +48,6 @@ import sys
 from absl import app
 from absl import flags
 
-import pyspiel
-
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
@@ -238,10 +236,9 @@ def main(argv):
   history = _parse_history(_HISTORY.value)
   sigmas = _parse_sigmas(_SIGMAS.value)
   try:
-    game = pyspiel.load_game(_GAME.value)
-  except pyspiel.SpielError as error:
-    reason = str(error).split(" Available games are")[0]
-    raise app.UsageError(f"Cannot load game {_GAME.value!r}: {reason}") from None
+    game = registry.load_game(_GAME.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   try:
     tree = compiled_tree.compile_game(game, workers=_WORKERS.value)
     subgames.history_node(tree, history)

@@ -31,6 +31,7 @@ from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import results_csv
+from ggp_cr.algorithms.files import output_paths
 from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "kuhn_poker", "Game string.")
@@ -91,6 +92,7 @@ def main(argv):
     if _SEED.value < 0 or _MATCHES.value < 1:
       raise ValueError(f"--seed must be >= 0 and --matches >= 1, got {_SEED.value} and "
                        f"{_MATCHES.value}.")
+    output_paths.check_file(_OUTPUT.value, "--output")
     output = results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)

@@ -5,7 +5,7 @@ r"""Prints the size of any pyspiel game, as in [S] Tables 5.1 and 5.4.
 Prints |H| (all histories: root, chance, decision and terminal nodes), |I| per player
 (information sets where that player acts), Δu (max - min utility of player 0), max |A|,
 the maximum depth and how long the count took. Works for stock OpenSpiel games too;
-simultaneous-move games are converted with `load_game_as_turn_based` (--turn_based).
+simultaneous-move games are counted in their turn-based version with --turn_based.
 """
 
 from absl import app
@@ -14,6 +14,7 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.tree.game_size import game_size
 from ggp_cr.examples import cli
 
@@ -21,19 +22,25 @@ _GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=4)",
                             "Game string, e.g. python_leduc(max_raises=4).")
 _TURN_BASED = flags.DEFINE_bool(
     "turn_based", False,
-    "Load with pyspiel.load_game_as_turn_based (for simultaneous-move games).")
+    "Count a simultaneous-move game's turn-based version "
+    "(pyspiel.convert_to_turn_based); a sequential game is counted as it is.")
 _PROGRESS_EVERY = flags.DEFINE_integer(
     "progress_every", 1_000_000, "Print progress every this many histories (0: never).")
 
 
 def load(game_string, turn_based):
-  """Loads a game, turning pyspiel's errors into a one-line message."""
+  """Loads a game (converted to turn-based if asked), as a one-line error if it cannot
+  be counted: a simultaneous-move game needs --turn_based."""
   try:
-    if turn_based:
-      return pyspiel.load_game_as_turn_based(game_string)
-    return pyspiel.load_game(game_string)
-  except (pyspiel.SpielError, ValueError) as error:
-    raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from error
+    game = registry.load_game(game_string)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
+  if game.get_type().dynamics != pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    return game
+  if turn_based:
+    return pyspiel.convert_to_turn_based(game)
+  raise app.UsageError(f"{game} is a simultaneous-move game; add --turn_based to count "
+                       "its turn-based version.")
 
 
 def main(argv):

@@ -24,9 +24,9 @@ import re
 from absl import app
 from absl import flags
 import pandas as pd
-import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import mixed_sampling
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.files import output_paths
@@ -69,9 +69,9 @@ def main(argv):
     raise app.UsageError("--iterations and --seeds must be >= 1.")
   lambdas = _lambdas()
   try:
-    game = pyspiel.load_game(_GAME.value)
-  except pyspiel.SpielError as error:
-    raise app.UsageError(f"Cannot load game {_GAME.value!r}: {error}") from None
+    game = registry.load_game(_GAME.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
   tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
   try:
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")

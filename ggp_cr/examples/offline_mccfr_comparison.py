@@ -40,7 +40,6 @@ import os
 
 from absl import app
 from absl import flags
-import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.config import registry
@@ -89,9 +88,9 @@ def _check_flags():
   games = []
   for game_string in _GAMES.value:
     try:
-      games.append(pyspiel.load_game(game_string))
-    except (pyspiel.SpielError, ValueError, RuntimeError) as error:
-      raise app.UsageError(f"--game: cannot load {game_string!r}: {error}") from None
+      games.append(registry.load_game(game_string))
+    except ValueError as error:
+      raise app.UsageError(f"--game: {error}") from None
   try:
     specs = [registry.parse_solver(text) for text in _SOLVERS.value]
   except ValueError as error:

@@ -26,7 +26,10 @@ _PLAYER0 = flags.DEFINE_string("player0", "random", "Player in seat 0.")
 _PLAYER1 = flags.DEFINE_string("player1", "random", "Player in seat 1.")
 _PREPLAY = flags.DEFINE_string("preplay", "0",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
-_MOVE = flags.DEFINE_string("move", "0", "Per-move budget: '30s', '500ms', '1000it' or 0.")
+_MOVE = flags.DEFINE_string(
+    "move", str(limits.DEFAULT_MOVE),
+    "Per-move budget: '30s', '500ms', '1000it' or 0 (every online player's default, "
+    f"{limits.DEFAULT_MOVE}).")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed.")
 _MATCH = flags.DEFINE_integer("match", 0, "Match index (selects the seeds).")
 _LIST_PLAYERS = flags.DEFINE_bool("list_players", False, "List the players and exit.")

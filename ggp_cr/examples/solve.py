@@ -47,7 +47,6 @@ import time
 
 from absl import app
 from absl import flags
-import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms import contracts
@@ -100,9 +99,9 @@ _WORKERS = flags.DEFINE_integer(
 
 def load_game(game_string):
   try:
-    return pyspiel.load_game(game_string)
-  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
-    raise app.UsageError(f"Cannot load game {game_string!r}: {error}") from None
+    return registry.load_game(game_string)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
 
 
 def _useful_workers():

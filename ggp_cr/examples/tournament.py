@@ -39,12 +39,12 @@ both executors give the same results for the same --seed when budgets are iterat
 """
 
 import os
-import pathlib
 import sys
 
 from absl import app
 from absl import flags
 
+from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
 from ggp_cr.algorithms.evaluation import tournament_summary
@@ -70,8 +70,10 @@ _MERGE_WITH = flags.DEFINE_multi_string(
 _MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
 _PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
-_MOVE = flags.DEFINE_string("move", "300it",
-                            "Per-move budget: '30s', '500ms', '1000it' or 0.")
+_MOVE = flags.DEFINE_string(
+    "move", "300it",
+    "Per-move budget: '30s', '500ms', '1000it' or 0 (every online player's default, "
+    f"{limits.DEFAULT_MOVE}).")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed of all matches.")
 _OUTPUT = flags.DEFINE_string("output", os.path.join("results", "tournament.csv"),
                               "Results CSV path.")
@@ -115,9 +117,12 @@ def main(argv):
         _GAME.value, _PLAYERS.value, _MATCHES.value, _PREPLAY.value, _MOVE.value,
         _SEED.value, _SELF_PLAY.value, _PAIRS_WITH.value)
     tournament.merge_configs(config, _MERGE_WITH.value)  # before any match
-    output = pathlib.Path(_OUTPUT.value)
+    # --output first, so that a heat-map path derived from it blames --output.
+    output = (output_paths.check_file if _PLAY.value else output_paths.file_path)(
+        _OUTPUT.value, "--output")
     heatmap_path = output_paths.check_file(
-        _PLOT.value or output.with_name(output.stem + ".heatmap.png"), "--plot")
+        _PLOT.value or output.with_name(output.stem + ".heatmap.png"),
+        "--plot" if _PLOT.value else "--output (its heat-map, --plot's default)")
     tree = (tournament.TreeLoading(_CACHE_DIR.value)
             if _LOAD_TREE.value or _CACHE_DIR.value else None)
     if _PLAY.value:

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import builtin
@@ -72,8 +73,8 @@ class OnlineSolvingBot(pyspiel.Bot):
     compiled_nodes_limit: the largest tree 'auto' extracts.
   """
 
-  def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0", move="1000it",
-               targeting=targets.IST, seed=0, compiled="auto",
+  def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0",
+               move=limits.DEFAULT_MOVE, targeting=targets.IST, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
@@ -168,9 +169,7 @@ class OnlineSolvingBot(pyspiel.Bot):
   def step_with_policy(self, state):
     """Solves (pre-play first, if pending), then samples from the average strategy."""
     start = time.perf_counter()
-    if state.current_player() != self._player_id:
-      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
-                       f"{self._player_id}'s.")
+    contracts.check_turn(state, self._player_id)
     with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 
@@ -209,7 +208,7 @@ class OOSBot(OnlineSolvingBot):
     compiled, compiled_nodes_limit: as OnlineSolvingBot.
   """
 
-  def __init__(self, game, player_id, preplay="0", move="1000it",
+  def __init__(self, game, player_id, preplay="0", move=limits.DEFAULT_MOVE,
                targeting=targets.IST, targeting_probability=0.9,
                exploration=0.6, gamma=0.01, reweight=True, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
@@ -247,12 +246,12 @@ class OOSBot(OnlineSolvingBot):
 
 def build_online_solving(game, player_id, seed, budget, solver, targeting, compiled):
   return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
-                          move=budget.move, targeting=targeting, seed=seed,
+                          move=budget.online_move(), targeting=targeting, seed=seed,
                           compiled=compiled)
 
 
 def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight,
               compiled):
-  return OOSBot(game, player_id, preplay=budget.preplay, move=budget.move,
+  return OOSBot(game, player_id, preplay=budget.preplay, move=budget.online_move(),
                 targeting=targeting, targeting_probability=delta, exploration=e,
                 gamma=gamma, reweight=reweight, seed=seed, compiled=compiled)

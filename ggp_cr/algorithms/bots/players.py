@@ -19,6 +19,7 @@ from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import registry
 
 
@@ -41,9 +42,32 @@ def _rng(seed):
 
 # random
 
+class _TurnChecked:
+  """Makes a stock OpenSpiel bot's `step` refuse a state that is not its seat's
+  decision (contracts.check_turn) instead of failing inside OpenSpiel."""
+  seat = None
+
+  def step(self, state):
+    contracts.check_turn(state, self.seat)
+    return super().step(state)
+
+  def step_with_policy(self, state):
+    contracts.check_turn(state, self.seat)
+    return super().step_with_policy(state)
+
+
+def _seated(bot, player_id):
+  bot.seat = player_id
+  return bot
+
+
+class _RandomBot(_TurnChecked, uniform_random.UniformRandomBot):
+  """OpenSpiel's uniform random bot, refusing states that are not its turn."""
+
+
 def build_random(game, player_id, seed, budget):
   del game, budget
-  return uniform_random.UniformRandomBot(player_id, _rng(seed))
+  return _seated(_RandomBot(player_id, _rng(seed)), player_id)
 
 
 # Fixed strategies.
@@ -67,6 +91,7 @@ class StrategyBot(pyspiel.Bot):
     return True
 
   def step_with_policy(self, state):
+    contracts.check_turn(state, self._player_id)
     probabilities = self._policy.action_probabilities(state, self._player_id)
     legal = state.legal_actions(self._player_id)
     weights = np.array([max(probabilities.get(a, 0.0), 0.0) for a in legal])
@@ -166,6 +191,7 @@ class HumanBot(pyspiel.Bot):
         f"{action}={state.action_to_string(self._player_id, action)}" for action in legal))
 
   def step(self, state):
+    contracts.check_turn(state, self._player_id)
     legal = state.legal_actions(self._player_id)
     by_name = {state.action_to_string(self._player_id, a).strip().lower(): a for a in legal}
     self._show(state, legal)
@@ -209,18 +235,26 @@ def _check_sequential(game, name):
 
 
 def _simulations(name, simulations, budget):
-  """Explicit simulations, else the per-move budget in iterations, else 1000."""
+  """Explicit simulations, else the per-move budget in iterations (a zero budget:
+  limits.DEFAULT_MOVE, every online player's default)."""
   if simulations is not None:
     return simulations
   if budget.move.seconds:
     raise ValueError(
         f"Player {name} runs a number of simulations, not seconds; give the per-move "
         f"budget in iterations ('500it') or set {name}(simulations=...).")
-  return budget.move.iterations or 1000
+  return budget.online_move().iterations
+
+
+class _MCTSBot(_TurnChecked, mcts.MCTSBot):
+  """OpenSpiel's Python UCT bot, refusing states that are not its seat's turn."""
+
+
+class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
+  """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn."""
 
 
 def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
-  del player_id
   simulations = _simulations("mcts", simulations, budget)
   _check_sequential(game, "mcts")
   if game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION:
@@ -228,8 +262,9 @@ def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
         f"Player mcts searches the true state, which would see hidden information in "
         f"the imperfect-information game {game}; use ismcts there.")
   rng = _rng(seed)
-  return mcts.MCTSBot(game, uct_c, simulations,
-                      mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng)
+  return _seated(_MCTSBot(game, uct_c, simulations,
+                          mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng),
+                 player_id)
 
 
 class InfostateResampler:
@@ -297,8 +332,9 @@ def _supports_resampling(game):
   if state.is_terminal():
     return False
   try:
-    state.resample_from_infostate(state.current_player(),
-                                  pyspiel.UniformProbabilitySampler(0., 1.))
+    with openspiel_errors.quiet():
+      state.resample_from_infostate(state.current_player(),
+                                    pyspiel.UniformProbabilitySampler(0., 1.))
   except (pyspiel.SpielError, RuntimeError, NotImplementedError):
     return False
   return True
@@ -313,20 +349,19 @@ _ISMCTS_FINAL_POLICY = {
 
 def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
                   final_policy):
-  del player_id
   simulations = _simulations("ismcts", simulations, budget)
   _check_sequential(game, "ismcts")
   if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
     raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
                      f"{game}.")
   rng = _rng(seed)
-  bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
-                         simulations, random_state=rng,
-                         final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
+  bot = _ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
+                   simulations, random_state=rng,
+                   final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
   if _supports_resampling(game):
     # The game's own resampler, drawing from the bot's seeded generator.
     bot.set_resampler(lambda state, player: state.resample_from_infostate(
         player, rng.uniform))
   else:
     bot.set_resampler(InfostateResampler(game, rng))
-  return bot
+  return _seated(bot, player_id)

@@ -190,7 +190,7 @@ class GeneralCFRSolver:
 
   def iterate(self, num_iterations=1):
     """Runs `num_iterations` CFR iterations (contracts.Solver)."""
-    for _ in range(num_iterations):
+    for _ in range(contracts.iteration_count(num_iterations)):
       self.evaluate_and_update_policy()
 
   def evaluate_and_update_policy(self, observe=None):

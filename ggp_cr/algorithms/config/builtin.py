@@ -268,7 +268,7 @@ registry.register_solver(
 # Players (bots/, resolving/).
 
 _SIMULATIONS_HELP = ("simulations per move (default: the per-move budget in iterations, "
-                     "else 1000; no time budgets)")
+                     "1000it if it is 0; no time budgets)")
 
 registry.register_player("random", "uniform random legal action",
                          _deferred("bots.players", "build_random"))
@@ -422,7 +422,7 @@ def _build_cr(game, player_id, seed, budget, solver, **settings):
 registry.register_player(
     "cr",
     "continual resolving ([S] ch. 2): resolves each subgame through a gadget, with "
-    "estimates from the previous solve; per-move budget defaults to 1000it",
+    "estimates from the previous solve",
     _build_cr,
     (Parameter("solver", _cr_solver, "vr_mccfr", _CR_SOLVER_HELP),
      Parameter("variant", _choice("variant", presets.GADGET_VARIANTS), "resolve",

@@ -64,6 +64,11 @@ def parse_limit(text, what="limit"):
   return Limit(seconds=value / 1000 if unit == "ms" else value)
 
 
+# The per-move limit of every online player (cr, oos, online_solving, mcts, ismcts)
+# when its budget's per-move limit is zero: one default for all of them.
+DEFAULT_MOVE = Limit(iterations=1000)
+
+
 @dataclasses.dataclass(frozen=True)
 class Budget:
   """Pre-play (before the first move of a match) and per-move computation limits."""
@@ -73,6 +78,10 @@ class Budget:
   @classmethod
   def parse(cls, preplay="0", move="0"):
     return cls(parse_limit(preplay, "pre-play budget"), parse_limit(move, "per-move budget"))
+
+  def online_move(self):
+    """The per-move limit an online player runs: `move`, or DEFAULT_MOVE if it is zero."""
+    return DEFAULT_MOVE if self.move.is_zero else self.move
 
   def __str__(self):
     return f"preplay={self.preplay},move={self.move}"

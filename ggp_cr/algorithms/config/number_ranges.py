@@ -6,6 +6,7 @@ refused at parse time with a one-line ValueError saying what is accepted.
 """
 
 import math
+import numbers
 
 # Exponents of iteration weights t^x (cumulative strategy, DCFR): 1e4^100 = 1e400
 # would overflow a float, so weights are rescaled in log space; beyond 100 an
@@ -57,3 +58,15 @@ def count(value, what, minimum=0):
   if number != int(number):
     raise ValueError(f"{what} must be a whole number, got {value!r}.")
   return int(number)
+
+
+def integer(value, what, minimum=0):
+  """An int (or numpy integer) in [minimum, MAX_COUNT]: floats, strings and bools are
+  refused, unlike `count`'s typed numbers (for counts given in code, not as text)."""
+  if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    raise ValueError(f"{what} must be an integer in [{minimum}, {MAX_COUNT:,}], got "
+                     f"{value!r} ({type(value).__name__}).")
+  if not minimum <= value <= MAX_COUNT:
+    raise ValueError(f"{what} must be an integer in [{minimum}, {MAX_COUNT:,}], got "
+                     f"{value!r}.")
+  return int(value)

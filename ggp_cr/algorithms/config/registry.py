@@ -9,7 +9,8 @@ e.g. ``cfr+``, ``dcfr(1.5,0,2)``, ``vr_mccfr(e=0.5)``, ``ismcts(simulations=500)
   OpenSpiel solvers (``openspiel_*``) are registered too, for side-by-side runs.
 * `make_bot(spec, game, player_id, seed, budget)` builds one seat's pyspiel.Bot for one
   match: the seed makes its randomness reproducible and the budget carries the pre-play
-  and per-move limits (limits.py).
+  and per-move limits (limits.py; a zero per-move limit gives every online player the
+  same default, limits.DEFAULT_MOVE).
 
 The built-in entries are registered by builtin.py, loaded at the first lookup; their
 build functions import the algorithms only when called, so importing this module loads
@@ -19,11 +20,13 @@ call naming its build function.
 
 import dataclasses
 import importlib
+import numbers
 from typing import Any, Callable
 
 import pyspiel
 
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import spec_strings
 
 
@@ -171,9 +174,15 @@ def make_solver(spec, game, seed=0):
 
 
 def make_bot(spec, game, player_id, seed, budget=limits.Budget()):
-  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match."""
+  """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match:
+  `player_id` is the seat, an int in [0, game.num_players())."""
   spec = parse_player(spec)
-  return spec.player_type.build(game, player_id, seed, budget, **spec.parameters)
+  seats = game.num_players()
+  if (isinstance(player_id, bool) or not isinstance(player_id, numbers.Integral) or
+      not 0 <= player_id < seats):
+    raise ValueError(f"player_id must be a seat of {game}: an int in [0, {seats - 1}], "
+                     f"got {player_id!r}.")
+  return spec.player_type.build(game, int(player_id), seed, budget, **spec.parameters)
 
 
 def load_game(text):
@@ -183,6 +192,7 @@ def load_game(text):
     raise ValueError(f"Cannot load game {text!r}: unknown game name {name!r}. Registered "
                      f"games: {', '.join(sorted(pyspiel.registered_names()))}.")
   try:
-    return pyspiel.load_game(text)
-  except (pyspiel.SpielError, ValueError) as error:
+    with openspiel_errors.quiet():
+      return pyspiel.load_game(text)
+  except (pyspiel.SpielError, ValueError, RuntimeError) as error:
     raise ValueError(f"Cannot load game {text!r}: {error}") from None

@@ -332,6 +332,7 @@ class TerminalAvoidingRandomBot(pyspiel.Bot):
     pass
 
   def step(self, state):
+    contracts.check_turn(state, self._player_id)
     legal = state.legal_actions(self._player_id)
     continuing = [a for a in legal if not state.child(a).is_terminal()]
     return int(self._rng.choice(continuing or legal))

@@ -34,11 +34,19 @@ def check_directory(path, what):
   return directory
 
 
-def check_file(path, what):
-  """ValueError unless `path` is (or can become) a regular file in a writable folder."""
+def file_path(path, what):
+  """`path` as a pathlib.Path, or ValueError unless it names a file (not empty, '.' or
+  '..'); nothing is touched on disk."""
   file = pathlib.Path(path)
   if str(path) == "" or file.name in ("", ".", ".."):
-    raise ValueError(f"{what}: {path!r} is not a file path.")
+    raise ValueError(f"{what} must be a file path such as results/run.csv, got "
+                     f"{str(path)!r}.")
+  return file
+
+
+def check_file(path, what):
+  """ValueError unless `path` is (or can become) a regular file in a writable folder."""
+  file = file_path(path, what)
   if file.exists():
     mode = file.stat().st_mode
     if stat.S_ISDIR(mode):

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import gadget_views
 from ggp_cr.algorithms.resolving import next_root_estimates
@@ -206,6 +207,7 @@ class CompiledResolver:
 
   def iterate(self, num_iterations=1):
     """`num_iterations` iterations, adding their estimates at the next roots."""
+    num_iterations = contracts.iteration_count(num_iterations)
     self._average_estimates = None
     self._ahead = {}
     if self.sampler is not None:

@@ -129,6 +129,7 @@ import time
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.bots import players
@@ -244,9 +245,9 @@ class ContinualResolvingBot(pyspiel.Bot):
       subgames the bot may enter (subgame_budget.SubgameBudget.build_ahead).
   """
 
-  def __init__(self, game, player_id, preplay="0", move="1000it", solver="vr_mccfr",
-               variant="resolve", keep_solver_data=False, use_cbr=False,
-               regret_matcher=_THESIS["rm"], exploration=_THESIS["e"],
+  def __init__(self, game, player_id, preplay="0", move=limits.DEFAULT_MOVE,
+               solver="vr_mccfr", variant="resolve", keep_solver_data=False,
+               use_cbr=False, regret_matcher=_THESIS["rm"], exploration=_THESIS["e"],
                cumulative_strategy_exponent=_THESIS["cse"], baseline=_THESIS["bl"],
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
                path="auto",
@@ -490,10 +491,7 @@ class ContinualResolvingBot(pyspiel.Bot):
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""
     start = time.perf_counter()
-    player = self._player_id
-    if state.current_player() != player:
-      raise ValueError(f"It is player {state.current_player()}'s turn, not player "
-                       f"{player}'s.")
+    contracts.check_turn(state, self._player_id)
     with anytime.gc_frozen(bool(self._move.seconds or self._preplay.seconds)):
       return self._decide(state, start)
 
@@ -571,9 +569,8 @@ class ContinualResolvingBot(pyspiel.Bot):
 
 def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
              cfrd_aware, dl, playouts, terminate):
-  move = "1000it" if budget.move.is_zero else budget.move
   return ContinualResolvingBot(
-      game, player_id, preplay=budget.preplay, move=move, solver=solver,
+      game, player_id, preplay=budget.preplay, move=budget.online_move(), solver=solver,
       variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
       exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
       cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed,

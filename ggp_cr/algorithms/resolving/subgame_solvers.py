@@ -11,6 +11,7 @@ import copy
 import numpy as np
 import pyspiel
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.resolving import gadgets
@@ -293,7 +294,7 @@ class FullWidthSolver:
     self.solver.load_state_dict(state)
 
   def iterate(self, num_iterations=1):
-    for _ in range(num_iterations):
+    for _ in range(contracts.iteration_count(num_iterations)):
       self.iteration()
 
   def iteration(self):

@@ -13,6 +13,7 @@ rounding). Public-subgame targeting needs live states: use the live solver for i
 import numba
 import numpy as np
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import recall
@@ -515,8 +516,7 @@ class CompiledOutcomeSamplingSolver:
 
   def run(self, num_iterations):
     """Runs `num_iterations` iterations (one episode per player each)."""
-    if num_iterations < 0:
-      raise ValueError(f"num_iterations must be >= 0, got {num_iterations}.")
+    num_iterations = contracts.iteration_count(num_iterations)
     tree = self.tree
     targeting = len(self._node_target) > 0 and self.targeting_probability > 0.0
     node_target = self._node_target if targeting else np.zeros(1, np.int8)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.sampling import outcome_sampling
 
 SCHEDULES = ("es", "os", "linear", "exponential")
@@ -31,11 +32,7 @@ def _check_positive(name, value):
 def _check_iterations(num_iterations, why):
   if num_iterations is None:
     raise ValueError(f"num_iterations (the total I) is required {why}.")
-  is_integer = isinstance(num_iterations, (int, np.integer)) and not isinstance(
-      num_iterations, bool)
-  if not is_integer or num_iterations < 1:
-    raise ValueError(f"num_iterations must be an integer >= 1, got {num_iterations!r}.")
-  return int(num_iterations)
+  return number_ranges.integer(num_iterations, "num_iterations", minimum=1)
 
 
 def make_schedule(schedule, num_iterations=None, half_life=None):

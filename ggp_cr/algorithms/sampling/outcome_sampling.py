@@ -12,6 +12,7 @@ import time
 import numpy as np
 from open_spiel.python import policy as policy_lib
 
+from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.sampling import targets
@@ -241,7 +242,7 @@ class LiveSolver:
 
   def iterate(self, num_iterations=1):
     """Runs `num_iterations` iterations (contracts.Solver)."""
-    for _ in range(num_iterations):
+    for _ in range(contracts.iteration_count(num_iterations)):
       self.iteration()
 
   @property
