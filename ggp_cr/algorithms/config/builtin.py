@@ -45,8 +45,10 @@ def _deferred(module, name):
 
 
 _regret_matcher = components.parse_regret_matcher
+_full_width_matcher = components.parse_full_width_matcher
 _baseline = components.parse_baseline
 _RM_HELP = "regret matcher: rm, rm+, drm(alpha,beta), erm(inner,gamma)"
+_FULL_WIDTH_RM_HELP = _RM_HELP + ", drm+(alpha), prm+, pdrm+(alpha)"
 
 
 # Our full-width CFR family (cfr/cfr.py), [S] Table 5.2.
@@ -72,15 +74,18 @@ _DEPTH_PARAMETERS = (
 )
 
 
-def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False,
+                       solver_class="GeneralCFRSolver", **solver_kwargs):
   estimator = None
   if dl is not None:
     estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
         ue, seed=seed)
+  depth = dict(depth_limit=dl, utility_estimator=estimator)
+  if solver_class != "GeneralCFRSolver":  # a named solver: its own parameters
+    return _attribute("cfr.cfr", solver_class)(game, **solver_kwargs, **depth)
   return _attribute("cfr.cfr", "GeneralCFRSolver")(
       game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
-      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator,
-      cfrplayground=cfrplayground)
+      cumulative_strategy_exponent=cse, cfrplayground=cfrplayground, **depth)
 
 
 def _register_cfr_preset(name, summary):
@@ -88,7 +93,7 @@ def _register_cfr_preset(name, summary):
   build = functools.partial(_build_general_cfr,
                             cfrplayground=preset.get("cfrplayground", False))
   registry.register_solver(name, summary, build, (
-      Parameter("rm", _regret_matcher, preset["regret_matcher"], _RM_HELP),
+      Parameter("rm", _full_width_matcher, preset["regret_matcher"], _FULL_WIDTH_RM_HELP),
       Parameter("updates", _choice("updates", presets.CFR_UPDATES),
                 "alternating" if preset["alternating_updates"] else "simultaneous",
                 "alternating or simultaneous updates"),
@@ -137,6 +142,62 @@ registry.register_solver(
         Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
                   "alternating or simultaneous updates"),
     ) + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+# The solvers of 2021-2024 (cfr/cfr.py; each class's docstring cites its paper).
+
+_UPDATES = Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
+                     "alternating or simultaneous updates")
+_PLUS_ALPHA = _float("alpha", 0.0, number_ranges.MAX_EXPONENT, allowed=())
+
+
+def _build_named(solver_class, parameter_names):
+  """A build function passing the registry's parameters to cfr.cfr.<solver_class>."""
+  def build(game, seed, dl, ue, **given):
+    kwargs = {parameter_names.get(k, k): v for k, v in given.items()}
+    if "alternating_updates" in kwargs:
+      kwargs["alternating_updates"] = kwargs["alternating_updates"] == "alternating"
+    return _build_general_cfr(game, seed, None, None, None, dl, ue,
+                              solver_class=solver_class, **kwargs)
+  return build
+
+
+def _register_modern(name, summary, solver_class, parameters):
+  registry.register_solver(
+      name, summary, _build_named(solver_class, {"updates": "alternating_updates"}),
+      parameters + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+_register_modern(
+    "pcfr+", "predictive CFR+ (Farina, Kroer, Sandholm 2021): prm+, t^gamma averaging",
+    "PCFRPlusSolver", (
+        Parameter("gamma", _DCFR_GAMMA, 2.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_register_modern(
+    "dcfr+", "DCFR+ (Xu et al. 2024): drm+(alpha), t^gamma averaging", "DCFRPlusSolver", (
+        Parameter("alpha", _PLUS_ALPHA, 1.5,
+                  "regrets x (t-1)^alpha/((t-1)^alpha+1) before adding, then clipped"),
+        Parameter("gamma", _DCFR_GAMMA, 4.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_register_modern(
+    "pdcfr+", "predictive DCFR+ (Xu et al. 2024): pdrm+(alpha), t^gamma averaging",
+    "PDCFRPlusSolver", (
+        Parameter("alpha", _PLUS_ALPHA, 2.3,
+                  "regret discount exponent, as dcfr+'s; prediction x t^alpha/(t^alpha+1)"),
+        Parameter("gamma", _DCFR_GAMMA, 5.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_HS_PARAMETERS = (
+    Parameter("gamma0", _float("gamma0", 5.0, number_ranges.MAX_EXPONENT, allowed=()),
+              30.0, "the schedule's starting averaging exponent (> 5; the paper's 30 or 15)"),
+    Parameter("horizon", _int("horizon", minimum=1), 1000,
+              "iterations n over which the schedule moves (held afterwards)"),
+)
+_register_modern(
+    "hs-dcfr", "HS-DCFR (Zhang, McAleer, Sandholm 2024): DCFR with scheduled "
+    "alpha, beta, gamma", "HSDCFRSolver", _HS_PARAMETERS)
+_register_modern(
+    "hs-pcfr+", "HS-PCFR+ (Zhang, McAleer, Sandholm 2024): PCFR+ with a scheduled gamma",
+    "HSPCFRPlusSolver", _HS_PARAMETERS + (_UPDATES,))
 
 
 # Outcome, external and mixed sampling (sampling/), [S] §5.1.2, [M] ch. 5.
