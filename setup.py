@@ -22,5 +22,8 @@ setup(
     extras_require={
         "test": ["pytest"],
         "ray": ["ray"],
+        # Peers of benchmarks/time_to_epsilon.py and of tests/test_modern_cfr.py
+        # (skipped without it); never needed at run time.
+        "bench": ["liteefg"],
     },
 )

@@ -281,3 +281,46 @@ def test_resumed_run_continues_as_uninterrupted():
     resumed.iterate(17)
     np.testing.assert_allclose(resumed.average_strategy_slots(),
                                straight.average_strategy_slots(), rtol=0, atol=1e-12)
+
+
+def _liteefg_run(baseline, game, solver, iterations):
+  """Runs LiteEFG's `baseline` graph and `solver` side by side on `game`; yields
+  (LiteEFG's average TabularPolicy, ours) after each iteration. PCFR+ and CFR+ there
+  average with weights t in the environment (their train() records the strategy
+  after the update, a shift by one iteration; recorded before it here, as ours
+  averages); DCFR keeps its t^gamma average in its graph."""
+  leg = pytest.importorskip("LiteEFG")
+  env = leg.OpenSpielEnv(game, traverse_type="Enumerate", regenerate=False)
+  graph = baseline()
+  env.set_graph(graph)
+  in_graph = baseline.__module__.endswith("DCFR")
+  for _ in range(iterations):
+    if not in_graph:
+      env.update_strategy(graph.current_strategy(), update_best=False)
+    graph.update_graph(env)
+    solver.evaluate_and_update_policy()
+    if in_graph:
+      node = graph.current_strategy("average-iterate")
+      env.update_strategy(node, update_best=False)
+      theirs = env.get_strategy(node, "last-iterate")[0]
+    else:
+      theirs = env.get_strategy(graph.current_strategy(), "linear-avg-iterate")[0]
+    yield theirs, solver.average_policy()
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker", "leduc_poker"])
+@pytest.mark.parametrize("name", ["PCFR", "DCFR", "CFRplus"])
+def test_average_strategy_equals_liteefg(name, game_string, tmp_path, monkeypatch):
+  # LiteEFG (a bench extra, skipped when absent) defines PCFR+ with linear
+  # averaging (our pcfr+(gamma=1)), DCFR(1.5, 0, 2) and CFR+ as we do.
+  pytest.importorskip("LiteEFG")
+  baselines = pytest.importorskip(f"LiteEFG.baselines.{name}")
+  monkeypatch.chdir(tmp_path)  # LiteEFG writes the game's file in the working directory
+  game = pyspiel.load_game(game_string)
+  solver = {"PCFR": lambda: cfr.PCFRPlusSolver(game, gamma=1.0),
+            "DCFR": lambda: cfr.DCFRSolver(game),
+            "CFRplus": lambda: cfr.CFRPlusSolver(game)}[name]()
+  for t, (theirs, ours) in enumerate(_liteefg_run(baselines.graph, game, solver, 20), 1):
+    difference = max(np.abs(theirs.policy_for_key(key) - ours.policy_for_key(key)).max()
+                     for key in ours.state_lookup)
+    assert difference < 1e-9, (name, game_string, t)
