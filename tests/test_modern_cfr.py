@@ -7,14 +7,18 @@ current and the average strategy.
 """
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
+from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import schedules
+from ggp_cr.algorithms.cfr import solver_choice
 from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.config import registry
 
@@ -324,3 +328,56 @@ def test_average_strategy_equals_liteefg(name, game_string, tmp_path, monkeypatc
     difference = max(np.abs(theirs.policy_for_key(key) - ours.policy_for_key(key)).max()
                      for key in ours.state_lookup)
     assert difference < 1e-9, (name, game_string, t)
+
+
+def _iterations_to(spec, game_string, epsilon):
+  """Iterations (on a grid growing by 5%) until `spec`'s average strategy has
+  exploitability <= epsilon."""
+  tree = cfr.as_compiled_tree(game_string)
+  solver = registry.make_solver(spec, tree)
+  while True:
+    solver.iterate(max(1, solver.iterations // 20))
+    slots = solver.average_strategy_slots()
+    if exact_br.nash_conv_slots(tree, slots).nash_conv / 2 <= epsilon:
+      return solver.iterations
+
+
+@pytest.mark.parametrize("game_string, epsilon, expected", [
+    ("kuhn_poker", 1e-5, "dcfr"),
+    ("leduc_poker", 1e-3, "dcfr"),
+    ("python_ii_goofspiel(num_cards=4)", 1e-5, "pdcfr+"),
+    ("python_ii_goofspiel(num_cards=4)", 1e-7, "hs-pcfr+"),
+])
+def test_auto_rule(game_string, epsilon, expected):
+  tree = cfr.as_compiled_tree(game_string)
+  assert solver_choice.choose(tree, epsilon)[0] == expected
+  auto = registry.make_solver(f"auto(eps={epsilon!r})", tree)
+  assert type(auto) is type(registry.make_solver(expected, tree))
+
+
+def test_auto_rule_refuses_a_nonpositive_target():
+  with pytest.raises(ValueError, match="> 0"):
+    solver_choice.choose(cfr.as_compiled_tree("kuhn_poker"), 0.0)
+
+
+@pytest.mark.parametrize("game_string, epsilon, others", [
+    ("python_ii_goofspiel(num_cards=4)", 1e-5, ["dcfr", "cfr+", "pcfr+"]),
+    pytest.param("leduc_poker", 1e-4, ["pdcfr+", "cfr+", "pcfr+"],
+                 marks=pytest.mark.slow),
+])
+def test_auto_choice_needs_fewer_iterations_than_the_others(game_string, epsilon, others):
+  # The rule's premise on one game of each kind (solver_choice.py's figures).
+  chosen, _ = solver_choice.choose(cfr.as_compiled_tree(game_string), epsilon)
+  mine = _iterations_to(chosen, game_string, epsilon)
+  for other in others:
+    assert mine < _iterations_to(other, game_string, epsilon), other
+
+
+def test_solve_example_says_what_auto_chose(tmp_path):
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.solve", "--game=kuhn_poker",
+       "--solver=auto(eps=1e-3)", "--iterations=8", f"--output_dir={tmp_path}"],
+      capture_output=True, text=True, timeout=300, check=False)
+  assert result.returncode == 0, result.stderr
+  assert "auto chose GeneralCFRSolver(rm=drm(1.5,0), updates=alternating, cse=2)" in \
+      result.stdout

@@ -200,6 +200,23 @@ _register_modern(
     "HSPCFRPlusSolver", _HS_PARAMETERS + (_UPDATES,))
 
 
+
+
+def _build_auto(game, seed, eps):
+  """The solver cfr/solver_choice.py picks for `game` and target `eps`."""
+  tree = _attribute("cfr.cfr", "as_compiled_tree")(game)
+  spec, _ = _attribute("cfr.solver_choice", "choose")(tree, eps)
+  return registry.make_solver(spec, tree, seed=seed)
+
+
+registry.register_solver(
+    "auto", "the fastest of our CFR family for the game and target exploitability "
+    "(cfr/solver_choice.py: dcfr with chance nodes, else pdcfr+, hs-pcfr+ below 1e-6)",
+    _build_auto, (Parameter("eps", _positive("eps"), 1e-5,
+                            "target exploitability (NashConv / 2)"),),
+    accepts_tree=True)
+
+
 # Outcome, external and mixed sampling (sampling/), [S] §5.1.2, [M] ch. 5.
 
 def _outcome_sampling_parameters(rm, e, cse, bl):
