@@ -506,26 +506,24 @@ class DCFRPlusSolver(GeneralCFRSolver):
 
   The paper's formula is followed (its published code divides by (t-1)^alpha + 1.5).
   """
+  _KIND = regret_matching.DRM_PLUS
 
   def __init__(self, game, alpha=1.5, gamma=4.0, alternating_updates=True, **kwargs):
     super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
-        kind=regret_matching.DRM_PLUS, alpha=float(alpha)),
-                     alternating_updates=alternating_updates,
+        kind=self._KIND, alpha=float(alpha)), alternating_updates=alternating_updates,
                      cumulative_strategy_exponent=gamma, **kwargs)
 
 
-class PDCFRPlusSolver(GeneralCFRSolver):
+class PDCFRPlusSolver(DCFRPlusSolver):
   """PDCFR+ (Xu et al. 2024, "Minimizing weighted counterfactual regret with optimistic
   online mirror descent", IJCAI): DCFR+'s regrets, and the strategy proportional to
   the prediction [R_t t^alpha / (t^alpha + 1) + r_t]^+ (matcher pdrm+(alpha));
   strategy weights t^gamma; the paper's alpha = 2.3, gamma = 5, alternating updates.
   """
+  _KIND = regret_matching.PDRM_PLUS
 
   def __init__(self, game, alpha=2.3, gamma=5.0, alternating_updates=True, **kwargs):
-    super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
-        kind=regret_matching.PDRM_PLUS, alpha=float(alpha)),
-                     alternating_updates=alternating_updates,
-                     cumulative_strategy_exponent=gamma, **kwargs)
+    super().__init__(game, alpha, gamma, alternating_updates, **kwargs)
 
 
 class HSDCFRSolver(GeneralCFRSolver):
