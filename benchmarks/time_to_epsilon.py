@@ -6,8 +6,10 @@ average strategy is evaluated after iterations 1, 2, 3, ..., growing by --growth
 same for every solver); the evaluation is not timed. The time to a target is the
 solver's wall time at the first evaluation whose exploitability (OpenSpiel's,
 NashConv / 2, by ggp_cr's exact best response on the compiled tree) is <= the target.
-A run stops once every target is reached or after --cap seconds of solver time; a
-target not reached is reported as a lower bound ">= X s" (X the time spent).
+A run stops once every target is reached or after --cap seconds of solver time (a
+peer: --peer_cap_factor times our fastest time to the strictest target, at most
+--peer_cap; enough to show a ratio of that factor); a target not reached is reported
+as a lower bound ">= X s" (X the time spent).
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
@@ -68,7 +70,11 @@ _SOLVERS = flags.DEFINE_string("solvers", OURS, "Our solvers (registry strings),
 _PEERS = flags.DEFINE_string("peers", PEERS, f"Peers among {PEERS}, separated by ','; "
                              "'none' for none.")
 _TARGETS = flags.DEFINE_string("targets", "1e-3,1e-5", "Exploitabilities to reach.")
-_CAP = flags.DEFINE_float("cap", 600.0, "Seconds of solver time per run at most.")
+_CAP = flags.DEFINE_float("cap", 600.0, "Seconds of solver time per run of ours at most.")
+_PEER_CAP_FACTOR = flags.DEFINE_float(
+    "peer_cap_factor", 100.0, "A peer runs at most this many times our fastest time to "
+    "the strictest target (our time spent if none reached it) ...")
+_PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many seconds.")
 _GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
                              "Factor between evaluated iteration counts (> 1).")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
@@ -191,12 +197,15 @@ def ratio(results, ours, peers, target):
   return theirs[0] / mine[0]
 
 
-def plot(output_dir, game_string, traces):
+def plot(output_dir, game_string, traces, peers):
+  """Exploitability against seconds, one line per solver (peers dashed)."""
   plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(7, 4.5))
-  for name, trace in traces.items():
+  colours = plt.get_cmap("tab20").colors
+  for k, (name, trace) in enumerate(traces.items()):
     axes.plot([t[1] for t in trace], [max(t[2], 1e-16) for t in trace], marker=".",
-              label=name)
+              markersize=3, label=name, color=colours[k % len(colours)],
+              linestyle="--" if name in peers else "-")
   axes.set_xscale("log")
   axes.set_yscale("log")
   axes.set_xlabel("solver wall time [s]")
@@ -264,8 +273,12 @@ def main(argv):
         continue
       setup = time.perf_counter() - start
       evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-      results[name], traces[name] = run(solver, evaluator, targets, _CAP.value,
-                                        _GROWTH.value)
+      cap = _CAP.value
+      if name in peers:
+        ours_best = _best(results, ours, targets[-1])
+        cap = min(_PEER_CAP.value, _PEER_CAP_FACTOR.value * ours_best[0]) \
+            if ours_best else _PEER_CAP.value
+      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
       last = traces[name][-1]
       print(f"  {name:24s} " + "  ".join(
           f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
@@ -282,7 +295,7 @@ def main(argv):
       if value is not None:
         ratios[family].append(value)
         print(f"  {family} best / our best at {targets[-1]:g}: {value:.3g}")
-    print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces)}")
+    print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
 
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:
