@@ -7,10 +7,12 @@ current and the average strategy.
 """
 
 import math
+import os
 import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pyspiel
 import pytest
 
@@ -381,3 +383,23 @@ def test_solve_example_says_what_auto_chose(tmp_path):
   assert result.returncode == 0, result.stderr
   assert "auto chose GeneralCFRSolver(rm=drm(1.5,0), updates=alternating, cse=2)" in \
       result.stdout
+
+
+def test_time_to_epsilon_benchmark_prints_table_csv_plot_and_ratios(tmp_path):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  result = subprocess.run(
+      [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
+       "--games=kuhn_poker", "--solvers=pdcfr+,cfr+", "--peers=openspiel_cpp_cfr_plus",
+       "--targets=1e-2,1e-4", "--cap=5", "--peer_cap_factor=3",
+       f"--output_dir={tmp_path}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=root))
+  assert result.returncode == 0, result.stderr
+  lines = result.stdout.strip().splitlines()
+  assert lines[-1] == "ratio: nan"  # no LiteEFG peer asked for
+  openspiel = float(lines[-2].removeprefix("OpenSpiel C++ ratio: "))
+  assert openspiel >= 3.0  # OpenSpiel's CFR+ needs as many iterations, each slower
+  frame = pd.read_csv(tmp_path / "time_to_epsilon.csv")
+  assert sorted(set(frame["solver"])) == ["cfr+", "openspiel_cpp_cfr_plus", "pdcfr+"]
+  assert frame[frame["solver"] == "pdcfr+"]["reached"].all()
+  assert len(list(tmp_path.glob("kuhn_poker-*.png"))) == 1
