@@ -234,7 +234,7 @@ def test_equals_plain_reference_on_leduc_poker(variant):
     ("pdcfr+", "PDCFRPlus(rm=pdrm+(2.3), updates=alternating, cse=5)"),
     ("pdcfr+(alpha=2,gamma=3)", "PDCFRPlus(rm=pdrm+(2), updates=alternating, cse=3)"),
     ("hs-dcfr(gamma0=15,horizon=500)",
-     "HSDCFR(rm=drm(1.006,-1.004), updates=alternating, "
+     "HSDCFR(rm=drm(1,-1), updates=alternating, "
      "schedule=hs(gamma0=15,horizon=500))"),
     ("hs-pcfr+", "HSPCFRPlus(rm=prm+, updates=alternating, "
                  "schedule=hs(gamma0=30,horizon=1000,gamma only))"),

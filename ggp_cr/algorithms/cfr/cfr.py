@@ -478,19 +478,15 @@ class LCFRSolver(DCFRSolver):
     super().__init__(game, alpha=1.0, beta=1.0, gamma=1.0, **kwargs)
 
 
-# [S] Table 5.2's configurations and the thesis's candidate, as GeneralCFRSolver arguments.
-PRESETS = presets.CFR_PRESETS
-
-
 class PCFRPlusSolver(GeneralCFRSolver):
   """Predictive CFR+ (Farina, Kroer and Sandholm 2021, "Faster game solving via
   predictive Blackwell approachability: connecting regret matching and mirror
   descent"): the matcher prm+ (regret_matching.py; the prediction of the next
   instantaneous regret is the last one), strategy weights t^gamma.
 
-  gamma = 2 (quadratic averaging) is the choice of the paper's experiments and of
-  Xu et al. 2024's PCFR+ baseline; alternating updates by default (the paper
-  analyses simultaneous ones: alternating_updates=False).
+  gamma = 2 (quadratic averaging) is how Xu et al. 2024 and Zhang et al. 2024 run it
+  (LiteEFG's example averages linearly: gamma = 1). Alternating updates by default;
+  alternating_updates=False updates both players from the same iterate.
   """
 
   def __init__(self, game, gamma=2.0, alternating_updates=True, **kwargs):
@@ -538,7 +534,7 @@ class HSDCFRSolver(GeneralCFRSolver):
 
   def __init__(self, game, gamma0=30.0, horizon=schedules.PAPER_HORIZON, **kwargs):
     schedule = schedules.HyperparameterSchedule(gamma0, horizon, discounts=True)
-    alpha, beta, _ = schedule.at(1)
+    alpha, beta, _ = schedule.at(0)  # the schedule's start; it sets each iteration's
     super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
         kind=regret_matching.DRM, alpha=alpha, beta=beta), alternating_updates=True,
                      schedule=schedule, **kwargs)
@@ -556,3 +552,7 @@ class HSPCFRPlusSolver(GeneralCFRSolver):
                      schedule=schedules.HyperparameterSchedule(gamma0, horizon,
                                                                discounts=False),
                      **kwargs)
+
+
+# [S] Table 5.2's configurations and the thesis's candidate, as GeneralCFRSolver arguments.
+PRESETS = presets.CFR_PRESETS

@@ -41,7 +41,7 @@ class HyperparameterSchedule:
     number_ranges.count(self.horizon, "The schedule's horizon", minimum=1)
 
   def at(self, iteration):
-    """(alpha, beta, gamma) of iteration t >= 1."""
+    """(alpha, beta, gamma) of iteration t >= 1 (t = 0: the starting values)."""
     s = min(float(iteration), float(self.horizon)) / self.horizon
     return 1.0 + 3.0 * s, -1.0 - 2.0 * s, self.gamma0 - 5.0 * s
 
