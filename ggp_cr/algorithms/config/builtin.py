@@ -7,7 +7,8 @@ values; the thesis's settings come from presets.py.
 
 Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``lcfr``,
 ``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``, and ``cfrplayground-cfr+``, the thesis's CFR+
-as its Java code runs it), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
+as its Java code runs it; ``pcfr+``, ``dcfr+``, ``pdcfr+``, ``hs-dcfr``, ``hs-pcfr+`` of
+2021-2024 and ``auto``), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
 thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed sampling (``es_mccfr``,
 ``mixed``, ``locus``), and stock OpenSpiel solvers (``openspiel_*``). Players: ``random``,
 ``solver``, ``strategy``, ``human``, ``mcts``, ``ismcts``, ``online_solving``, ``oos`` and
@@ -74,18 +75,20 @@ _DEPTH_PARAMETERS = (
 )
 
 
-def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False,
-                       solver_class="GeneralCFRSolver", **solver_kwargs):
+def _depth(seed, dl, ue):
+  """The depth-limit keyword arguments of our CFR solvers (a seeded estimator)."""
   estimator = None
   if dl is not None:
     estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
         ue, seed=seed)
-  depth = dict(depth_limit=dl, utility_estimator=estimator)
-  if solver_class != "GeneralCFRSolver":  # a named solver: its own parameters
-    return _attribute("cfr.cfr", solver_class)(game, **solver_kwargs, **depth)
+  return dict(depth_limit=dl, utility_estimator=estimator)
+
+
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
   return _attribute("cfr.cfr", "GeneralCFRSolver")(
       game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
-      cumulative_strategy_exponent=cse, cfrplayground=cfrplayground, **depth)
+      cumulative_strategy_exponent=cse, cfrplayground=cfrplayground,
+      **_depth(seed, dl, ue))
 
 
 def _register_cfr_preset(name, summary):
@@ -151,21 +154,18 @@ _UPDATES = Parameter("updates", _choice("updates", presets.CFR_UPDATES), "altern
 _PLUS_ALPHA = _float("alpha", 0.0, number_ranges.MAX_EXPONENT, allowed=())
 
 
-def _build_named(solver_class, parameter_names):
+def _build_named(solver_class):
   """A build function passing the registry's parameters to cfr.cfr.<solver_class>."""
-  def build(game, seed, dl, ue, **given):
-    kwargs = {parameter_names.get(k, k): v for k, v in given.items()}
-    if "alternating_updates" in kwargs:
-      kwargs["alternating_updates"] = kwargs["alternating_updates"] == "alternating"
-    return _build_general_cfr(game, seed, None, None, None, dl, ue,
-                              solver_class=solver_class, **kwargs)
+  def build(game, seed, dl, ue, updates=None, **kwargs):
+    if updates is not None:
+      kwargs["alternating_updates"] = updates == "alternating"
+    return _attribute("cfr.cfr", solver_class)(game, **kwargs, **_depth(seed, dl, ue))
   return build
 
 
 def _register_modern(name, summary, solver_class, parameters):
-  registry.register_solver(
-      name, summary, _build_named(solver_class, {"updates": "alternating_updates"}),
-      parameters + _DEPTH_PARAMETERS, accepts_tree=True)
+  registry.register_solver(name, summary, _build_named(solver_class),
+                           parameters + _DEPTH_PARAMETERS, accepts_tree=True)
 
 
 _register_modern(
@@ -198,8 +198,6 @@ _register_modern(
 _register_modern(
     "hs-pcfr+", "HS-PCFR+ (Zhang, McAleer, Sandholm 2024): PCFR+ with a scheduled gamma",
     "HSPCFRPlusSolver", _HS_PARAMETERS + (_UPDATES,))
-
-
 
 
 def _build_auto(game, seed, eps):
