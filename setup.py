@@ -25,5 +25,8 @@ setup(
         "test": ["pytest", "sphinx>=7", "myst-parser>=2"],
         "docs": ["sphinx>=7", "myst-parser>=2"],
         "ray": ["ray"],
+        # Peers of benchmarks/time_to_epsilon.py and of tests/test_modern_cfr.py
+        # (skipped without it); never needed at run time.
+        "bench": ["liteefg"],
     },
 )

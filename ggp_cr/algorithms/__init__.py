@@ -5,7 +5,8 @@ has a page per package, one line per module):
 
   tree/           the compiled game tree, its extraction and cache, shared kernels,
                   slots <-> policies, strategy files
-  cfr/            regret matchers, the full-width CFR family, utility estimators
+  cfr/            regret matchers, the full-width CFR family (with PCFR+, DCFR+, PDCFR+,
+                  hyperparameter schedules and the `auto` choice), utility estimators
   sampling/       outcome, external and mixed sampling MCCFR, targeting, baselines
   resolving/      subgames, gadgets, the resolver and ContinualResolvingBot
   best_response/  exact, pruned and ISMCTS best responses, policy validation
@@ -32,6 +33,11 @@ _EXPORTS = {
     "DCFRSolver": "ggp_cr.algorithms.cfr.cfr",
     "GeneralCFRSolver": "ggp_cr.algorithms.cfr.cfr",
     "LCFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "PCFRPlusSolver": "ggp_cr.algorithms.cfr.cfr",
+    "DCFRPlusSolver": "ggp_cr.algorithms.cfr.cfr",
+    "PDCFRPlusSolver": "ggp_cr.algorithms.cfr.cfr",
+    "HSDCFRSolver": "ggp_cr.algorithms.cfr.cfr",
+    "HSPCFRPlusSolver": "ggp_cr.algorithms.cfr.cfr",
     "Budget": "ggp_cr.algorithms.config.limits",
     "make_bot": "ggp_cr.algorithms.config.registry",
     "parse_player": "ggp_cr.algorithms.config.registry",

@@ -8,9 +8,12 @@ r"""Runs an offline solver on a game and tracks its exploitability ([S] App. A, 
   python -m ggp_cr.examples.solve --load_strategy=kuhn.strategy.npz
 
 Solvers are chosen by name with parameters (--list_solvers prints them all): ours,
-e.g. cfr, cfr+, lcfr, dcfr(1.5,0,2) or cfr(rm=drm(1,1),updates=alternating,cse=1), and
-stock OpenSpiel ones (openspiel_cfr, openspiel_cfr_plus, openspiel_dcfr,
-openspiel_cpp_cfr_plus, ...) for side-by-side runs.
+e.g. cfr, cfr+, lcfr, dcfr(1.5,0,2), pcfr+, pdcfr+, hs-pcfr+ or
+cfr(rm=drm(1,1),updates=alternating,cse=1), and stock OpenSpiel ones (openspiel_cfr,
+openspiel_cfr_plus, openspiel_dcfr, openspiel_cpp_cfr_plus, ...) for side-by-side runs.
+--solver="auto(eps=1e-5)" runs the one of ours that reaches that exploitability fastest
+by the rule of ggp_cr/algorithms/cfr/solver_choice.py (dcfr on games with chance
+nodes, else pdcfr+, or hs-pcfr+ below 1e-6) and prints its choice.
 
 The solver runs until --iterations or --time_limit (whichever comes first) and its
 average strategy is evaluated per --eval_every: ``log`` (iterations 1, 2, 4, 8, ...,
@@ -196,6 +199,8 @@ def main(argv):
                                                      _CACHE_DIR.value)
   except ValueError as error:
     raise app.UsageError(f"Cannot run {spec} on {game}: {error}") from None
+  if spec.name == "auto":
+    print(f"auto chose {solver!r}")
   print(f"Solving {game} with {spec}; setup (tree construction) took "
         f"{time.perf_counter() - start:.2f} s; writing {csv_path}", flush=True)
 

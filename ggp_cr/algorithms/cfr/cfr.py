@@ -49,6 +49,7 @@ import pyspiel
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.cfr import schedules
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import presets
@@ -97,6 +98,27 @@ def end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
     regret_matching.current_strategy(regrets, strategy, offset, count, params)
 
 
+@numba.njit(cache=True)
+def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_actions,
+                               regrets, instant, strategy, params, iteration):
+  """`end_iteration` of the matchers that keep the iteration's instantaneous regrets
+  apart (drm+, pdrm+): folds `instant` into `regrets` and zeroes it."""
+  for i in infosets:
+    regret_matching.update_with_instant(regrets, instant, strategy,
+                                        infoset_action_offset[i],
+                                        infoset_num_actions[i], params, iteration)
+
+
+@numba.njit(cache=True)
+def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
+                   factor):
+  """values[slots of `infosets`] *= factor (a scheduled averaging discount)."""
+  for i in infosets:
+    offset = infoset_action_offset[i]
+    for a in range(offset, offset + infoset_num_actions[i]):
+      values[a] *= factor
+
+
 class GeneralCFRSolver:
   """CFR with a pluggable regret matcher ([S] §3.3.2), OpenSpiel's solver API.
 
@@ -117,14 +139,19 @@ class GeneralCFRSolver:
       (continual resolving uses it to reach the player's next turn, [S] App. A.5).
     cfrplayground: iterate as the thesis's Java solver does (module docstring)
       instead of as OpenSpiel's CFR; accepts the matchers rm and rm+.
+    schedule: a schedules.HyperparameterSchedule: its gamma(t) replaces
+      cumulative_strategy_exponent (the sum discounted by ((t-1)/t)^gamma(t) before
+      iteration t's strategy is added), and with `discounts` its alpha(t), beta(t)
+      those of the drm matcher.
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
-               utility_estimator=None, estimable=None, cfrplayground=False):
+               utility_estimator=None, estimable=None, cfrplayground=False,
+               schedule=None):
     self._tree = as_compiled_tree(game)
     tree = self._tree
-    self.regret_matcher = regret_matching.parse_regret_matcher(regret_matcher)
+    self.regret_matcher = regret_matching.parse_full_width_matcher(regret_matcher)
     if not isinstance(alternating_updates, (bool, np.bool_)):
       raise ValueError(f"alternating_updates must be True or False, got "
                        f"{alternating_updates!r}.")
@@ -152,6 +179,16 @@ class GeneralCFRSolver:
         or self.regret_matcher.exploration > 0.0):
       raise ValueError(f"cfrplayground=True accepts the regret matchers rm and rm+, got "
                        f"{self.regret_matcher}.")
+    if schedule is not None:
+      if not isinstance(schedule, schedules.HyperparameterSchedule):
+        raise ValueError(f"schedule must be None or a HyperparameterSchedule, got "
+                         f"{schedule!r}.")
+      if self.cfrplayground:
+        raise ValueError("cfrplayground=True runs without a schedule.")
+      if schedule.discounts and self.regret_matcher.kind != regret_matching.DRM:
+        raise ValueError(f"A schedule of alpha and beta needs a drm matcher, got "
+                         f"{self.regret_matcher}.")
+    self.schedule = schedule
     self.depth_limit = depth_limit
     self.utility_estimator = utility_estimator
     self._walk = (traversal.whole_tree_walk(tree)
@@ -162,6 +199,9 @@ class GeneralCFRSolver:
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
     self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
     self._regrets = np.zeros(tree.num_infoset_actions)
+    # drm+ / pdrm+: the pass adds the instantaneous regrets here, the end folds them.
+    self._instant = (np.zeros(tree.num_infoset_actions)
+                     if self.regret_matcher.needs_instant_regrets else None)
     self._cumulative = np.zeros(tree.num_infoset_actions)
     if self.cfrplayground:  # its average strategy starts from a uniform weight 1
       self._cumulative = tree.normalise_per_infoset(self._cumulative)
@@ -207,28 +247,43 @@ class GeneralCFRSolver:
       self._iteration += 1
       self._playground_iteration(observe)
       return
-    t, weight = self._next_iteration()
+    t, weight, decay = self._next_iteration()
     if self.alternating_updates:
       for player in (0, 1):
+        self._decay_sums(self._player_infosets[player], decay)
         self._traverse(player, weight)
         if observe is not None and player == 0:
           observe(self._reach, self._values)
         self._end(self._player_infosets[player], t)
     else:
+      self._decay_sums(self._all_infosets, decay)
       self._traverse(_BOTH_PLAYERS, weight)
       if observe is not None:
         observe(self._reach, self._values)
       self._end(self._all_infosets, t)
 
   def _next_iteration(self):
-    """Starts an iteration: (t, the weight of its strategy in the cumulative sums)."""
+    """Starts an iteration: (t, the weight of its strategy in the cumulative sums,
+    the factor the sums are multiplied by first)."""
     self._iteration += 1
     t = float(self._iteration)
+    if self.schedule is not None:
+      alpha, beta, gamma = self.schedule.at(self._iteration)
+      if self.schedule.discounts:
+        self._params[regret_matching.PARAM_ALPHA] = alpha
+        self._params[regret_matching.PARAM_BETA] = beta
+      return t, 1.0, ((t - 1.0) / t) ** gamma
     weight, self._log_weight_scale, rescale = strategy_weight(
         t, self.cumulative_strategy_exponent, self._log_weight_scale)
     if rescale != 1.0:
       self._cumulative *= rescale
-    return t, weight
+    return t, weight, 1.0
+
+  def _decay_sums(self, infosets, decay):
+    if decay != 1.0:
+      tree = self._tree
+      scale_infosets(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
+                     self._cumulative, decay)
 
   def _playground_iteration(self, observe):
     """One CFRPlayground iteration: a single pass (module docstring)."""
@@ -256,15 +311,21 @@ class GeneralCFRSolver:
     traversal.accumulate(
         update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
         walk.up_first_child, walk.up_num_children, walk.up_player, walk.up_slot_offset,
-        walk.chance_prob, self._strategy, self._reach, self._values, self._regrets,
+        walk.chance_prob, self._strategy, self._reach, self._values,
+        self._regrets if self._instant is None else self._instant,
         self._cumulative, weight, visit_decay,
         playground and self.regret_matcher.kind == regret_matching.RM_PLUS, playground)
     self.visited_states += walk.num_nodes
 
   def _end(self, infosets, t):
     tree = self._tree
-    end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
-                   self._regrets, self._strategy, self._params, t)
+    if self._instant is None:
+      end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
+                     self._regrets, self._strategy, self._params, t)
+    else:
+      end_iteration_with_instant(infosets, tree.infoset_action_offset,
+                                 tree.infoset_num_actions, self._regrets,
+                                 self._instant, self._strategy, self._params, t)
 
   def current_strategy_slots(self):
     """The current strategy in slot form (a copy)."""
@@ -364,7 +425,8 @@ class GeneralCFRSolver:
   def __repr__(self):
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="
             f"{'alternating' if self.alternating_updates else 'simultaneous'}, "
-            f"cse={self.cumulative_strategy_exponent:g}"
+            + (f"cse={self.cumulative_strategy_exponent:g}" if self.schedule is None
+               else f"schedule={self.schedule}")
             + (", cfrplayground" if self.cfrplayground else "")
             + (f", depth_limit={self.depth_limit}, estimator={self.utility_estimator}"
                if self.depth_limit is not None else "") + ")")
@@ -414,6 +476,82 @@ class LCFRSolver(DCFRSolver):
 
   def __init__(self, game, **kwargs):
     super().__init__(game, alpha=1.0, beta=1.0, gamma=1.0, **kwargs)
+
+
+class PCFRPlusSolver(GeneralCFRSolver):
+  """Predictive CFR+ (Farina, Kroer and Sandholm 2021, "Faster game solving via
+  predictive Blackwell approachability: connecting regret matching and mirror
+  descent"): the matcher prm+ (regret_matching.py; the prediction of the next
+  instantaneous regret is the last one), strategy weights t^gamma.
+
+  gamma = 2 (quadratic averaging) is how Xu et al. 2024 and Zhang et al. 2024 run it
+  (LiteEFG's example averages linearly: gamma = 1). Alternating updates by default;
+  alternating_updates=False updates both players from the same iterate.
+  """
+
+  def __init__(self, game, gamma=2.0, alternating_updates=True, **kwargs):
+    super().__init__(game, regret_matcher="prm+", alternating_updates=alternating_updates,
+                     cumulative_strategy_exponent=gamma, **kwargs)
+
+
+class DCFRPlusSolver(GeneralCFRSolver):
+  """DCFR+ (Xu et al. 2024, "Minimizing weighted counterfactual regret with optimistic
+  online mirror descent", IJCAI): the matcher drm+(alpha), R_t = [R_{t-1} (t-1)^alpha /
+  ((t-1)^alpha + 1) + r_t]^+, strategy weights t^gamma; the paper's alpha = 1.5,
+  gamma = 4, alternating updates.
+
+  The paper's formula is followed (its published code divides by (t-1)^alpha + 1.5).
+  """
+  _KIND = regret_matching.DRM_PLUS
+
+  def __init__(self, game, alpha=1.5, gamma=4.0, alternating_updates=True, **kwargs):
+    super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
+        kind=self._KIND, alpha=float(alpha)), alternating_updates=alternating_updates,
+                     cumulative_strategy_exponent=gamma, **kwargs)
+
+
+class PDCFRPlusSolver(DCFRPlusSolver):
+  """PDCFR+ (Xu et al. 2024, "Minimizing weighted counterfactual regret with optimistic
+  online mirror descent", IJCAI): DCFR+'s regrets, and the strategy proportional to
+  the prediction [R_t t^alpha / (t^alpha + 1) + r_t]^+ (matcher pdrm+(alpha));
+  strategy weights t^gamma; the paper's alpha = 2.3, gamma = 5, alternating updates.
+  """
+  _KIND = regret_matching.PDRM_PLUS
+
+  def __init__(self, game, alpha=2.3, gamma=5.0, alternating_updates=True, **kwargs):
+    super().__init__(game, alpha, gamma, alternating_updates, **kwargs)
+
+
+class HSDCFRSolver(GeneralCFRSolver):
+  """HS-DCFR(gamma0) (Zhang, McAleer and Sandholm 2024, "Faster game solving via
+  hyperparameter schedules"): DCFR with alpha(t), beta(t) and gamma(t) of
+  schedules.py over `horizon` iterations, alternating updates.
+
+  The paper writes DCFR as discount-then-add, R_{t+1} = R_t d_t + r_{t+1}; this runs
+  OpenSpiel's add-then-discount order, whose regrets are the paper's times d_t and
+  hence give the same strategies.
+  """
+
+  def __init__(self, game, gamma0=30.0, horizon=schedules.PAPER_HORIZON, **kwargs):
+    schedule = schedules.HyperparameterSchedule(gamma0, horizon, discounts=True)
+    alpha, beta, _ = schedule.at(0)  # the schedule's start; it sets each iteration's
+    super().__init__(game, regret_matcher=regret_matching.RegretMatcher(
+        kind=regret_matching.DRM, alpha=alpha, beta=beta), alternating_updates=True,
+                     schedule=schedule, **kwargs)
+
+
+class HSPCFRPlusSolver(GeneralCFRSolver):
+  """HS-PCFR+(gamma0) (Zhang, McAleer and Sandholm 2024, "Faster game solving via
+  hyperparameter schedules"): PCFR+ (prm+) with the averaging exponent gamma(t) of
+  schedules.py over `horizon` iterations; alternating updates by default.
+  """
+
+  def __init__(self, game, gamma0=30.0, horizon=schedules.PAPER_HORIZON,
+               alternating_updates=True, **kwargs):
+    super().__init__(game, regret_matcher="prm+", alternating_updates=alternating_updates,
+                     schedule=schedules.HyperparameterSchedule(gamma0, horizon,
+                                                               discounts=False),
+                     **kwargs)
 
 
 # [S] Table 5.2's configurations and the thesis's candidate, as GeneralCFRSolver arguments.

@@ -12,6 +12,18 @@
 * ERM(inner, gamma) (explorative regret matching, Lisý et al. 2015): the strategy is
   gamma / |A| + (1 - gamma) * inner strategy; the regrets are updated as by `inner`.
 
+Full-width only (they keep iteration t's instantaneous regrets r_t apart from the
+cumulative R; `update_with_instant`):
+* DRM+(alpha) (Xu et al. 2024, "Minimizing weighted counterfactual regret with
+  optimistic online mirror descent", DCFR+): R_t = [R_{t-1} d(t-1) + r_t]^+ with
+  d(s) = s^alpha / (s^alpha + 1) (d(0) = 0, d = 1 for alpha = inf); the strategy is
+  proportional to R_t.
+* PDRM+(alpha) (the same paper's PDCFR+): R_t as DRM+, and the strategy is
+  proportional to the prediction [R_t d(t) + r_t]^+ (the next iteration's regret
+  predicted to equal this one's). PRM+ = PDRM+(inf) is predictive RM+ (Farina, Kroer
+  and Sandholm 2021, "Faster game solving via predictive Blackwell approachability"):
+  R_t = [R_{t-1} + r_t]^+, strategy proportional to [R_t + r_t]^+.
+
 The discount of iteration t is applied right after t's regrets are added, as in
 Brown & Sandholm and OpenSpiel's discounted_cfr (CFRPlayground applied it before adding
 the next iteration's regrets with t + 1, one iteration later).
@@ -28,8 +40,9 @@ import numpy as np
 
 from ggp_cr.algorithms.config import components
 from ggp_cr.algorithms.config.components import (  # pylint: disable=g-importing-member
-    DRM, NUM_PARAMS, PARAM_ALPHA, PARAM_BETA, PARAM_EXPLORATION, PARAM_KIND, RM, RM_PLUS,
-    RegretMatcher, parse_regret_matcher)
+    DRM, DRM_PLUS, NUM_PARAMS, PARAM_ALPHA, PARAM_BETA, PARAM_EXPLORATION, PARAM_KIND,
+    PDRM_PLUS, RM, RM_PLUS, RegretMatcher, parse_full_width_matcher,
+    parse_regret_matcher)
 
 # The matcher's data, parser and parameter layout live in config (no numba to parse).
 ACCEPTED = components.REGRET_MATCHERS_ACCEPTED
@@ -97,3 +110,24 @@ def accumulate_regrets(regrets, offset, num_actions, increments, params, iterati
   for a in range(num_actions):
     regrets[offset + a] += increments[a]
   discount_regrets(regrets, offset, num_actions, params, iteration)
+
+
+@numba.njit(cache=True)
+def update_with_instant(regrets, instant, strategy, offset, num_actions, params,
+                        iteration):
+  """DRM+ / PDRM+ at the end of iteration t: folds the instantaneous regrets
+  `instant` into `regrets`, writes the new strategy and zeroes `instant` (slots
+  [offset, offset+num_actions))."""
+  alpha = params[PARAM_ALPHA]
+  previous = drm_multiplier(alpha, iteration - 1.0)
+  for a in range(offset, offset + num_actions):
+    regrets[a] = max(regrets[a] * previous + instant[a], 0.0)
+  if params[PARAM_KIND] == PDRM_PLUS:
+    current = drm_multiplier(alpha, iteration)
+    for a in range(offset, offset + num_actions):  # the prediction, in place
+      instant[a] = regrets[a] * current + instant[a]
+    current_strategy(instant, strategy, offset, num_actions, params)
+  else:
+    current_strategy(regrets, strategy, offset, num_actions, params)
+  for a in range(offset, offset + num_actions):
+    instant[a] = 0.0

@@ -7,7 +7,8 @@ values; the thesis's settings come from presets.py.
 
 Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``lcfr``,
 ``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``, and ``cfrplayground-cfr+``, the thesis's CFR+
-as its Java code runs it), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
+as its Java code runs it; ``pcfr+``, ``dcfr+``, ``pdcfr+``, ``hs-dcfr``, ``hs-pcfr+`` of
+2021-2024 and ``auto``), outcome sampling (``os_mccfr`` with OpenSpiel's defaults, the
 thesis's ``mc_cfr`` and ``vr_mccfr``), external and Meyer's mixed sampling (``es_mccfr``,
 ``mixed``, ``locus``), and stock OpenSpiel solvers (``openspiel_*``). Players: ``random``,
 ``solver``, ``strategy``, ``human``, ``mcts``, ``ismcts``, ``online_solving``, ``oos`` and
@@ -45,8 +46,10 @@ def _deferred(module, name):
 
 
 _regret_matcher = components.parse_regret_matcher
+_full_width_matcher = components.parse_full_width_matcher
 _baseline = components.parse_baseline
 _RM_HELP = "regret matcher: rm, rm+, drm(alpha,beta), erm(inner,gamma)"
+_FULL_WIDTH_RM_HELP = _RM_HELP + ", drm+(alpha), prm+, pdrm+(alpha)"
 
 
 # Our full-width CFR family (cfr/cfr.py), [S] Table 5.2.
@@ -72,15 +75,20 @@ _DEPTH_PARAMETERS = (
 )
 
 
-def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
+def _depth(seed, dl, ue):
+  """The depth-limit keyword arguments of our CFR solvers (a seeded estimator)."""
   estimator = None
   if dl is not None:
     estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
         ue, seed=seed)
+  return dict(depth_limit=dl, utility_estimator=estimator)
+
+
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
   return _attribute("cfr.cfr", "GeneralCFRSolver")(
       game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
-      cumulative_strategy_exponent=cse, depth_limit=dl, utility_estimator=estimator,
-      cfrplayground=cfrplayground)
+      cumulative_strategy_exponent=cse, cfrplayground=cfrplayground,
+      **_depth(seed, dl, ue))
 
 
 def _register_cfr_preset(name, summary):
@@ -88,7 +96,7 @@ def _register_cfr_preset(name, summary):
   build = functools.partial(_build_general_cfr,
                             cfrplayground=preset.get("cfrplayground", False))
   registry.register_solver(name, summary, build, (
-      Parameter("rm", _regret_matcher, preset["regret_matcher"], _RM_HELP),
+      Parameter("rm", _full_width_matcher, preset["regret_matcher"], _FULL_WIDTH_RM_HELP),
       Parameter("updates", _choice("updates", presets.CFR_UPDATES),
                 "alternating" if preset["alternating_updates"] else "simultaneous",
                 "alternating or simultaneous updates"),
@@ -137,6 +145,74 @@ registry.register_solver(
         Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
                   "alternating or simultaneous updates"),
     ) + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+# The solvers of 2021-2024 (cfr/cfr.py; each class's docstring cites its paper).
+
+_UPDATES = Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
+                     "alternating or simultaneous updates")
+_PLUS_ALPHA = _float("alpha", 0.0, number_ranges.MAX_EXPONENT, allowed=())
+
+
+def _build_named(solver_class):
+  """A build function passing the registry's parameters to cfr.cfr.<solver_class>."""
+  def build(game, seed, dl, ue, updates=None, **kwargs):
+    if updates is not None:
+      kwargs["alternating_updates"] = updates == "alternating"
+    return _attribute("cfr.cfr", solver_class)(game, **kwargs, **_depth(seed, dl, ue))
+  return build
+
+
+def _register_modern(name, summary, solver_class, parameters):
+  registry.register_solver(name, summary, _build_named(solver_class),
+                           parameters + _DEPTH_PARAMETERS, accepts_tree=True)
+
+
+_register_modern(
+    "pcfr+", "predictive CFR+ (Farina, Kroer, Sandholm 2021): prm+, t^gamma averaging",
+    "PCFRPlusSolver", (
+        Parameter("gamma", _DCFR_GAMMA, 2.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_register_modern(
+    "dcfr+", "DCFR+ (Xu et al. 2024): drm+(alpha), t^gamma averaging", "DCFRPlusSolver", (
+        Parameter("alpha", _PLUS_ALPHA, 1.5,
+                  "regrets x (t-1)^alpha/((t-1)^alpha+1) before adding, then clipped"),
+        Parameter("gamma", _DCFR_GAMMA, 4.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_register_modern(
+    "pdcfr+", "predictive DCFR+ (Xu et al. 2024): pdrm+(alpha), t^gamma averaging",
+    "PDCFRPlusSolver", (
+        Parameter("alpha", _PLUS_ALPHA, 2.3,
+                  "regret discount exponent, as dcfr+'s; prediction x t^alpha/(t^alpha+1)"),
+        Parameter("gamma", _DCFR_GAMMA, 5.0, "iteration t's strategy weighs t^gamma"),
+        _UPDATES))
+_HS_PARAMETERS = (
+    Parameter("gamma0", _float("gamma0", 5.0, number_ranges.MAX_EXPONENT, allowed=()),
+              30.0, "the schedule's starting averaging exponent (> 5; the paper's 30 or 15)"),
+    Parameter("horizon", _int("horizon", minimum=1), 1000,
+              "iterations n over which the schedule moves (held afterwards)"),
+)
+_register_modern(
+    "hs-dcfr", "HS-DCFR (Zhang, McAleer, Sandholm 2024): DCFR with scheduled "
+    "alpha, beta, gamma", "HSDCFRSolver", _HS_PARAMETERS)
+_register_modern(
+    "hs-pcfr+", "HS-PCFR+ (Zhang, McAleer, Sandholm 2024): PCFR+ with a scheduled gamma",
+    "HSPCFRPlusSolver", _HS_PARAMETERS + (_UPDATES,))
+
+
+def _build_auto(game, seed, eps):
+  """The solver cfr/solver_choice.py picks for `game` and target `eps`."""
+  tree = _attribute("cfr.cfr", "as_compiled_tree")(game)
+  spec, _ = _attribute("cfr.solver_choice", "choose")(tree, eps)
+  return registry.make_solver(spec, tree, seed=seed)
+
+
+registry.register_solver(
+    "auto", "the fastest of our CFR family for the game and target exploitability "
+    "(cfr/solver_choice.py: dcfr with chance nodes, else pdcfr+, hs-pcfr+ below 1e-6)",
+    _build_auto, (Parameter("eps", _positive("eps"), 1e-5,
+                            "target exploitability (NashConv / 2)"),),
+    accepts_tree=True)
 
 
 # Outcome, external and mixed sampling (sampling/), [S] §5.1.2, [M] ch. 5.

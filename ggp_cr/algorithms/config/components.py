@@ -26,6 +26,11 @@ def _kernel(name):
 RM = 0
 RM_PLUS = 1
 DRM = 2
+# Full-width only: they need the iteration's instantaneous regrets apart from the
+# cumulative ones (cfr/regret_matching.py).
+DRM_PLUS = 3
+PDRM_PLUS = 4
+FULL_WIDTH_KINDS = (DRM_PLUS, PDRM_PLUS)
 
 # Layout of the float64 parameter array passed to the kernels.
 PARAM_KIND = 0
@@ -34,10 +39,13 @@ PARAM_BETA = 2
 PARAM_EXPLORATION = 3
 NUM_PARAMS = 4
 
-_KIND_NAMES = {RM: "rm", RM_PLUS: "rm+", DRM: "drm"}
+_KIND_NAMES = {RM: "rm", RM_PLUS: "rm+", DRM: "drm", DRM_PLUS: "drm+",
+               PDRM_PLUS: "pdrm+"}
 
 REGRET_MATCHERS_ACCEPTED = ("rm", "rm+", "drm(alpha,beta)", "erm(inner,gamma) with inner one of "
             "rm, rm+, drm(alpha,beta) and gamma in [0, 1]")
+FULL_WIDTH_MATCHERS_ACCEPTED = REGRET_MATCHERS_ACCEPTED + (
+    "drm+(alpha)", "prm+", "pdrm+(alpha) (full-width CFR only)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,9 +76,19 @@ class RegretMatcher:
     params[PARAM_EXPLORATION] = self.exploration
     return params
 
+  @property
+  def needs_instant_regrets(self):
+    """True for the full-width-only kinds (drm+, pdrm+), which keep each iteration's
+    instantaneous regrets apart from the cumulative ones."""
+    return self.kind in FULL_WIDTH_KINDS
+
   def __str__(self):
     if self.kind == DRM:
       inner = f"drm({_format_number(self.alpha)},{_format_number(self.beta)})"
+    elif self.kind == PDRM_PLUS and self.alpha == math.inf:
+      inner = "prm+"
+    elif self.kind in FULL_WIDTH_KINDS:
+      inner = f"{_KIND_NAMES[self.kind]}({_format_number(self.alpha)})"
     else:
       inner = _KIND_NAMES[self.kind]
     if self.exploration > 0:
@@ -87,6 +105,9 @@ class RegretMatcher:
 
   def accumulate(self, regrets, increments, iteration):
     """Returns `regrets` + `increments`, discounted as after `iteration` (>= 1)."""
+    if self.needs_instant_regrets:
+      raise ValueError(f"{self} keeps instantaneous regrets apart; only the full-width "
+                       "CFR solvers run it.")
     result = np.array(regrets, dtype=np.float64)
     _kernel("accumulate_regrets")(result, 0, len(result),
                                   np.asarray(increments, dtype=np.float64),
@@ -104,26 +125,53 @@ def _format_number(value):
   return repr(value)
 
 
-def parse_regret_matcher(spec):
-  """Parses ``rm``, ``rm+``, ``drm(alpha,beta)`` or ``erm(inner,gamma)``.
+def parse_regret_matcher(spec, full_width=False):
+  """Parses ``rm``, ``rm+``, ``drm(alpha,beta)`` or ``erm(inner,gamma)``; with
+  `full_width` also ``drm+(alpha)``, ``prm+`` and ``pdrm+(alpha)`` (cfr/regret_matching.py),
+  which only the full-width CFR solvers run.
 
-  A RegretMatcher is returned unchanged. Raises ValueError listing the accepted forms.
+  A RegretMatcher is returned unchanged if its kind is accepted. Raises ValueError
+  listing the accepted forms.
   """
-  if isinstance(spec, RegretMatcher):
-    return spec
+  accepted = FULL_WIDTH_MATCHERS_ACCEPTED if full_width else REGRET_MATCHERS_ACCEPTED
   try:
-    return _from_call(spec_strings.parse_call(spec), allow_erm=True)
+    if isinstance(spec, RegretMatcher):
+      if spec.needs_instant_regrets and not full_width:
+        raise ValueError("only the full-width CFR solvers run it.")
+      return spec
+    return _from_call(spec_strings.parse_call(spec), allow_erm=True,
+                      full_width=full_width)
   except ValueError as error:
-    raise ValueError(f"Bad regret matcher {spec!r}: {error} Accepted: "
-                     f"{'; '.join(REGRET_MATCHERS_ACCEPTED)}.") from None
+    raise ValueError(f"Bad regret matcher {str(spec)!r}: {error} Accepted: "
+                     f"{'; '.join(accepted)}.") from None
 
 
-def _from_call(call, allow_erm):
+def parse_full_width_matcher(spec):
+  """`parse_regret_matcher` with the full-width-only kinds accepted."""
+  return parse_regret_matcher(spec, full_width=True)
+
+
+def _from_call(call, allow_erm, full_width):
   def fail(why):
     raise ValueError(f"{why}.")
 
   if call.kwargs:
     fail("arguments are positional")
+  if not full_width and call.name in ("prm+", "drm+", "pdrm+"):
+    fail(f"{call.name} keeps instantaneous regrets apart; only the full-width CFR "
+         "solvers run it")
+  if call.name == "prm+":
+    if call.args:
+      fail("prm+ takes no arguments")
+    return RegretMatcher(kind=PDRM_PLUS)
+  if call.name in ("drm+", "pdrm+"):
+    if len(call.args) != 1:
+      fail(f"{call.name} takes one exponent, {call.name}(alpha)")
+    alpha = number_ranges.exponent(
+        spec_strings.parse_float(call.args[0], f"{call.name} alpha"),
+        f"{call.name} alpha", allowed=(math.inf,))
+    return RegretMatcher(kind=DRM_PLUS if call.name == "drm+" else PDRM_PLUS,
+                         alpha=alpha)
   if call.name in ("rm", "rm+"):
     if call.args:
       fail(f"{call.name} takes no arguments")
@@ -140,7 +188,8 @@ def _from_call(call, allow_erm):
   if call.name == "erm" and allow_erm:
     if len(call.args) != 2:
       fail("erm takes an inner matcher and gamma, erm(inner,gamma)")
-    inner = _from_call(spec_strings.parse_call(call.args[0]), allow_erm=False)
+    inner = _from_call(spec_strings.parse_call(call.args[0]), allow_erm=False,
+                       full_width=full_width)
     gamma = spec_strings.parse_float(call.args[1], "ERM gamma")
     if not 0.0 <= gamma <= 1.0:
       fail(f"ERM gamma must be in [0, 1], got {gamma}")

@@ -91,11 +91,13 @@ class AverageStrategyEvaluator:
   compiled sampling solvers); converts its Python average policy otherwise.
   """
 
-  def __init__(self, game, solver, cache_dir=None):
+  def __init__(self, game, solver, cache_dir=None, tree=None):
     self._game = game
     self._solver = solver
-    self.tree = solver.tree if isinstance(solver, contracts.TreeSolver) else (
-        compiled_tree.compile_game(game, cache_dir=cache_dir))
+    if tree is None:  # `tree`: the game's CompiledTree when the caller has it
+      tree = solver.tree if isinstance(solver, contracts.TreeSolver) else (
+          compiled_tree.compile_game(game, cache_dir=cache_dir))
+    self.tree = tree
 
   def average_slots(self):
     if isinstance(self._solver, contracts.TreeSolver) and self._solver.tree is self.tree:

@@ -1,0 +1,313 @@
+r"""Benchmark: wall time to an exploitability, our CFR family against its peers (issue 46).
+
+For each game and solver, the solver runs alone (one process, one thread) and its
+average strategy is evaluated after iterations 1, 2, 3, ..., growing by --growth
+(2^(1/4) by default: the times found are at most ~19% above the exact crossings, the
+same for every solver); the evaluation is not timed. The time to a target is the
+solver's wall time at the first evaluation whose exploitability (OpenSpiel's,
+NashConv / 2, by ggp_cr's exact best response on the compiled tree) is <= the target.
+A run stops once every target is reached or after --cap seconds of solver time (a
+peer: --peer_cap_factor times our fastest time to the strictest target, at most
+--peer_cap; enough to show a ratio of that factor); a target not reached is reported
+as a lower bound ">= X s" (X the time spent).
+
+Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
+CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
+LiteEFG's CFR+, DCFR(1.5, 0, 2) and PCFR+ (linear averaging as in its examples),
+single-threaded. LiteEFG's set-up (writing the game's file from OpenSpiel) is not
+timed.
+
+Prints a table per game and writes <output_dir>/time_to_epsilon.csv (one row per
+game, solver and target), <output_dir>/traces.csv (every evaluation) and a log-log
+plot of exploitability against seconds per game, every solver on it. The ratios
+compare our fastest solver with a peer family's fastest at the last (strictest)
+target, per game; a peer's lower bound gives a lower bound on the ratio, and a game
+where ours does not reach the target counts as ratio 0 (conservative both ways). The
+OpenSpiel C++ ratio has its own line; the last line is `ratio: <float>`, the smallest
+over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
+
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
+"""
+
+import contextlib
+import csv
+import importlib
+import math
+import os
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import solver_runs
+from ggp_cr.algorithms.files import result_names
+from ggp_cr.algorithms.tree import compiled_tree
+
+GAMES = ("leduc_poker;"
+         "turn_based_simultaneous_game(game=goofspiel(imp_info=True,num_cards=5,"
+         "points_order=descending));"
+         "liars_dice;"
+         "python_leduc(max_raises=3,cards_per_suit=30);"
+         "python_ii_goofspiel(num_cards=6)")
+OURS = "cfr+,dcfr,pcfr+,dcfr+,pdcfr+,hs-dcfr,hs-pcfr+"
+LITEEFG = {  # our name: (LiteEFG baseline module, averaging in the environment)
+    "liteefg_cfr+": ("CFRplus", True),
+    "liteefg_dcfr": ("DCFR", False),
+    "liteefg_pcfr+": ("PCFR", True),
+}
+OPENSPIEL = ("openspiel_cpp_cfr_plus", "openspiel_cpp_cfr")
+PEERS = ",".join(OPENSPIEL + tuple(LITEEFG))
+
+_GAMES = flags.DEFINE_string("games", GAMES, "Game strings, separated by ';'.")
+_SOLVERS = flags.DEFINE_string("solvers", OURS, "Our solvers (registry strings), "
+                               "separated by ','; 'none' for none.")
+_PEERS = flags.DEFINE_string("peers", PEERS, f"Peers among {PEERS}, separated by ','; "
+                             "'none' for none.")
+_TARGETS = flags.DEFINE_string("targets", "1e-3,1e-5", "Exploitabilities to reach.")
+_CAP = flags.DEFINE_float("cap", 600.0, "Seconds of solver time per run of ours at most.")
+_PEER_CAP_FACTOR = flags.DEFINE_float(
+    "peer_cap_factor", 100.0, "A peer runs at most this many times our fastest time to "
+    "the strictest target (our time spent if none reached it) ...")
+_PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many seconds.")
+_GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
+                             "Factor between evaluated iteration counts (> 1).")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
+                                  "Directory of the CSV files and plots.")
+
+
+class LiteEFGSolver:
+  """LiteEFG's baseline `name` (a LITEEFG key) on a pyspiel game, single-threaded:
+  `iterate(n)` and `average_policy()` (an open_spiel TabularPolicy). The strategy is
+  recorded for the environment's linear average before each update, so the average
+  is over the same iterates as ours (tests/test_modern_cfr.py checks them equal)."""
+
+  def __init__(self, game, name):
+    leg = importlib.import_module("LiteEFG")
+    module_name, self._env_average = LITEEFG[name]
+    module = importlib.import_module(f"LiteEFG.baselines.{module_name}")
+    leg.set_threads(1)
+    with tempfile.TemporaryDirectory() as directory, _working_directory(directory):
+      # LiteEFG writes the game's file to the working directory.
+      self._env = leg.OpenSpielEnv(game, traverse_type="Enumerate", regenerate=False)
+    with contextlib.redirect_stdout(open(os.devnull, "w")):  # its banner
+      self._graph = module.graph()
+    self._env.set_graph(self._graph)
+
+  def iterate(self, num_iterations=1):
+    for _ in range(num_iterations):
+      if self._env_average:
+        self._env.update_strategy(self._graph.current_strategy(), update_best=False)
+      self._graph.update_graph(self._env)
+
+  def average_policy(self):
+    if self._env_average:
+      return self._env.get_strategy(self._graph.current_strategy(),
+                                    "linear-avg-iterate")[0]
+    node = self._graph.current_strategy("average-iterate")
+    self._env.update_strategy(node, update_best=False)
+    return self._env.get_strategy(node, "last-iterate")[0]
+
+
+@contextlib.contextmanager
+def _working_directory(path):
+  previous = os.getcwd()
+  os.chdir(path)
+  try:
+    yield
+  finally:
+    os.chdir(previous)
+
+
+def liteefg_importable():
+  try:
+    importlib.import_module("LiteEFG")
+  except ImportError:
+    return False
+  return True
+
+
+def run(solver, evaluator, targets, cap, growth):
+  """Times `solver` to each target; returns ({target: (seconds, iterations,
+  reached)}, [(iterations, seconds, exploitability)])."""
+  iterations, seconds, trace, found = 0, 0.0, [], {}
+  next_count = 1
+  while True:
+    count = next_count - iterations
+    start = time.perf_counter()
+    if hasattr(solver, "iterate"):
+      solver.iterate(count)
+    else:  # OpenSpiel's C++ solvers
+      for _ in range(count):
+        solver.evaluate_and_update_policy()
+    seconds += time.perf_counter() - start
+    iterations = next_count
+    exploitability = evaluator.nash_conv(evaluator.average_slots()) / 2
+    trace.append((iterations, seconds, exploitability))
+    for target in targets:
+      if target not in found and exploitability <= target:
+        found[target] = (seconds, iterations, True)
+    if len(found) == len(targets) or seconds >= cap:
+      break
+    per_iteration = seconds / iterations
+    next_count = max(iterations + 1, math.ceil(iterations * growth))
+    affordable = iterations + max(1, int((cap - seconds) / max(per_iteration, 1e-9)))
+    next_count = min(next_count, affordable)
+  for target in targets:
+    found.setdefault(target, (seconds, iterations, False))
+  return found, trace
+
+
+def make(name, game, tree):
+  if name in LITEEFG:
+    return LiteEFGSolver(game, name)
+  spec = registry.parse_solver(name)
+  return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
+
+
+def _time_text(result):
+  seconds, _, reached = result
+  return f"{seconds:.3g} s" if reached else f">= {seconds:.3g} s"
+
+
+def _best(results, names, target):
+  """(seconds, reached) of the fastest of `names` at `target`: the fastest that
+  reached it, else the largest lower bound; None if none ran."""
+  ran = [results[n][target] for n in names if n in results]
+  if not ran:
+    return None
+  reached = [r for r in ran if r[2]]
+  if reached:
+    return min(r[0] for r in reached), True
+  return max(r[0] for r in ran), False
+
+
+def ratio(results, ours, peers, target):
+  """Peers' best time / ours at `target` (conservative: module docstring)."""
+  mine, theirs = _best(results, ours, target), _best(results, peers, target)
+  if mine is None or theirs is None:
+    return None
+  if not mine[1]:
+    return 0.0
+  return theirs[0] / mine[0]
+
+
+def plot(output_dir, game_string, traces, peers):
+  """Exploitability against seconds, one line per solver (peers dashed)."""
+  plt = figures.pyplot()
+  figure, axes = plt.subplots(figsize=(7, 4.5))
+  colours = plt.get_cmap("tab20").colors
+  for k, (name, trace) in enumerate(traces.items()):
+    axes.plot([t[1] for t in trace], [max(t[2], 1e-16) for t in trace], marker=".",
+              markersize=3, label=name, color=colours[k % len(colours)],
+              linestyle="--" if name in peers else "-")
+  axes.set_xscale("log")
+  axes.set_yscale("log")
+  axes.set_xlabel("solver wall time [s]")
+  axes.set_ylabel("exploitability = NashConv / 2")
+  axes.set_title(f"Time to exploitability in {game_string}")
+  axes.grid(True, which="both", alpha=0.3)
+  axes.legend(fontsize=7)
+  path = os.path.join(output_dir, f"{result_names.key(game_string)}.png")
+  figures.save(figure, path)
+  return path
+
+
+def _names(text):
+  return [] if text.strip().lower() == "none" else [
+      n.strip() for n in text.split(",") if n.strip()]
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  try:
+    targets = sorted((float(t) for t in _TARGETS.value.split(",")), reverse=True)
+  except ValueError:
+    raise app.UsageError(f"--targets must be numbers separated by ',', got "
+                         f"{_TARGETS.value!r}.") from None
+  if not targets or min(targets) <= 0:
+    raise app.UsageError("--targets must be positive.")
+  if not _GROWTH.value > 1:
+    raise app.UsageError(f"--growth must be > 1, got {_GROWTH.value}.")
+  ours, peers = _names(_SOLVERS.value), _names(_PEERS.value)
+  unknown = [p for p in peers if p not in LITEEFG and p not in OPENSPIEL]
+  if unknown:
+    raise app.UsageError(f"Unknown peers {unknown}; accepted: {PEERS}.")
+  for name in ours:
+    try:
+      registry.parse_solver(name)
+    except ValueError as error:
+      raise app.UsageError(str(error)) from None
+  if not liteefg_importable() and any(p in LITEEFG for p in peers):
+    print("LiteEFG is not importable (pip install liteefg, the bench extra): its "
+          "solvers are left out.")
+    peers = [p for p in peers if p not in LITEEFG]
+  os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
+
+  # Load our kernels once (numba's cache) outside any timing.
+  for name in ours:
+    make(name, pyspiel.load_game("kuhn_poker"),
+         compiled_tree.cached_tree("kuhn_poker")).iterate(2)
+
+  rows, trace_rows, ratios = [], [], {"LiteEFG": [], "OpenSpiel C++": []}
+  for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
+    game = pyspiel.load_game(game_string)
+    start = time.perf_counter()
+    tree = compiled_tree.compile_game(game)
+    print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
+          f"information sets (compiled in {time.perf_counter() - start:.1f} s)",
+          flush=True)
+    results, traces = {}, {}
+    for name in ours + peers:
+      start = time.perf_counter()
+      try:
+        solver = make(name, game, tree)
+      except (ValueError, RuntimeError, pyspiel.SpielError) as error:
+        print(f"  {name}: not run ({error})")
+        continue
+      setup = time.perf_counter() - start
+      evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+      cap = _CAP.value
+      if name in peers:
+        ours_best = _best(results, ours, targets[-1])
+        cap = min(_PEER_CAP.value, _PEER_CAP_FACTOR.value * ours_best[0]) \
+            if ours_best else _PEER_CAP.value
+      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
+      last = traces[name][-1]
+      print(f"  {name:24s} " + "  ".join(
+          f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
+          for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
+          f"{setup:.1f} s]", flush=True)
+      for target in targets:
+        seconds, iterations, reached = results[name][target]
+        rows.append(dict(game=game_string, solver=name, target=target,
+                         seconds=seconds, iterations=iterations, reached=reached))
+      trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
+                          exploitability=e) for i, s, e in traces[name]]
+    for family, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
+      value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
+      if value is not None:
+        ratios[family].append(value)
+        print(f"  {family} best / our best at {targets[-1]:g}: {value:.3g}")
+    print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
+
+  for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
+    if table:
+      with open(os.path.join(_OUTPUT_DIR.value, file_name), "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+  print(f"\nCSV: {os.path.join(_OUTPUT_DIR.value, 'time_to_epsilon.csv')}")
+  openspiel = min(ratios["OpenSpiel C++"]) if ratios["OpenSpiel C++"] else math.nan
+  print(f"OpenSpiel C++ ratio: {openspiel:.4g}")
+  print(f"ratio: {min(ratios['LiteEFG']) if ratios['LiteEFG'] else math.nan:.4g}")
+
+
+if __name__ == "__main__":
+  app.run(main)
