@@ -233,10 +233,11 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
     refused = f"tree too large for the compiled path: {error}"
     _refused[request] = refused  # not extracted again
     return None, refused
-  return tree, {"process": "tree compiled in this process",
-                "disk": "tree read from the cache"}.get(
-                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
-                            f"{limit:,})")
+  if source == "process":
+    return tree, "tree compiled in this process"
+  if source == "disk":
+    return tree, "tree read from the cache"
+  return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,})"
 
 
 def tree_source(game, cache_dir=None):
