@@ -105,9 +105,16 @@ def test_far_larger_tree_refused_by_estimate_after_a_short_count(monkeypatch):
                      r"estimated from random paths\); the compiled-tree limit is 500"):
     compiled_tree.compile_game(IIGS5, max_nodes=500)
   assert caps == [100]  # counted to CHECK_AFTER only, then refused by the estimate
-  with pytest.raises(tree_limits.TreeTooLarge, match=r"about 1\.5\d*e\+20|about 15"):
-    compiled_tree.compile_game(IIGS13, max_nodes=10**6)
-  assert caps == [100, 100]
+
+
+def test_hopeless_tree_refused_at_sight_without_a_count(monkeypatch):
+  _no_fill(monkeypatch)
+  monkeypatch.setattr(native_driver, "count", None)
+  with pytest.raises(tree_limits.TreeTooLarge, match="about 150,.* histories .estimated"):
+    compiled_tree.compile_game(IIGS13, max_nodes=10**9)
+  monkeypatch.setattr(tree_limits, "SIGHT_FACTOR", 10**12)  # not hopeless: counted
+  with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+    compiled_tree.compile_game(IIGS13, max_nodes=10**9)
 
 
 def test_default_limit_is_set_by_memory(monkeypatch):
@@ -131,12 +138,12 @@ def test_generic_walk_refuses_during_the_walk(monkeypatch):
     compiled_tree.compile_game("kuhn_poker", max_nodes=20)
   monkeypatch.setattr(tree_limits, "CHECK_AFTER", 100)
   walked = []
-  original = tree_limits.estimated_histories
-  monkeypatch.setattr(tree_limits, "estimated_histories",
-                      lambda game: walked.append(game) or original(game))
+  original = tree_limits.refuse_if_far_larger
+  monkeypatch.setattr(tree_limits, "refuse_if_far_larger",
+                      lambda game, limit: walked.append(limit) or original(game, limit))
   with pytest.raises(tree_limits.TreeTooLarge, match="about 55,731 histories"):
     compiled_tree.compile_game(IIGS5, route="generic", max_nodes=1000)
-  assert len(walked) == 1  # estimated at the 100th history, refused there
+  assert walked == [1000]  # estimated at the 100th history, refused there
 
 
 def test_parallel_extraction_refused_before_its_workers_start():
@@ -160,7 +167,7 @@ def test_available_tree_refuses_and_names_size_and_limit(monkeypatch):
   _no_fill(monkeypatch)
   tree, reason = compiled_tree.available_tree(pyspiel.load_game(IIGS13), memory=10**8)
   assert tree is None
-  assert "more than 625,000 histories; the compiled-tree limit is 625,000" in reason
+  assert "estimated from random paths); the compiled-tree limit is 625,000" in reason
   tree, reason5 = compiled_tree.available_tree(pyspiel.load_game(IIGS5), 1000)
   assert tree is None and "more than 1,000" in reason5
   monkeypatch.setattr(native_driver, "count", None)  # a refusal is not counted again
@@ -171,9 +178,11 @@ def test_available_tree_refuses_and_names_size_and_limit(monkeypatch):
 def test_game_size_refuses_past_its_limit(monkeypatch):
   with pytest.raises(tree_limits.TreeTooLarge, match="more than 30 histories"):
     game_size.game_size(pyspiel.load_game("kuhn_poker"), max_histories=30)
-  monkeypatch.setattr(tree_limits, "CHECK_AFTER", 100)
   with pytest.raises(tree_limits.TreeTooLarge, match="estimated"):
     game_size.game_size(pyspiel.load_game(IIGS13), max_histories=10**6)
+  monkeypatch.setattr(tree_limits, "CHECK_AFTER", 100)
+  with pytest.raises(tree_limits.TreeTooLarge, match="about 55,731 histories"):
+    game_size.game_size(pyspiel.load_game(IIGS5), max_histories=1000)
   assert game_size.game_size(pyspiel.load_game("kuhn_poker"),
                              max_histories=58).histories == 58
 

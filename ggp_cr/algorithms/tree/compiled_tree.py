@@ -123,6 +123,7 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
   if by_memory:
     max_nodes = tree_limits.nodes_limit(native is not None, memory_share)
   try:
+    tree_limits.refuse_at_sight(game, max_nodes)
     if native is not None:
       tree = native(game, max_nodes)
     elif workers > 1:

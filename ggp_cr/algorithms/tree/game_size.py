@@ -33,13 +33,16 @@ def game_size(game, progress_every=0, max_histories=None):
   Works for any sequential pyspiel game whose players provide information state
   strings; simultaneous-move games must first be converted with
   `pyspiel.load_game_as_turn_based`. If `progress_every` > 0, prints a progress line
-  every that many histories. Past `max_histories` raises tree_limits.TreeTooLarge: at
-  tree_limits.CHECK_AFTER histories already if the estimated size is far larger.
+  every that many histories. Past `max_histories` raises tree_limits.TreeTooLarge,
+  before the walk or at tree_limits.CHECK_AFTER histories if the estimated size is far
+  larger (tree_limits).
   """
   if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
     raise ValueError(
         f"{game} is not sequential; convert it with pyspiel.load_game_as_turn_based.")
   start = time.time()
+  if max_histories is not None:
+    tree_limits.refuse_at_sight(game, max_histories)
   num_players = game.num_players()
   infosets = [set() for _ in range(num_players)]
   histories = 0

@@ -10,11 +10,14 @@ arrays, keys and the extractor's work arrays) or GENERIC_BYTES_PER_HISTORY (the 
 walk's Python buffers and dicts, then their breadth-first copies). The other half of
 the memory is left to the solvers running on the tree.
 
-Exact sizes come from the extractions' own counts, which stop at the limit. Past
-CHECK_AFTER histories a tree's size is first estimated (`estimated_histories`: Knuth's
-random-path estimator, unbiased; the median of group means), and a tree estimated at
-more than REFUSE_FACTOR times the limit is refused at once: a tree within the limit is
-refused so with probability below 0.6^groups (Markov's inequality per group).
+Exact sizes come from the extractions' own counts, which stop at the limit. The size
+is estimated by Knuth's random-path estimator (`estimated_histories`, unbiased): before
+anything is counted, a tree whose mean over SIGHT_PATHS paths exceeds SIGHT_FACTOR
+times the limit is refused (`refuse_at_sight`; a tree within the limit is refused so
+with probability below 1/SIGHT_FACTOR, Markov's inequality); past CHECK_AFTER counted
+histories, one whose median of group means exceeds REFUSE_FACTOR times the limit is
+(`refuse_if_far_larger`; probability below 0.6^groups, Markov per group). The others
+are counted exactly, up to the limit.
 """
 
 import os
@@ -33,6 +36,8 @@ CHECK_AFTER = 1_000_000  # exact counts below this cost a fraction of a second
 REFUSE_FACTOR = 10
 ESTIMATE_GROUPS = 15
 ESTIMATE_PATHS_PER_GROUP = 16
+SIGHT_PATHS = 16
+SIGHT_FACTOR = 1000
 
 
 class TreeTooLarge(ValueError):
@@ -130,6 +135,16 @@ def estimated_histories(game, seed=0, groups=ESTIMATE_GROUPS,
       total += size
     means.append(total / paths)
   return float(np.median(means))
+
+
+def refuse_at_sight(game, limit):
+  """Raises TreeTooLarge if the mean of SIGHT_PATHS random-path estimates of `game`'s
+  size exceeds SIGHT_FACTOR * `limit` (a tree within the limit is refused so with
+  probability below 1 / SIGHT_FACTOR): a game far too large is refused in
+  milliseconds, before any count."""
+  estimate = estimated_histories(game, groups=1, paths=SIGHT_PATHS)
+  if estimate > SIGHT_FACTOR * limit:
+    raise too_large(str(game), estimate, limit, estimated=True)
 
 
 def refuse_if_far_larger(game, limit):
