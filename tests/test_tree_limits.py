@@ -121,7 +121,7 @@ def test_default_limit_is_set_by_memory(monkeypatch):
   _no_fill(monkeypatch)
   monkeypatch.setattr(tree_limits, "available_memory", lambda: 1_000_000)
   with pytest.raises(tree_limits.TreeTooLarge,
-                     match="limit is 6,250 histories. .the limit is 0.5 of available"):
+                     match="limit is 5,000 histories. .the limit is 0.4 of available"):
     compiled_tree.compile_game(IIGS5)
 
 
@@ -167,7 +167,8 @@ def test_available_tree_refuses_and_names_size_and_limit(monkeypatch):
   _no_fill(monkeypatch)
   tree, reason = compiled_tree.available_tree(pyspiel.load_game(IIGS13), memory=10**8)
   assert tree is None
-  assert "estimated from random paths); the compiled-tree limit is 625,000" in reason
+  limit = tree_limits.nodes_limit(True, memory=10**8)
+  assert f"(estimated from random paths); the compiled-tree limit is {limit:,}" in reason
   tree, reason5 = compiled_tree.available_tree(pyspiel.load_game(IIGS5), 1000)
   assert tree is None and "more than 1,000" in reason5
   monkeypatch.setattr(native_driver, "count", None)  # a refusal is not counted again

@@ -2,13 +2,14 @@
 size estimate that refuses a far larger tree before anything is allocated.
 
 Issue 44, items 1-2 (spec README.md, architecture principle 2). The limit is a share
-(`memory_share`, default 0.5; the scripts' --tree_memory_share flag or the
+(`memory_share`, default 0.4; the scripts' --tree_memory_share flag or the
 GGP_CR_TREE_MEMORY_SHARE environment variable set it) of the memory available now,
 divided by the peak bytes one history costs while its route extracts it:
 NATIVE_BYTES_PER_HISTORY (the 35 bytes of flat_tree's node arrays, the infoset
 arrays, keys and the extractor's work arrays) or GENERIC_BYTES_PER_HISTORY (the live
-walk's Python buffers and dicts, then their breadth-first copies). The other half of
-the memory is left to the solvers running on the tree.
+walk's Python buffers and dicts, then their breadth-first copies). The rest of the
+memory is left to what runs on the tree: CFR+ with its best-response evaluations adds
+about 90 bytes a history (python_ii_goofspiel(6), examples/solve).
 
 Exact sizes come from the extractions' own counts, which stop at the limit. The size
 is estimated by Knuth's random-path estimator (`estimated_histories`, unbiased): before
@@ -22,6 +23,7 @@ are counted exactly, up to the limit.
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -30,7 +32,7 @@ import numpy as np
 # for longer information-set keys.
 NATIVE_BYTES_PER_HISTORY = 80
 GENERIC_BYTES_PER_HISTORY = 250
-MEMORY_SHARE = 0.5
+MEMORY_SHARE = 0.4
 MEMORY_SHARE_VARIABLE = "GGP_CR_TREE_MEMORY_SHARE"
 CHECK_AFTER = 1_000_000  # exact counts below this cost a fraction of a second
 REFUSE_FACTOR = 10
@@ -62,7 +64,8 @@ def set_memory_share(share):
 
 
 def memory_share():
-  """The share set by set_memory_share, else GGP_CR_TREE_MEMORY_SHARE, else 0.5."""
+  """The share set by set_memory_share, else GGP_CR_TREE_MEMORY_SHARE, else
+  MEMORY_SHARE."""
   if _share is not None:
     return _share
   text = os.environ.get(MEMORY_SHARE_VARIABLE)
@@ -169,8 +172,11 @@ def checked_count(game, count, limit):
     if num_nodes > limit:
       raise too_large(str(game), num_nodes, limit)
     refuse_if_far_larger(game, limit)
+    start = time.time()
     num_nodes = count(limit)
     if num_nodes > limit:
       raise too_large(str(game), num_nodes, limit)
+    print(f"  counted {num_nodes:,} histories in {time.time() - start:.1f} s; "
+          "building the tree...", file=sys.stderr, flush=True)
   return num_nodes
 
