@@ -197,3 +197,12 @@ def test_examples_refuse_in_one_line(tmp_path):
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith("error: ") and "estimated" in lines[0]
   assert "the limit is 0.01 of available memory" in lines[0]
+
+
+def test_examples_refuse_a_bad_memory_share_in_one_line():
+  result = subprocess.run(
+      [sys.executable, "-m", "ggp_cr.examples.game_info", "--tree_memory_share=2"],
+      capture_output=True, text=True, timeout=120, check=False)
+  assert result.returncode == 1
+  assert result.stderr.strip() == ("error: --tree_memory_share: the tree memory share "
+                                   "must be a number in (0, 1]; got 2.0.")

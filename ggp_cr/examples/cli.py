@@ -26,8 +26,11 @@ def run(main):
   """absl app.run(main) with one-line user errors and exit 130 on SIGINT."""
   def wrapped(argv):
     try:
-      tree_limits.set_memory_share(_TREE_MEMORY_SHARE.value)
-      tree_limits.memory_share()  # a bad environment variable is a usage error too
+      try:
+        tree_limits.set_memory_share(_TREE_MEMORY_SHARE.value)
+        tree_limits.memory_share()  # a bad environment variable is a usage error too
+      except ValueError as error:
+        raise app.UsageError(f"--tree_memory_share: {error}") from None
       return main(argv)
     except (app.UsageError, tree_limits.TreeTooLarge) as error:
       print(f"error: {error}", file=sys.stderr)
