@@ -6,6 +6,8 @@ Prints |H| (all histories: root, chance, decision and terminal nodes), |I| per p
 (information sets where that player acts), Δu (max - min utility of player 0), max |A|,
 the maximum depth and how long the count took. Works for stock OpenSpiel games too;
 simultaneous-move games are counted in their turn-based version with --turn_based.
+A game past --max_histories (default: the generic extraction's memory limit,
+tree_limits) is refused, far larger ones at a million histories.
 """
 
 from absl import app
@@ -15,6 +17,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.tree import tree_limits
 from ggp_cr.algorithms.tree.game_size import game_size
 from ggp_cr.examples import cli
 
@@ -26,6 +29,9 @@ _TURN_BASED = flags.DEFINE_bool(
     "(pyspiel.convert_to_turn_based); a sequential game is counted as it is.")
 _PROGRESS_EVERY = flags.DEFINE_integer(
     "progress_every", 1_000_000, "Print progress every this many histories (0: never).")
+_MAX_HISTORIES = flags.DEFINE_integer(
+    "max_histories", None, "Refuse games with more histories (default: the generic "
+    "extraction's limit, a share of available memory).", lower_bound=1)
 
 
 def load(game_string, turn_based):
@@ -48,7 +54,9 @@ def main(argv):
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   game = load(_GAME.value, _TURN_BASED.value)
   try:
-    size = game_size(game, progress_every=_PROGRESS_EVERY.value)
+    limit = (tree_limits.nodes_limit(native=False) if _MAX_HISTORIES.value is None
+             else _MAX_HISTORIES.value)
+    size = game_size(game, progress_every=_PROGRESS_EVERY.value, max_histories=limit)
   except ValueError as error:
     raise app.UsageError(str(error)) from error
   print(f"game:      {game}")

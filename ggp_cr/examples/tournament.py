@@ -87,8 +87,9 @@ _LOAD_TREE = flags.DEFINE_bool(
     "load_tree", False,
     "Each worker loads the game's compiled tree before its first match, so that cr, oos "
     "and online_solving take their compiled path whatever the game's size (without it "
-    "they extract only games of at most 2,000,000 histories and play larger ones on "
-    "live states).")
+    "they extract only trees within the memory limit, and at most 2,000,000 histories "
+    "on the generic walk, and play larger ones on live states); a tree past the "
+    "memory limit (--tree_memory_share) is refused.")
 _CACHE_DIR = flags.DEFINE_string(
     "cache_dir", None,
     "Directory of compiled trees for --load_tree (implies it): read from there, or "

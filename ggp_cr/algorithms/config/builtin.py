@@ -445,8 +445,8 @@ registry.register_player(
 
 _CR_SOLVER_HELP = (
     "the subgame solver: vr_mccfr, mc_cfr, cfr+ or dl_cfr+ (each on the compiled tree "
-    "when the game's tree is loaded or has at most 2,000,000 histories, on live pyspiel "
-    "gadgets otherwise), or one of those registered solver strings with parameters, e.g. "
+    "when the game's tree is loaded or fits the memory limit, at most 2,000,000 "
+    "histories on the generic walk; on live pyspiel gadgets otherwise), or one of those registered solver strings with parameters, e.g. "
     "vr_mccfr(e=0.6,rm=rm+), cfr+(dl=3,ue=randomplayout(2)) (= dl_cfr+)")
 # Resolver settings a cr subgame-solver string may set, by registry parameter name.
 _CR_SAMPLING_SETTINGS = {"rm": "rm", "e": "e", "cse": "cse", "bl": "bl"}

@@ -171,8 +171,9 @@ class TreeLoading:
   `cache_dir` (extracted and saved there on the first run), or extracted in memory
   (cache_dir None). Players with a compiled and a live path (cr, oos,
   online_solving: compiled_tree.available_tree) then take the compiled one whatever
-  the game's size; without it they extract only games within their own histories
-  limit (2,000,000 by default), so at the thesis's sizes they would play live."""
+  the game's size; without it they extract only games within their own limit (by
+  default the memory limit, and 2,000,000 histories on the generic walk), else play
+  live. A tree past the memory limit (tree_limits) is refused: TreeTooLarge."""
   cache_dir: str | None = None
 
 

@@ -12,6 +12,7 @@ import importlib.metadata
 import inspect
 import os
 import re
+import sys
 import time
 import warnings
 
@@ -22,6 +23,7 @@ from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import cache_validation
 from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import generic_extraction
+from ggp_cr.algorithms.tree import tree_limits
 
 def check_game(game):
   """Raises ValueError unless `game` is two-player, sequential, zero-sum (or
@@ -76,11 +78,11 @@ def _cache_path(cache_dir, game):
   return os.path.join(cache_dir, f"{readable}-{digest.hexdigest()[:16]}.npz")
 
 
-TreeTooLarge = generic_extraction.TreeTooLarge
+TreeTooLarge = tree_limits.TreeTooLarge
 
 
 def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None,
-                 route="auto"):
+                 route="auto", memory_share=None):
   """Extracts the tree of `game` (a pyspiel game or game string) into a CompiledTree.
 
   `route` is "auto" (the game's native extractor if it has one, see
@@ -89,9 +91,9 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
   route, `workers` > 1 walks subtrees in that many processes (parallel_extraction),
   but only for a tree of more than PARALLEL_MIN_HISTORIES histories: a smaller one is
   walked serially (said when `progress`), starting the processes would cost more.
-  `max_nodes`: raise TreeTooLarge once the serial generic walk passes that many
-  histories (the native and parallel routes check the finished tree; a cached tree
-  is returned whatever its size).
+  `max_nodes` (default: tree_limits.nodes_limit of the route, a share of available
+  memory, `memory_share` if given): every route raises TreeTooLarge past that many
+  histories before allocating the tree (a cached tree is returned whatever its size).
 
   If `cache_dir` is given, the tree is read from / written to an npz file there keyed
   by the game string and the code defining the game's rules; an unreadable or mismatched file is reported (warning) and
@@ -119,18 +121,27 @@ def compile_game(game, cache_dir=None, progress=False, workers=1, max_nodes=None
       except ValueError as error:
         warnings.warn(f"Refusing the cached tree: {error} Rebuilding it.")
   start = time.time()
-  if native is not None:
-    tree = native(game)
-  elif workers > 1:
-    tree = _serially_if_small(game, game_string, progress, max_nodes, workers)
-    if tree is None:
-      tree = parallel_extraction.extract_parallel(game, workers, progress=progress)
-  else:
-    tree = generic_extraction.extract(game, game_string, progress, max_nodes)
-  if max_nodes is not None and tree.num_nodes > max_nodes:
-    raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
-  if progress:
-    print(f"  {tree} built in {time.time() - start:.1f} s", flush=True)
+  by_memory = max_nodes is None
+  if by_memory:
+    max_nodes = tree_limits.nodes_limit(native is not None, memory_share)
+  try:
+    tree_limits.refuse_at_sight(game, max_nodes)
+    if native is not None:
+      tree = native(game, max_nodes)
+    elif workers > 1:
+      tree = _serially_if_small(game, game_string, progress, max_nodes, workers)
+      if tree is None:
+        tree = parallel_extraction.extract_parallel(game, workers, progress=progress,
+                                                    max_nodes=max_nodes)
+    else:
+      tree = generic_extraction.extract(game, game_string, progress, max_nodes)
+  except TreeTooLarge as error:
+    if not by_memory:
+      raise
+    raise TreeTooLarge(f"{error} {tree_limits.memory_hint(memory_share)}") from None
+  if progress or tree.num_nodes > tree_limits.CHECK_AFTER:
+    print(f"  {tree} built in {time.time() - start:.1f} s", flush=True,
+          file=sys.stdout if progress else sys.stderr)
   if path is not None:
     tree.save(path)
   return tree
@@ -173,7 +184,7 @@ def _native_extractor(game, route):
 
 
 _in_process_cache = collections.OrderedDict()
-_refused = {}  # (game string, nodes limit) -> why available_tree refused it
+_refused = {}  # available_tree's (game string, limit arguments) -> why it refused
 _IN_PROCESS_CACHE_SIZE = 4
 
 
@@ -194,41 +205,68 @@ def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
   return tree
 
 
-# The largest tree `available_tree` extracts by default. Extraction walks about 0.1-0.5 M
-# histories a second on live states: the default keeps a first extraction within
-# seconds; cached trees of any size are used.
-COMPILED_NODES_LIMIT = 2_000_000
+# `available_tree`'s default limit: None, set by memory (tree_limits.nodes_limit);
+# a generic walk (live states, about 0.1-0.5 M histories a second) is also held to
+# GENERIC_WALK_LIMIT histories so that a first extraction stays within seconds. Native
+# extractors (tens of millions a second) and cached trees have no other limit.
+COMPILED_NODES_LIMIT = None
+GENERIC_WALK_LIMIT = 2_000_000
 
 
 def check_nodes_limit(nodes_limit):
-  """Raises ValueError unless `nodes_limit` is a non-negative integer."""
+  """Raises ValueError unless `nodes_limit` is None (set by memory) or a non-negative
+  integer."""
+  if nodes_limit is None:
+    return
   if isinstance(nodes_limit, bool) or not isinstance(nodes_limit, (int, np.integer)) \
       or nodes_limit < 0:
-    raise ValueError("compiled_nodes_limit must be a non-negative integer (histories); "
-                     f"got {nodes_limit!r}.")
+    raise ValueError("compiled_nodes_limit must be None (set by memory) or a "
+                     f"non-negative integer (histories); got {nodes_limit!r}.")
 
 
-def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None):
+def extraction_limit(game, nodes_limit=COMPILED_NODES_LIMIT, memory_share=None,
+                     memory=None):
+  """The most histories available_tree extracts for `game`: its route's memory limit
+  (tree_limits.nodes_limit with `memory_share` of `memory` bytes, defaults: the
+  process's share of available memory), at most `nodes_limit` if given, else at most
+  GENERIC_WALK_LIMIT on the generic route."""
+  check_nodes_limit(nodes_limit)
+  native = _native_extractor(game, "auto") is not None
+  limit = tree_limits.nodes_limit(native, memory_share, memory)
+  if nodes_limit is not None:
+    return min(limit, int(nodes_limit))
+  return limit if native else min(limit, GENERIC_WALK_LIMIT)
+
+
+def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
+                   memory_share=None, memory=None):
   """(tree, reason) when `game`'s compiled tree is in this process, in `cache_dir`, or
-  extractable within `nodes_limit` histories; else (None, why not; a refused
-  extraction is remembered in this process, not tried again). How the players
-  with a compiled and a live path pick one ("auto"): continual resolving, OOS and the
-  online solving player."""
+  extractable within extraction_limit(game, nodes_limit, memory_share, memory)
+  histories; else (None, why not: the size or its estimate and the limit; a refused
+  extraction is remembered in this process, not tried again). A tree far past the
+  limit is refused in about a second, before anything is allocated (tree_limits).
+  How the players with a compiled and a live path pick one ("auto"): continual
+  resolving, OOS and the online solving player."""
+  if isinstance(game, str):
+    game = pyspiel.load_game(game)
   check_nodes_limit(nodes_limit)
   source = tree_source(game, cache_dir)
-  refused = _refused.get((str(game), int(nodes_limit)))
+  request = (str(game), nodes_limit, memory_share, memory)
+  refused = _refused.get(request)
   if source is None and refused is not None:
     return None, refused
+  limit = None if source else extraction_limit(game, nodes_limit, memory_share, memory)
   try:
-    tree = cached_tree(game, cache_dir, max_nodes=None if source else int(nodes_limit))
+    tree = cached_tree(game, cache_dir, max_nodes=limit)
   except TreeTooLarge as error:
     refused = f"tree too large for the compiled path: {error}"
-    _refused[(str(game), int(nodes_limit))] = refused  # not extracted again
+    _refused[request] = refused  # not extracted again
     return None, refused
-  return tree, {"process": "tree compiled in this process",
-                "disk": "tree read from the cache"}.get(
-                    source, f"tree extracted ({tree.num_nodes:,} histories <= "
-                            f"{int(nodes_limit):,})")
+  if source == "process":
+    return tree, "tree compiled in this process"
+  if source == "disk":
+    return tree, "tree read from the cache"
+  return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,})"
 
 
 def tree_source(game, cache_dir=None):

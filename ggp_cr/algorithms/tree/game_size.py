@@ -10,6 +10,8 @@ import time
 
 import pyspiel
 
+from ggp_cr.algorithms.tree import tree_limits
+
 
 @dataclasses.dataclass
 class GameSize:
@@ -25,18 +27,22 @@ class GameSize:
     return dataclasses.asdict(self)
 
 
-def game_size(game, progress_every=0):
+def game_size(game, progress_every=0, max_histories=None):
   """Walks the whole tree of `game` and returns its GameSize.
 
   Works for any sequential pyspiel game whose players provide information state
   strings; simultaneous-move games must first be converted with
   `pyspiel.load_game_as_turn_based`. If `progress_every` > 0, prints a progress line
-  every that many histories.
+  every that many histories. Past `max_histories` raises tree_limits.TreeTooLarge,
+  before the walk or at tree_limits.CHECK_AFTER histories if the estimated size is far
+  larger (tree_limits).
   """
   if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
     raise ValueError(
         f"{game} is not sequential; convert it with pyspiel.load_game_as_turn_based.")
   start = time.time()
+  if max_histories is not None:
+    tree_limits.refuse_at_sight(game, max_histories)
   num_players = game.num_players()
   infosets = [set() for _ in range(num_players)]
   histories = 0
@@ -48,6 +54,12 @@ def game_size(game, progress_every=0):
   while stack:
     state, depth = stack.pop()
     histories += 1
+    if max_histories is not None and histories >= min(max_histories + 1,
+                                                      tree_limits.CHECK_AFTER):
+      if histories > max_histories:
+        raise tree_limits.too_large(str(game), max_histories, max_histories)
+      if histories == tree_limits.CHECK_AFTER:
+        tree_limits.refuse_if_far_larger(game, max_histories)
     if progress_every and histories % progress_every == 0:
       print(f"  ... {histories:,} histories after {time.time() - start:.1f} s", flush=True)
     max_depth = max(max_depth, depth)

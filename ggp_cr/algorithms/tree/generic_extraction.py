@@ -14,6 +14,7 @@ import pyspiel
 
 from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.tree import flat_tree
+from ggp_cr.algorithms.tree import tree_limits
 
 _PROGRESS_STEP = 65_536  # histories between progress-bar updates
 
@@ -21,8 +22,7 @@ _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
-class TreeTooLarge(ValueError):
-  """The game has more histories than the extraction's `max_nodes`."""
+TreeTooLarge = tree_limits.TreeTooLarge
 
 
 def game_utility_sum(game):
@@ -32,7 +32,8 @@ def game_utility_sum(game):
 
 
 def extract(game, game_string, progress, max_nodes=None):
-  """Depth-first walk recording each history once, then breadth-first renumbering."""
+  """Depth-first walk recording each history once, then breadth-first renumbering;
+  TreeTooLarge past `max_nodes` histories (see walk)."""
   utility_sum = game_utility_sum(game)
   walked = walk(game, game_string, utility_sum,
                  [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], progress,
@@ -41,7 +42,7 @@ def extract(game, game_string, progress, max_nodes=None):
 
 
 def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
-          frontier=None, max_nodes=None):
+          frontier=None, max_nodes=None, estimate=True):
   """Records every history below `roots` once, in depth-first preorder.
 
   `roots` yields (state, parent, action index, chance probability, depth, own last
@@ -51,7 +52,9 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   action index, chance probability, last slot of player 0, of player 1) is appended
   to `frontier` for each instead. Imperfect recall is detected when two histories of
   one infoset disagree on the player's previous (infoset, action) or on the legal
-  actions. Raises TreeTooLarge once more than `max_nodes` histories are recorded.
+  actions. Raises TreeTooLarge once more than `max_nodes` histories are recorded, or
+  at tree_limits.CHECK_AFTER histories if `estimate` and the game's estimated size
+  is far larger.
   Returns the preorder arrays and the per-infoset lists.
   """
   parents = array.array("i")
@@ -71,6 +74,7 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   interned_actions = {}
   num_slots = 0
   meter = progress_bars.bar(None, "history", "extracting", shown=bool(progress))
+  check_at = None if max_nodes is None else min(max_nodes + 1, tree_limits.CHECK_AFTER)
 
   # Frame: [state, actions, probs or None, next child, node, depth, slot base or -1,
   #         player, own last slot of player 0, of player 1].
@@ -126,8 +130,11 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
         stack.append([state, legal, None, 0, node, depth, infoset_offset[infoset],
                       player, last0, last1])
       node += 1
-      if max_nodes is not None and node > max_nodes:
-        raise TreeTooLarge(f"{game_string} has more than {max_nodes:,} histories.")
+      if check_at is not None and node >= check_at:
+        if node > max_nodes:
+          raise tree_limits.too_large(game_string, node, max_nodes)
+        if node == tree_limits.CHECK_AFTER and estimate:
+          tree_limits.refuse_if_far_larger(game, max_nodes)
       if node % _PROGRESS_STEP == 0:
         meter.update(_PROGRESS_STEP)
       # Next history in depth-first order.

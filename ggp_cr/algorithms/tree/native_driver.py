@@ -43,8 +43,9 @@ def _seen(game, mover, node, state, player, parent, infoset, action_index, inf_o
 
 
 @numba.njit(cache=True)
-def count(game, root_state, root_player, params, max_children, max_depth):
-  """Histories below a root, by a depth-first walk."""
+def count(game, root_state, root_player, params, max_children, max_depth, limit):
+  """Histories below a root, by a depth-first walk that stops once it passes `limit`
+  (then returns at most `limit` + max_children)."""
   state = np.zeros((max_depth + 1, max_children), np.int64)
   player = np.zeros((max_depth + 1, max_children), np.int64)
   utility = np.zeros(max_children)
@@ -55,7 +56,7 @@ def count(game, root_state, root_player, params, max_children, max_depth):
   num[0] = _children(game, root_state, root_player, params, state[0], player[0], utility, prob,
                     action)
   num_nodes, top = 1 + num[0], 0
-  while top >= 0:
+  while top >= 0 and num_nodes <= limit:
     i = position[top]
     if i == num[top]:
       top -= 1

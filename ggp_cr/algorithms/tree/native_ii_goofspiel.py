@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import tree_limits
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 _MAX_CARDS = 15  # four 15-bit masks and fields fit one int64
@@ -209,13 +210,16 @@ def _key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, fi
 
 
 @native_extraction.register("python_ii_goofspiel", supports)
-def extract(game):
-  """The CompiledTree of python_ii_goofspiel, any points_order and returns_type."""
+def extract(game, max_nodes=None):
+  """The CompiledTree of python_ii_goofspiel, any points_order and returns_type;
+  TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
   n = game.num_cards
   params, root_state, root_player = _setup(game)
   from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  num_nodes = native_driver.count(native_driver.II_GOOFSPIEL, root_state, root_player,
-                                  params, n, 3 * n + 1)
+  num_nodes = tree_limits.checked_count(
+      game, lambda cap: native_driver.count(native_driver.II_GOOFSPIEL, root_state,
+                                            root_player, params, n, 3 * n + 1, cap),
+      max_nodes)
   arrays, chance_prob, inf_seen = native_driver.fill(
       native_driver.II_GOOFSPIEL, num_nodes, root_state, root_player, params, n, False)
   keys = _key_list(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], 0)

@@ -10,6 +10,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import tree_limits
 from ggp_cr.games import latent_ttt
 
 _CELLS = 9
@@ -55,8 +56,9 @@ def _outcome(view0, view1, next_player, has_line, popcount):
 
 
 @numba.njit(cache=True)
-def _count(has_line, popcount):
-  """(histories, information sets, slots) by a depth-first walk."""
+def _count(has_line, popcount, limit):
+  """(histories, information sets, slots) by a depth-first walk that stops once the
+  histories pass `limit`."""
   view0 = np.zeros(12, np.int64)
   view1 = np.zeros(12, np.int64)
   player = np.zeros(12, np.int64)
@@ -64,7 +66,7 @@ def _count(has_line, popcount):
   any_decision = np.zeros(12, np.bool_)
   num_nodes, num_infosets, num_slots = 1, 1, _CELLS
   top = 0
-  while top >= 0:
+  while top >= 0 and num_nodes <= limit:
     p = player[top]
     own = view1[top] if p else view0[top]
     known = (own | own >> 9) & _ALL
@@ -211,9 +213,17 @@ def _other_keys(player, first_child, num_children, infoset, num_infosets):
 
 
 @native_extraction.register("python_latent_ttt")
-def extract(game):
-  """The CompiledTree of python_latent_ttt (no parameters)."""
-  num_nodes, num_infosets, num_slots = _count(_HAS_LINE, _POPCOUNT)
+def extract(game, max_nodes=None):
+  """The CompiledTree of python_latent_ttt (no parameters); TreeTooLarge past
+  `max_nodes` histories, before the tree is allocated."""
+  counts = []
+
+  def count(cap):
+    counts.append(_count(_HAS_LINE, _POPCOUNT, cap))
+    return counts[-1][0]
+
+  tree_limits.checked_count(game, count, max_nodes)
+  num_nodes, num_infosets, num_slots = counts[-1]
   return native_extraction.tree_from_filled(
       game, _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT))
 

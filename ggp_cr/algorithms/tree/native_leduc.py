@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import tree_limits
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 _FOLD, _CALL, _RAISE = 0, 1, 2
@@ -191,13 +192,16 @@ def _write_keys(game, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_act
 
 
 @native_extraction.register("python_leduc", supports)
-def extract(game):
-  """The CompiledTree of python_leduc, all six parameters (within `supports`)."""
+def extract(game, max_nodes=None):
+  """The CompiledTree of python_leduc, all six parameters (within `supports`);
+  TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
   from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
   params, root_state, max_children = _setup(game)
   max_depth = 3 + 2 * game.max_round_length
-  num_nodes = native_driver.count(native_driver.LEDUC, root_state, _CHANCE, params,
-                                  max_children, max_depth)
+  num_nodes = tree_limits.checked_count(
+      game, lambda cap: native_driver.count(native_driver.LEDUC, root_state, _CHANCE,
+                                            params, max_children, max_depth, cap),
+      max_nodes)
   arrays, chance_prob, inf_seen = native_driver.fill(
       native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children, True)
   keys, length = _write_keys(game, arrays[8], arrays[12], inf_seen, arrays[10],

@@ -10,18 +10,19 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import tree_limits
 
 _TERMINAL = -4
 
 
 @numba.njit(cache=True)
-def _count(neighbours, num_neighbours, start_monster, max_moves):
-  """Histories, by a depth-first walk."""
+def _count(neighbours, num_neighbours, start_monster, max_moves, limit):
+  """Histories, by a depth-first walk that stops once it passes `limit`."""
   cells = np.zeros((max_moves + 1, 2), np.int64)
   next_index = np.zeros(max_moves + 1, np.int64)
   cells[0, 1] = start_monster
   num_nodes, top = 1, 0
-  while top >= 0:
+  while top >= 0 and num_nodes <= limit:
     p = top & 1
     own = cells[top, p]
     i = next_index[top]
@@ -189,12 +190,15 @@ def _tables(game):
 
 
 @native_extraction.register("python_princess_monster")
-def extract(game):
-  """The CompiledTree of python_princess_monster, any max_turns, rows and cols."""
+def extract(game, max_nodes=None):
+  """The CompiledTree of python_princess_monster, any max_turns, rows and cols;
+  TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
   neighbours, num_neighbours, names, name_lengths = _tables(game)
   max_moves = 2 * game.max_turns
   start_monster = game.num_cells - 1
-  num_nodes = _count(neighbours, num_neighbours, start_monster, max_moves)
+  num_nodes = tree_limits.checked_count(
+      game, lambda cap: _count(neighbours, num_neighbours, start_monster, max_moves, cap),
+      max_nodes)
   filled = _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names,
                  name_lengths)
   return native_extraction.tree_from_filled(game, filled)

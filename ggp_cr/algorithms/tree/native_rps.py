@@ -7,14 +7,16 @@ information set "p1"), then n * n terminals; built with numpy.
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import tree_limits
 from ggp_cr.games import rps
 
 
 @native_extraction.register("python_rps")
-def extract(game):
-  """The CompiledTree of python_rps(n), any odd n >= 1."""
+def extract(game, max_nodes=None):
+  """The CompiledTree of python_rps(n), any odd n >= 1; TreeTooLarge past
+  `max_nodes` histories, before the tree is allocated."""
   n = game.n
-  num_nodes = 1 + n + n * n
+  num_nodes = tree_limits.checked_count(game, lambda cap: 1 + n + n * n, max_nodes)
   picks = np.arange(n)
   player = np.full(num_nodes, -4, np.int8)
   player[0], player[1:n + 1] = 0, 1

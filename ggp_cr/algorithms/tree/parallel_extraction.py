@@ -24,6 +24,7 @@ import pyspiel
 
 from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.tree import generic_extraction
+from ggp_cr.algorithms.tree import tree_limits
 
 # Runs of frontier entries per worker: enough for dynamic load balancing.
 _TASKS_PER_WORKER = 8
@@ -84,8 +85,9 @@ def _cut_depth(game, frontier_size):
 
 
 def _walk_run(task):
-  """Worker: the preorder walk of a run of frontier entries (generic_extraction.walk)."""
-  game_string, utility_sum, depth, entries = task
+  """Worker: the preorder walk of a run of frontier entries (generic_extraction.walk),
+  TreeTooLarge past `max_nodes` histories."""
+  game_string, utility_sum, depth, entries, max_nodes = task
   game = _worker_games.get(game_string)
   if game is None:
     try:
@@ -104,7 +106,8 @@ def _walk_run(task):
         state.apply_action(action)
       yield state, -1, action_index, prob, depth, last0, last1
 
-  return generic_extraction.walk(game, game_string, utility_sum, roots(), False)
+  return generic_extraction.walk(game, game_string, utility_sum, roots(), False,
+                                 max_nodes=max_nodes, estimate=False)
 
 
 def _external(slot):
@@ -195,14 +198,15 @@ class _Merger:
 
 
 def extract_parallel(game, workers, frontier_size=None, progress=False,
-                     keep_workers=False):
+                     keep_workers=False, max_nodes=None):
   """The CompiledTree of `game`, subtrees walked by `workers` processes.
 
   Equals generic_extraction's serial extraction array for array. `frontier_size` (default
   64 per worker) is the least number of histories at the cut depth; a tree without
   such a depth is extracted serially. `progress` shows a bar over the runs. The worker
   processes are stopped afterwards unless `keep_workers` (then `shutdown_pools` stops
-  them).
+  them). TreeTooLarge past `max_nodes` histories: at once if the estimated size is far
+  larger (tree_limits), else once the walked parts pass it.
   """
   check_workers(workers)
   game_string = str(game)
@@ -214,21 +218,25 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
     raise ValueError(f"Parallel extraction reloads the game from its string in each "
                      f"worker process, but {game_string!r} gives {reloaded}.")
   utility_sum = generic_extraction.game_utility_sum(game)
+  if max_nodes is not None:
+    tree_limits.refuse_if_far_larger(game, max_nodes)
   depth = _cut_depth(game, frontier_size or _FRONTIER_PER_WORKER * workers)
   if depth is None:
-    return generic_extraction.extract(game, game_string, progress)
+    return generic_extraction.extract(game, game_string, progress, max_nodes)
   pool = _pool(workers)  # the workers start up while the top is walked
   try:
     frontier = []
     merger = _Merger(game_string)
     merger.add(generic_extraction.walk(
         game, game_string, utility_sum,
-        [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False, depth, frontier))
+        [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False, depth, frontier,
+        max_nodes=max_nodes, estimate=False))
     num_tasks = min(len(frontier), _TASKS_PER_WORKER * workers)
     bounds = np.linspace(0, len(frontier), num_tasks + 1).round().astype(int).tolist()
     tasks = [(game_string, utility_sum, depth,
               [(history, action_index, prob, _external(last0), _external(last1))
-               for history, _, action_index, prob, last0, last1 in frontier[lo:hi]])
+               for history, _, action_index, prob, last0, last1 in frontier[lo:hi]],
+              max_nodes)
              for lo, hi in zip(bounds[:-1], bounds[1:])]
     root_parents = np.array([entry[1] for entry in frontier], dtype=np.int32)
     del frontier
@@ -238,6 +246,8 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
     with progress_bars.bar(num_tasks, "run", "extracting", shown=bool(progress)) as meter:
       for done, walked in enumerate(pool.imap(_walk_run, tasks), 1):
         merger.add(walked, root_parents[bounds[done - 1]:bounds[done]])
+        if max_nodes is not None and merger.num_nodes > max_nodes:
+          raise tree_limits.too_large(game_string, merger.num_nodes, max_nodes)
         meter.update()
   except BaseException:
     _stop_pool(workers)
