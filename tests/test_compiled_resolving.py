@@ -12,15 +12,16 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.config import limits
-from ggp_cr.algorithms.resolving import compiled_resolving
-from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import subgame_budget
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
-from ggp_cr.algorithms.resolving import warm_start
+from ggp_cr.algorithms.resolving import move_budget
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.compiled import warm_start
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 
@@ -50,14 +51,14 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
   the bot's); returns the number of subgames resolved."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   variant = config.variant
   rng = np.random.default_rng(1)
   resolved = 0
   for match in range(matches):
     player = match % 2
-    live = cr.Resolver(tracing.Problem(game, player), config, seed=match)
-    ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
+    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=match)
+    ours = compiled_resolver.CompiledResolver.whole_game(tree, keys, player,
                                                           config.use_cbr, config,
                                                           seed=match)
     for _ in range(iterations[0]):
@@ -71,13 +72,13 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
         seed = 100 * match + resolved
         try:
           gadget, profile, info = live.next_subgame(key, variant)
-        except cr.CannotResolve:
-          with pytest.raises(cr.CannotResolve):
+        except protocol.CannotResolve:
+          with pytest.raises(protocol.CannotResolve):
             ours.next_subgame(infoset, variant, seed=seed)
         else:
           ours, our_info = ours.next_subgame(infoset, variant, seed=seed)
           assert our_info["variant"] == info["variant"]
-          live = cr.Resolver(tracing.Problem(game, player, gadget), config, seed=seed,
+          live = live_resolver.Resolver(live_trace.Problem(game, player, gadget), config, seed=seed,
                              trunk=profile,
                              warm=live if config.keep_solver_data else None)
           for _ in range(iterations[1]):
@@ -91,45 +92,45 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
 
 
 @pytest.mark.parametrize("use_cbr", [False, True])
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_random_matches_resolve_as_the_live_path(game_string, variant, use_cbr,
                                                  subgame_view):
   """CFR+: the compiled resolver plays as the live one (_resolve_along_random_matches),
   with later subgames copied or solved in place."""
-  config = cr.ResolverConfig(solver="cfr+", variant=variant, use_cbr=use_cbr)
+  config = settings.ResolverConfig(solver="cfr+", variant=variant, use_cbr=use_cbr)
   copied = []
-  original = compiled_resolving.subgame_view
+  original = compiled_resolver.subgame_view
 
   def spy(*args, **kwargs):
     view, how = original(*args, **kwargs)
     copied.append("small" in how)
     return view, how
 
-  compiled_resolving.subgame_view = spy
+  compiled_resolver.subgame_view = spy
   try:
     assert _resolve_along_random_matches(game_string, config) > 0
   finally:
-    compiled_resolving.subgame_view = original
+    compiled_resolver.subgame_view = original
   assert set(copied) == {subgame_view == "copied"}
 
 
 @pytest.mark.parametrize("depth_limit,playouts", [(2, 1), (3, 2)])
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_depth_limited_cfr_plus_resolves_as_the_live_path(game_string, variant,
                                                           depth_limit, playouts):
   """dl_cfr+ ([S] §3.3.2, §5.2.3, App. A.5): the compiled resolver (depth-limited
   CFR+ on copied gadget views) draws the same random playouts as the live path and
   plays the same strategies to 1e-9, with the same next-subgame inputs."""
-  config = cr.ResolverConfig(solver="dl_cfr+", variant=variant,
+  config = settings.ResolverConfig(solver="dl_cfr+", variant=variant,
                              depth_limit=depth_limit, playouts=playouts)
   assert _resolve_along_random_matches(game_string, config) > 0
 
 def test_run_keeps_iteration_and_time_budgets():
   tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
-  keys = compiled_subgames.StateKeys.build(tree)
-  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  keys = subgame_trace.StateKeys.build(tree)
+  resolver = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
   assert resolver.run(limits.Limit(iterations=3), time.perf_counter()) == 3
   assert resolver.iterations == 3 and resolver.estimates.iterations == 3
   start = time.perf_counter()
@@ -147,17 +148,17 @@ def test_kept_solver_data_resolves_as_the_live_path(game_string, variant, solver
   starts from the last subgame's tables and iteration count
   (warm_start.carry_over) and plays as the live path's warm-started solver to 1e-9,
   later subgames copied or (CFR+) solved in place."""
-  config = cr.ResolverConfig(solver=solver, variant=variant, keep_solver_data=True,
+  config = settings.ResolverConfig(solver=solver, variant=variant, keep_solver_data=True,
                              depth_limit=2)
   assert _resolve_along_random_matches(game_string, config, iterations=(5, 3)) > 0
 
 
 def test_solver_data_carry_over_between_solvers_of_one_kind_only():
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   full_width, sampling = (
-      compiled_resolving.CompiledResolver.whole_game(
-          tree, keys, 0, config=cr.ResolverConfig(solver=solver), seed=0)
+      compiled_resolver.CompiledResolver.whole_game(
+          tree, keys, 0, config=settings.ResolverConfig(solver=solver), seed=0)
       for solver in ("cfr+", "vr_mccfr"))
   with pytest.raises(ValueError, match="one kind only"):
     warm_start.carry_over(full_width.view, sampling.view)
@@ -312,18 +313,18 @@ def test_the_per_node_estimate_is_the_median_preplay_iteration(monkeypatch):
   tree = compiled_tree.cached_tree(game)
   bot._budget.from_trunk([0.07, 0.023, 0.023, 0.024], None, tree.num_nodes)  # pylint: disable=protected-access
   assert bot._budget.seconds_per_node == pytest.approx(  # pylint: disable=protected-access
-      subgame_budget.VIEW_SLOWDOWN * 0.0235 / tree.num_nodes)
+      move_budget.VIEW_SLOWDOWN * 0.0235 / tree.num_nodes)
 
 
 def test_a_subgame_too_large_for_the_budget_is_not_built():
   """Fallback: the bot keeps its current solve, and the record says so."""
   game = pyspiel.load_game(GAMES[1])
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  resolver = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  keys = subgame_trace.StateKeys.build(tree)
+  resolver = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
   resolver.iterate(5)
   infoset = int(resolver.trace.own_infosets[0])
-  with pytest.raises(cr.CannotResolve, match="nodes, more than"):
+  with pytest.raises(protocol.CannotResolve, match="nodes, more than"):
     resolver.next_subgame(infoset, "resolve", max_nodes=1)
   _, info = resolver.next_subgame(infoset, "resolve", max_nodes=tree.num_nodes)
   assert 0 < info["subgame_nodes"] <= tree.num_nodes
@@ -338,7 +339,7 @@ def test_a_refusal_with_no_iteration_left_estimates_from_the_average(monkeypatch
   """When no iteration of the current solve would run in the rest of the move, the
   refusal's decision makes the pass of the average strategy (the record says so)."""
   game = pyspiel.load_game(GAMES[1])
-  monkeypatch.setattr(cr, "_RUN_MARGIN", 1e9)  # no iteration starts in a move
+  monkeypatch.setattr(protocol, "_RUN_MARGIN", 1e9)  # no iteration starts in a move
   record = _second_decision(game, 1.0)
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert record["iterations"] == 0
@@ -351,7 +352,7 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
   left of the move: the bot keeps its current solve; with time left it switches and
   the decision runs the first iteration."""
   game = pyspiel.load_game(GAMES[1])
-  monkeypatch.setattr(subgame_budget, "RESOLVE_SHARE", 1e9)
+  monkeypatch.setattr(move_budget, "RESOLVE_SHARE", 1e9)
   record = _second_decision(game, 1.0)
   assert record["enters_new_subgame"] and not record["new_subgame"]
   assert "would not fit" in record["fallback"]
@@ -364,8 +365,8 @@ def _first_subgame(player):
   of the whole game and 5 of its own."""
   game = pyspiel.load_game(GAMES[3])
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
   whole.iterate(5)
   current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
   current.iterate(5)
@@ -396,7 +397,7 @@ def test_the_average_pass_ahead_gives_the_same_next_inputs(player):
       try:
         built, info = current.next_subgame(infoset, "resolve")
         outcomes.append((built.view.w, built.view.cbv, info["after_refused"]))
-      except cr.CannotResolve as error:
+      except protocol.CannotResolve as error:
         outcomes.append(str(error))
     if isinstance(outcomes[0], str):
       assert outcomes[0] == outcomes[1]
@@ -426,8 +427,8 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
   was built ahead; the unsafe gadget is not built ahead."""
   def whole_game():  # small Leduc's, after 5 iterations: several next subgames
     tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
-    whole = compiled_resolving.CompiledResolver.whole_game(
-        tree, compiled_subgames.StateKeys.build(tree), player)
+    whole = compiled_resolver.CompiledResolver.whole_game(
+        tree, subgame_trace.StateKeys.build(tree), player)
     whole.iterate(5)
     return whole
 
@@ -438,7 +439,7 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
     groups.setdefault(int(plain.trace.group_roots(infoset)[0]), []).append(infoset)
   assert len(groups) > 1
   def no_time(built, nodes):
-    raise cr.CannotResolve("the first iteration would not fit")
+    raise protocol.CannotResolve("the first iteration would not fit")
 
   for n, (group, infosets) in enumerate(groups.items()):
     assert plain.trace.own_infosets_of_groups([group])[0] in infosets
@@ -454,7 +455,7 @@ def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
     for current in (plain, ahead):
       try:
         built, info = current.next_subgame(infosets[0], variant)
-      except cr.CannotResolve as error:
+      except protocol.CannotResolve as error:
         outcomes.append(str(error))
         continue
       if not info.get("iterations_ahead"):
@@ -487,13 +488,13 @@ def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
   subgame set up ahead whose first iteration did not fit reports none
   (`iterations_ahead` 0, so the decision runs it), one that ran it reports one."""
   tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
-  keys = compiled_subgames.StateKeys.build(tree)
-  config = cr.ResolverConfig(solver="cfr+", keep_solver_data=True)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0, config=config)
+  keys = subgame_trace.StateKeys.build(tree)
+  config = settings.ResolverConfig(solver="cfr+", keep_solver_data=True)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0, config=config)
   whole.iterate(5)
 
   def no_time(built, nodes):
-    raise cr.CannotResolve("the first iteration would not fit")
+    raise protocol.CannotResolve("the first iteration would not fit")
 
   infosets = whole.trace.own_infosets.tolist()
   groups = {int(whole.trace.group_roots(i)[0]): i for i in infosets}
@@ -513,10 +514,10 @@ def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
   bot's action at its infoset (as climbing from each next root finds), none built
   ahead, likeliest first (the sum of w times o's reach over those roots)."""
   tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   checked = 0
   for player in (0, 1):
-    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
     assert whole.ahead_candidates(0, 0) == []  # no iteration: no estimates yet
     whole.iterate(3)
     trace = whole.trace
@@ -569,16 +570,16 @@ def test_next_groups_below_sum_every_root_of_the_groups_below_the_infoset(game_s
   same as climbs to the root), each with all of its next roots' count, trace steps
   and subtree nodes; at the whole game and in a later subgame."""
   tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   checked = 0
   for player in (0, 1):
-    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
     whole.iterate(2)
     resolvers = [whole]
     if len(whole.trace.own_infosets):
       later, _ = whole.next_subgame(int(whole.trace.own_infosets[-1]), "resolve")
       resolvers.append(later)
-    steps = compiled_subgames.trace_steps(tree, player)
+    steps = subgame_trace.trace_steps(tree, player)
     for current in resolvers:
       trace = current.trace
       met = set()  # the player's infosets above the next roots
@@ -616,32 +617,32 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   ahead_candidates leaves them out; nothing when there is no time to estimate or
   the reserve would not fit."""
   tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
-  keys = compiled_subgames.StateKeys.build(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
   whole.iterate(3)
-  budget = subgame_budget.SubgameBudget(sampling=False)
+  budget = move_budget.SubgameBudget(sampling=False)
   infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
                  and len(whole.next_groups_below(i)["group"]))
   groups = whole.next_groups_below(infoset)
-  setup = subgame_budget.setup_seconds(groups["roots"], groups["walked"],
+  setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
                                        groups["found"])
   far = time.perf_counter() + 100.0
   assert budget.plan_ahead(whole, infoset, 100.0, far) == (0.0, set())
   reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all late
   assert skipped == set() and reserve == pytest.approx(
       whole.ahead_candidates_seconds() +
-      subgame_budget.FIRST_ITERATION_MARGIN * setup.max())
+      move_budget.FIRST_ITERATION_MARGIN * setup.max())
   assert budget.plan_ahead(whole, infoset, 1.0, time.perf_counter() - 1.0) == (0.0,
                                                                                 None)
   assert budget.plan_ahead(types.SimpleNamespace(), infoset, None, far) == (0.0, None)
-  monkeypatch.setattr(subgame_budget, "AHEAD_RESERVE_SHARE", 1e9)  # none late
+  monkeypatch.setattr(move_budget, "AHEAD_RESERVE_SHARE", 1e9)  # none late
   reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all costly
   assert reserve == 0.0 and skipped == set(groups["group"].tolist())
   action = next(a for a in range(int(tree.infoset_num_actions[infoset]))
                 if whole.ahead_candidates(infoset, a))
   assert whole.ahead_candidates(infoset, action, skipped=skipped) == []
   monkeypatch.undo()
-  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 10.0)
+  monkeypatch.setattr(move_budget, "SETUP_SECONDS", 10.0)
   deadline = time.perf_counter() + 11.0  # time to estimate, not for the reserve
   assert budget.plan_ahead(whole, infoset, 1e-9, deadline) == (0.0, set())
 
@@ -652,7 +653,7 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   them); the next decision enters one without building it and says so; with
   build_ahead=False it builds at the decision; iteration budgets build nothing."""
   game = pyspiel.load_game("kuhn_poker")
-  monkeypatch.setattr(cr, "_RUN_MARGIN", 1e6)  # one iteration a run, then none
+  monkeypatch.setattr(protocol, "_RUN_MARGIN", 1e6)  # one iteration a run, then none
 
   def second_decision(**kwargs):
     for seed in range(40):
@@ -681,7 +682,7 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   first, second = second_decision(preplay="5it", move="5it")
   assert "built_ahead" not in first and "iterations_ahead" not in second
   # Every next subgame late: the first decision reserves time, and builds ahead.
-  monkeypatch.setattr(subgame_budget, "AHEAD_RESERVE_SHARE", 0.0)
+  monkeypatch.setattr(move_budget, "AHEAD_RESERVE_SHARE", 0.0)
   first, second = second_decision(preplay="0.3s", move="0.3s")
   assert first["ahead_reserve_seconds"] > 0 and len(first["built_ahead"]) == 1
   assert second["iterations_ahead"] == 1
@@ -691,7 +692,7 @@ def _slow_check(self, stage):
   """SetupClock.check of a setup found running at 3 times its estimate."""
   del stage
   self.pace = 3.0
-  raise cr.CannotResolve("forced")
+  raise protocol.CannotResolve("forced")
 
 
 @pytest.mark.parametrize("player", [0, 1])
@@ -702,19 +703,19 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   current = _first_subgame(player)
   refused = int(current.trace.own_infosets[0])
   resolved, _ = current.next_subgame(refused, "resolve")  # what a build would trace
-  with pytest.raises(cr.CannotResolve, match="nodes, more than"):
+  with pytest.raises(protocol.CannotResolve, match="nodes, more than"):
     current.next_subgame(refused, "resolve", max_nodes=1)
   trace = current.trace
   assert not current.defer(refused, max_roots=0) and current.trace is trace
   # The estimate counts every root, whatever the trace below them finds.
   group = len(trace.group_roots(refused))
-  monkeypatch.setattr(subgame_budget, "TRACE_SECONDS_PER_WALKED", 0.0)
-  monkeypatch.setattr(subgame_budget, "TRACE_SECONDS_PER_FOUND", 0.0)
-  monkeypatch.setattr(subgame_budget, "DEFER_SECONDS_PER_ROOT", 1.0)
+  monkeypatch.setattr(move_budget, "TRACE_SECONDS_PER_WALKED", 0.0)
+  monkeypatch.setattr(move_budget, "TRACE_SECONDS_PER_FOUND", 0.0)
+  monkeypatch.setattr(move_budget, "DEFER_SECONDS_PER_ROOT", 1.0)
   assert not current.defer(refused, max_seconds=group - 0.5) and current.trace is trace
   # ... at the pace of the refused setup, if it was given up running slow.
-  monkeypatch.setattr(subgame_budget.SetupClock, "check", _slow_check)
-  with pytest.raises(cr.CannotResolve, match="forced"):
+  monkeypatch.setattr(move_budget.SetupClock, "check", _slow_check)
+  with pytest.raises(protocol.CannotResolve, match="forced"):
     current.next_subgame(refused, "resolve", deadline=time.perf_counter() + 1e6)
   assert not current.defer(refused, max_seconds=2 * group + 0.5)
   assert current.defer(refused, max_seconds=3 * group + 0.5)
@@ -730,21 +731,21 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   np.testing.assert_array_equal(current.view.whole_nodes(local),
                                 current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
-  with pytest.raises(cr.CannotResolve, match="would not fit the move"):
+  with pytest.raises(protocol.CannotResolve, match="would not fit the move"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
-  with pytest.raises(cr.CannotResolve, match="would not fit the move"):
+  with pytest.raises(protocol.CannotResolve, match="would not fit the move"):
     # The setup fits, but not with the first iteration's time kept free after it.
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
                          first_iteration_seconds=lambda nodes, next_roots: 10.0 * nodes)
   # The pass of the average would not fit (its estimate, a second a node).
-  monkeypatch.setattr(subgame_budget, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
-  with pytest.raises(cr.CannotResolve, match="no iterations"):
+  monkeypatch.setattr(move_budget, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
+  with pytest.raises(protocol.CannotResolve, match="no iterations"):
     current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
   monkeypatch.undo()
   for infoset in current.trace.own_infosets.tolist():  # one pass of the average
     try:
       _, info = current.next_subgame(infoset, "resolve")
-    except cr.CannotResolve as error:
+    except protocol.CannotResolve as error:
       assert "zero" in str(error)
       continue
     assert "average strategy" in info["after_refused"]
@@ -756,7 +757,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   for infoset in current.trace.own_infosets.tolist():
     try:
       nxt, info = current.next_subgame(infoset, "resolve")
-    except cr.CannotResolve as error:
+    except protocol.CannotResolve as error:
       assert "zero" in str(error)
       continue
     entered += 1
@@ -765,7 +766,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   assert entered > 0
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES[1:])
 def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
   """A subgame built but refused (its first iteration would not fit) is not traced
@@ -773,16 +774,16 @@ def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
   (max_margin orders its roots by choice: the indices are mapped back)."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_resolving.state_keys(tree)
+  keys = compiled_resolver.state_keys(tree)
   compared = 0
 
   def second_subgame(player):
-    whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player)
+    whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
     whole.iterate(5)
     for infoset in whole.trace.own_infosets.tolist():
       try:
         current, _ = whole.next_subgame(infoset, "resolve")
-      except cr.CannotResolve:
+      except protocol.CannotResolve:
         continue
       if current.trace.num_next_roots:
         current.iterate(5)
@@ -796,7 +797,7 @@ def test_defer_reuses_the_refused_resolvers_trace(game_string, variant):
     for infoset in current.trace.own_infosets.tolist():
       try:
         built, _ = current.next_subgame(infoset, variant)
-      except cr.CannotResolve:
+      except protocol.CannotResolve:
         continue
       fresh = second_subgame(player)
       assert fresh.defer(infoset)
@@ -819,17 +820,17 @@ def test_the_bot_resolves_again_after_a_refused_subgame(monkeypatch, solver,
                                                         subgame_view):
   """In each match the bot's first new subgame is refused; later ones are resolved,
   and the records say which strategy was played."""
-  original = compiled_resolving.CompiledResolver.next_subgame
+  original = compiled_resolver.CompiledResolver.next_subgame
   refused = set()
   bot = None  # The bot's warm-up on Kuhn poker is not refused.
 
   def refuse_first(self, infoset, *args, **kwargs):
     if bot is not None and bot._matches not in refused:  # pylint: disable=protected-access
       refused.add(bot._matches)  # pylint: disable=protected-access
-      raise cr.CannotResolve("refused by the test")
+      raise protocol.CannotResolve("refused by the test")
     return original(self, infoset, *args, **kwargs)
 
-  monkeypatch.setattr(compiled_resolving.CompiledResolver, "next_subgame",
+  monkeypatch.setattr(compiled_resolver.CompiledResolver, "next_subgame",
                       refuse_first)
   rng = np.random.default_rng(0)
   later = 0
@@ -872,19 +873,19 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
   the deadline 110 ms after the start (the test before the setup passes: 100 ms)."""
   fake = _FakeClock()
   stages = {"inputs": 0.01, "plan": 0.02, "solver": 0.03, "trace": 0.02}
-  clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
+  clock = move_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
   fake.now += 0.005  # ahead of schedule: not credited, and no test fails
   clock.check("inputs")
   fake.now += 0.06  # 65 ms to the solver (60 estimated): 20 * 65/60 + 20 fits in 45
   clock.check("solver")
-  clock = subgame_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
+  clock = move_budget.SetupClock(stages, fake.now + 0.11, 0.02, now=fake)
   fake.now += 0.02  # twice the inputs' estimate: 20 + 2 * 70 + 20 > 110 ms
-  with pytest.raises(cr.CannotResolve, match=r"took 20 ms to its inputs \(estimated "
+  with pytest.raises(protocol.CannotResolve, match=r"took 20 ms to its inputs \(estimated "
                      r"10 ms\); the rest at that pace \(about 140 ms\)"):
     clock.check("inputs")
   # Time spent in `excluding` is left out of the pace (not out of the deadline):
   # 59 ms to the inputs, 50 of them excluded, fit 70 + 20 in the 101 ms left.
-  clock = subgame_budget.SetupClock(stages, fake.now + 0.16, 0.02, now=fake)
+  clock = move_budget.SetupClock(stages, fake.now + 0.16, 0.02, now=fake)
 
   def slow_exact_values():
     fake.now += 0.05
@@ -895,34 +896,34 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
   clock.check("inputs")
   # Nothing left to do and no reserve: nothing is tested, however late.
   stages = {"inputs": 0.01, "plan": 0.05, "solver": 0.01, "trace": 0.0}
-  clock = subgame_budget.SetupClock(stages, fake.now + 0.001, now=fake)
+  clock = move_budget.SetupClock(stages, fake.now + 0.001, now=fake)
   fake.now += 1.0
   clock.check("solver")
-  with pytest.raises(cr.CannotResolve):
-    subgame_budget.SetupClock(stages, fake.now + 0.001, 0.01, now=fake).check("solver")
+  with pytest.raises(protocol.CannotResolve):
+    move_budget.SetupClock(stages, fake.now + 0.001, 0.01, now=fake).check("solver")
 
 
 def test_setup_stages_sum_to_the_setup_estimate():
   roots, walked, found = np.array([10, 95_536, 542_592]), np.array([0, 5e5, 0]), \
       np.array([0, 542_592, 0])
   for sampling in (False, True):
-    stages = subgame_budget.setup_stages(roots, walked, found, sampling)
-    np.testing.assert_allclose(sum(stages.values()), subgame_budget.setup_seconds(
+    stages = move_budget.setup_stages(roots, walked, found, sampling)
+    np.testing.assert_allclose(sum(stages.values()), move_budget.setup_seconds(
         roots, walked, found, sampling))
     assert all((np.asarray(stage) >= 0).all() for stage in stages.values())
   for sampling in (False, True):
-    stages = subgame_budget.setup_stages(roots, walked, found, sampling)
+    stages = move_budget.setup_stages(roots, walked, found, sampling)
     np.testing.assert_allclose(stages["plan"],
-                               subgame_budget.PLAN_SECONDS_PER_ROOT * roots)
+                               move_budget.PLAN_SECONDS_PER_ROOT * roots)
     np.testing.assert_allclose(stages["trace"],
-                               subgame_budget.trace_seconds(walked, found))
+                               move_budget.trace_seconds(walked, found))
     # The order of _build: the sampler traces before it builds its structures.
     assert list(stages) == (["inputs", "plan", "trace", "solver"] if sampling else
                             ["inputs", "plan", "solver", "trace"])
   np.testing.assert_allclose(
-      subgame_budget.defer_seconds(roots, walked, found, sampling=True, pace=2.0),
-      2.0 * subgame_budget.SAMPLING_DEFER_SLOWDOWN *
-      subgame_budget.defer_seconds(roots, walked, found, pace=0.5))  # (pace >= 1)
+      move_budget.defer_seconds(roots, walked, found, sampling=True, pace=2.0),
+      2.0 * move_budget.SAMPLING_DEFER_SLOWDOWN *
+      move_budget.defer_seconds(roots, walked, found, pace=0.5))  # (pace >= 1)
 
 
 def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
@@ -931,36 +932,36 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   current = _first_subgame(0)
   infoset = int(current.trace.own_infosets[0])
   # A view estimated at 20 ms, whatever the subgame's size.
-  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS_PER_ROOT", 0.0)
-  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 0.004)
-  monkeypatch.setattr(subgame_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
+  monkeypatch.setattr(move_budget, "SETUP_SECONDS_PER_ROOT", 0.0)
+  monkeypatch.setattr(move_budget, "SETUP_SECONDS", 0.004)
+  monkeypatch.setattr(move_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
   views = []
-  original_view = compiled_resolving.subgame_view
+  original_view = compiled_resolver.subgame_view
 
   def counted_view(*args, **kwargs):
     views.append(1)
     return original_view(*args, **kwargs)
 
-  monkeypatch.setattr(compiled_resolving, "subgame_view", counted_view)
-  original_stages = subgame_budget.setup_stages
+  monkeypatch.setattr(compiled_resolver, "subgame_view", counted_view)
+  original_stages = move_budget.setup_stages
 
   def stages(*args, **kwargs):
     estimates = original_stages(*args, **kwargs)
     return dict(estimates, solver=estimates["solver"] + 0.02)
 
-  monkeypatch.setattr(subgame_budget, "setup_stages", stages)
+  monkeypatch.setattr(move_budget, "setup_stages", stages)
   built, _ = current.next_subgame(infoset, "resolve",
                                   deadline=time.perf_counter() + 0.5)
   assert views == [1] and built is not None
-  original_inputs = compiled_resolving.next_root_estimates.NextRootEstimates.inputs
+  original_inputs = compiled_resolver.next_root_estimates.NextRootEstimates.inputs
 
   def slow_inputs(self, *args, **kwargs):
     time.sleep(0.3)
     return original_inputs(self, *args, **kwargs)
 
-  monkeypatch.setattr(compiled_resolving.next_root_estimates.NextRootEstimates,
+  monkeypatch.setattr(compiled_resolver.next_root_estimates.NextRootEstimates,
                       "inputs", slow_inputs)
-  with pytest.raises(cr.CannotResolve, match="its setup took .* ms to its inputs"):
+  with pytest.raises(protocol.CannotResolve, match="its setup took .* ms to its inputs"):
     current.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5)
   assert views == [1]
 
@@ -987,32 +988,32 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   the move does not give it up while it still fits `late_deadline`."""
   game = pyspiel.load_game(GAMES[3])
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  config = cr.ResolverConfig(solver="vr_mccfr")
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0, config=config,
+  keys = subgame_trace.StateKeys.build(tree)
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0, config=config,
                                                          seed=0)
   whole.iterate(200)
   infoset = int(whole.trace.own_infosets[0])
-  monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)  # in place
-  monkeypatch.setattr(subgame_budget, "SETUP_SECONDS", 0.004)
-  monkeypatch.setattr(subgame_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
-  monkeypatch.setattr(subgame_budget, "PLAN_SECONDS_PER_ROOT", 0.0)
-  original_stages = subgame_budget.setup_stages
+  monkeypatch.setattr(compiled_resolver, "COPY_NODES_LIMIT", 0)  # in place
+  monkeypatch.setattr(move_budget, "SETUP_SECONDS", 0.004)
+  monkeypatch.setattr(move_budget, "INPUTS_SECONDS_PER_ROOT", 0.0)
+  monkeypatch.setattr(move_budget, "PLAN_SECONDS_PER_ROOT", 0.0)
+  original_stages = move_budget.setup_stages
 
   def stages(*args, **kwargs):  # the solver's stage estimated at 5 ms
     return dict(original_stages(*args, **kwargs), solver=0.005)
 
-  monkeypatch.setattr(subgame_budget, "setup_stages", stages)
-  samplers = _count_instances(monkeypatch, compiled_resolving.view_sampling,
+  monkeypatch.setattr(move_budget, "setup_stages", stages)
+  samplers = _count_instances(monkeypatch, compiled_resolver.view_sampling,
                               "InPlaceSampler")
-  original_plan = compiled_resolving.subgame_views.SubgameView._build
+  original_plan = compiled_resolver.in_place_view.SubgameView._build
   delay = []
 
   def slow_plan(self, first):
     time.sleep(sum(delay))
     return original_plan(self, first)
 
-  monkeypatch.setattr(compiled_resolving.subgame_views.SubgameView, "_build",
+  monkeypatch.setattr(compiled_resolver.in_place_view.SubgameView, "_build",
                       slow_plan)
   whole.next_subgame(infoset, "resolve", seed=1)  # (kernels loaded, untimed)
   del samplers[:]
@@ -1020,11 +1021,11 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   built, info = whole.next_subgame(infoset, "resolve", deadline=now + 0.5, seed=1)
   assert samplers == [1] and "view" not in info  # in place
   delay.append(0.3)  # the rest at about 76 times the pace: 0.38 s
-  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
+  with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
     whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5, seed=1)
   assert samplers == [1]
   delay[0] = 0.03  # about 9 times: 34 + 45 ms, past 60 ms, within 500
-  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
+  with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
     whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.06, seed=1)
   now = time.perf_counter()
   built, _ = whole.next_subgame(infoset, "resolve", deadline=now + 0.06, seed=1,
@@ -1032,24 +1033,24 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   assert samplers == [1, 1] and built is not None
   # The sampler's trace, slow: given up before its structures.
   delay[0] = 0.0
-  original_trace = compiled_subgames.trace_subgames
+  original_trace = subgame_trace.trace_subgames
 
   def slow_trace(*args, **kwargs):
     time.sleep(0.3)
     return original_trace(*args, **kwargs)
 
-  monkeypatch.setattr(compiled_subgames, "trace_subgames", slow_trace)
-  with pytest.raises(cr.CannotResolve, match="ms to its trace"):
+  monkeypatch.setattr(subgame_trace, "trace_subgames", slow_trace)
+  with pytest.raises(protocol.CannotResolve, match="ms to its trace"):
     whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.2, seed=1)
   assert samplers == [1, 1]
-  monkeypatch.setattr(compiled_subgames, "trace_subgames", original_trace)
+  monkeypatch.setattr(subgame_trace, "trace_subgames", original_trace)
   # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, 0)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
   whole.iterate(5)
-  made = _count_instances(monkeypatch, compiled_resolving.subgame_views,
+  made = _count_instances(monkeypatch, compiled_resolver.in_place_view,
                           "SubgameCFRPlus")
   delay[0] = 0.3
-  with pytest.raises(cr.CannotResolve, match="ms to its plan"):
+  with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
     whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
                        deadline=time.perf_counter() + 0.5)
   assert not made

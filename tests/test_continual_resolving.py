@@ -22,11 +22,12 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import continual_resolving as cr
-from ggp_cr.algorithms.resolving import resolver as resolver_lib
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
@@ -323,18 +324,18 @@ def test_time_budgets_run():
 def test_subgame_map_gives_the_augmented_closure_roots(game_string):
   """In these games (no observation refines a non-acting player's information state)
   the thesis's merged root sets are the roots of the smallest subgame closed under
-  augmented information sets (subgames.subgame_root_nodes)."""
+  augmented information sets (trunk_inputs.subgame_root_nodes)."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   compared = 0
   for player in (0, 1):
-    trace = tracing.Trace(tracing.Problem(game, player))
+    trace = live_trace.Trace(live_trace.Problem(game, player))
     for key in trace.subgame_map.own_keys():
       group = trace.subgame_map.roots(key)
       ours = sorted(tuple(trace.root_state(r).history()) for r in group)
       some_root = trace.root_state(trace.subgame_map.own_roots(key)[0])
-      nodes = subgames.subgame_root_nodes(tree, some_root.history())
-      states = subgames.node_states(tree, nodes)
+      nodes = trunk_inputs.subgame_root_nodes(tree, some_root.history())
+      states = trunk_inputs.node_states(tree, nodes)
       assert ours == sorted(tuple(states[n].history()) for n in nodes), key
       compared += 1
   assert compared > 0
@@ -356,9 +357,9 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
   roots equal the means over iterations of the exact self-play quantities."""
   game = pyspiel.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
-  config = resolver_lib.ResolverConfig(solver="cfr+")
-  problem = tracing.Problem(game, 0)
-  resolver = resolver_lib.Resolver(problem, config, seed=0)
+  config = settings.ResolverConfig(solver="cfr+")
+  problem = live_trace.Problem(game, 0)
+  resolver = live_resolver.Resolver(problem, config, seed=0)
   reference = cfr.CFRPlusSolver(tree)
   trace = resolver.trace
   iterations = 7
@@ -396,8 +397,8 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
 
 def test_sampling_reach_estimates_come_from_the_average_strategy():
   game = pyspiel.load_game("kuhn_poker")
-  problem = tracing.Problem(game, 0)
-  resolver = resolver_lib.Resolver(problem, resolver_lib.ResolverConfig(), seed=1)
+  problem = live_trace.Problem(game, 0)
+  resolver = live_resolver.Resolver(problem, settings.ResolverConfig(), seed=1)
   for _ in range(50):
     resolver.solver.iteration()
   trace = resolver.trace
@@ -565,7 +566,7 @@ def test_decision_keys_only_for_deterministic_compiled_decisions():
 
 def test_clones_share_the_subgame_views_arrays_not_the_solves(monkeypatch):
   # In place (this game's subgames are small enough to be copied otherwise).
-  monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
+  monkeypatch.setattr(compiled_resolver, "COPY_NODES_LIMIT", 0)
   game = pyspiel.load_game(SMALL_LEDUC)
   bot = cr.ContinualResolvingBot(game, 0, preplay="3it", move="2it", solver="cfr+")
   state = game.new_initial_state()
@@ -588,12 +589,12 @@ def test_the_warm_up_compiles_what_timed_cfr_plus_decisions_run():
   next-root estimates and the setup budget's trace counts were compiled inside the
   first timed decisions (a 0.13 s decision at a 0.1 s budget with a cold numba
   cache) while the warm-up ran only the sampling solver."""
-  from ggp_cr.algorithms.resolving import compiled_subgames  # pylint: disable=g-import-not-at-top
-  from ggp_cr.algorithms.resolving import next_root_estimates  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.resolving.subgames import subgame_trace  # pylint: disable=g-import-not-at-top
+  from ggp_cr.algorithms.resolving.compiled import next_root_estimates  # pylint: disable=g-import-not-at-top
   cr._WARM.clear()  # pylint: disable=protected-access
   cr._warm_up_full_width()  # pylint: disable=protected-access
   assert next_root_estimates._observe.signatures  # pylint: disable=protected-access
-  assert compiled_subgames._step_sums.signatures  # pylint: disable=protected-access
+  assert subgame_trace._step_sums.signatures  # pylint: disable=protected-access
 
 
 def test_the_warm_up_compiles_the_build_ahead_kernels_in_a_fresh_process():
@@ -602,13 +603,13 @@ def test_the_warm_up_compiles_the_build_ahead_kernels_in_a_fresh_process():
   decision: 1.53 s of a 1.1 s budget)."""
   code = (
       "from ggp_cr.algorithms.resolving import continual_resolving as cr\n"
-      "from ggp_cr.algorithms.resolving import compiled_subgames\n"
+      "from ggp_cr.algorithms.resolving.subgames import subgame_trace\n"
       "from ggp_cr.algorithms.tree import flat_tree\n"
       "assert not flat_tree.actions_below.signatures\n"
-      "assert not compiled_subgames._touched_group_sums.signatures\n"
+      "assert not subgame_trace._touched_group_sums.signatures\n"
       "cr._warm_up_full_width()\n"
       "assert flat_tree.actions_below.signatures\n"
-      "assert compiled_subgames._touched_group_sums.signatures\n")
+      "assert subgame_trace._touched_group_sums.signatures\n")
   result = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           text=True, timeout=600, check=False)
   assert result.returncode == 0, result.stderr[-2000:]

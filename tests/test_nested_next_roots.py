@@ -2,7 +2,7 @@
 collects a next root's values under every copy of it, as the live solver does.
 
 A subgame's roots are nested when one next root of a group lies below another of
-the same group; the copying view (gadget_views.GadgetView) then holds the inner
+the same group; the copying view (copied_view.GadgetView) then holds the inner
 root's subtree twice, and a next root below it has two copies. None of the
 package's games has such a group (test_the_package_games_have_no_nested_groups
 says why); tests/nested_roots_game.py is built to have them.
@@ -14,10 +14,11 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 import nested_roots_game
@@ -34,13 +35,13 @@ def _nested_groups(game_string, player, depth=2):
   """The number of next-root groups with a root below another root of the same
   group, over the traces of the whole game and `depth` - 1 levels of subgames."""
   tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   found = 0
   level = [np.zeros(1, dtype=np.int64)]
   for _ in range(depth):
     below = []
     for roots in level:
-      trace = compiled_subgames.trace_subgames(tree, keys, player, roots)
+      trace = subgame_trace.trace_subgames(tree, keys, player, roots)
       for group in np.unique(trace.group):
         nodes = trace.next_roots[trace.group == group]
         members = set(nodes.tolist())
@@ -87,12 +88,12 @@ def test_the_test_game_has_nested_groups():
 
 
 @pytest.mark.parametrize("solver", ["vr_mccfr", "mc_cfr"])
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 def test_nested_next_roots_are_sampled_as_the_live_solver(variant, solver):
   """Player 0's subgame with nested roots, copied, sampled with the live solver's
   seed: the same tables, and the same inputs of the next subgames, whose roots t
   lie below both nested roots (two copies each, both collected) to 1e-9."""
-  config = cr.ResolverConfig(solver=solver, variant=variant)
+  config = settings.ResolverConfig(solver=solver, variant=variant)
   game, live, ours = _both(NESTED, 0, config)
   live.solver.iterate(300)
   ours.iterate(300)
@@ -106,7 +107,7 @@ def test_nested_next_roots_are_sampled_as_the_live_solver(variant, solver):
     copies = _copies_of_next_roots(view.view)
     if not (copies > 1).any():
       continue
-    deeper = cr.Resolver(tracing.Problem(game, 0, live_inputs[2]), config, seed=11)
+    deeper = live_resolver.Resolver(live_trace.Problem(game, 0, live_inputs[2]), config, seed=11)
     deeper.solver.iterate(300)
     view.iterate(300)
     _assert_same_tables(deeper, view.view)

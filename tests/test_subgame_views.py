@@ -8,11 +8,11 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import subgame_views
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 from test_gadget_views import GAMES, _inputs, _subgames
 
@@ -20,14 +20,14 @@ ITERATIONS = 20
 
 
 def _both(tree, keys, player, roots, w, cbv, variant, opponent_reach):
-  copy = gadget_views.GadgetView(tree, keys, player, roots, w, cbv, variant,
+  copy = copied_view.GadgetView(tree, keys, player, roots, w, cbv, variant,
                                  opponent_reach)
-  view = subgame_views.SubgameView(tree, keys, player, roots, w, cbv, variant,
+  view = in_place_view.SubgameView(tree, keys, player, roots, w, cbv, variant,
                                    opponent_reach)
   return copy, view
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_subgame_view_equals_the_copying_view(game_string, variant):
   rng = np.random.default_rng(1)
@@ -75,8 +75,8 @@ def test_views_of_one_tree_can_be_solved_in_turns():
   views, alone = [], []
   for tree, keys, player, roots, trunk in subgames[:2]:
     w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-    views.append(subgame_views.SubgameView(tree, keys, player, roots, w, cbv))
-    single = subgame_views.SubgameView(tree, keys, player, roots, w, cbv)
+    views.append(in_place_view.SubgameView(tree, keys, player, roots, w, cbv))
+    single = in_place_view.SubgameView(tree, keys, player, roots, w, cbv)
     single.run(6)
     alone.append(single.average_slots())
   for _ in range(6):
@@ -88,10 +88,10 @@ def test_views_of_one_tree_can_be_solved_in_turns():
 
 def test_nested_roots_and_the_whole_game_are_refused():
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   child = int(tree.node_first_child[0])
-  with pytest.raises(subgame_views.NestedRoots, match="below another root"):
-    subgame_views.SubgameView(tree, keys, 0, [child, int(tree.node_first_child[child])],
+  with pytest.raises(in_place_view.NestedRoots, match="below another root"):
+    in_place_view.SubgameView(tree, keys, 0, [child, int(tree.node_first_child[child])],
                               [0.5, 0.5], variant="unsafe")
   with pytest.raises(ValueError, match="variant must be one of"):
-    subgame_views.SubgameView(tree, keys, 0, [0], [1.0], variant=None)
+    in_place_view.SubgameView(tree, keys, 0, [0], [1.0], variant=None)

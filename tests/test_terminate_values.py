@@ -10,7 +10,8 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.resolving import continual_resolving as cr
-from ggp_cr.algorithms.resolving import resolver as resolver_lib
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 
 GAME = "python_ii_goofspiel(num_cards=4)"
 
@@ -79,14 +80,14 @@ def test_second_resolve_scales_the_values_by_the_first_resolves_mass(solver, pat
 def test_terminate_scale_is_the_ratio_of_root_masses():
   """resolver.terminate_scale: 1 for CFR-D's values; the solve's root mass over its
   parent's for the thesis code's (the whole game's solve, mass 1 over 1: 1)."""
-  cfrd = resolver_lib.ResolverConfig()
-  ours = resolver_lib.ResolverConfig(terminate_values="cfrplayground")
-  assert resolver_lib.terminate_scale(cfrd, 2.5, 0.5) == 1.0
-  assert resolver_lib.terminate_scale(ours, 1.0, 1.0) == 1.0
-  assert resolver_lib.terminate_scale(ours, 2.5, 0.5) == 5.0
+  cfrd = settings.ResolverConfig()
+  ours = settings.ResolverConfig(terminate_values="cfrplayground")
+  assert gadget_prefix.terminate_scale(cfrd, 2.5, 0.5) == 1.0
+  assert gadget_prefix.terminate_scale(ours, 1.0, 1.0) == 1.0
+  assert gadget_prefix.terminate_scale(ours, 2.5, 0.5) == 5.0
   values = {"a": 1.0, "b": -0.5}
-  assert resolver_lib.scale_values(values, 1.0) is values
-  assert resolver_lib.scale_values(values, 2.0) == {"a": 2.0, "b": -1.0}
+  assert gadget_prefix.scale_values(values, 1.0) is values
+  assert gadget_prefix.scale_values(values, 2.0) == {"a": 2.0, "b": -1.0}
 
 
 @pytest.mark.parametrize("options, message", [

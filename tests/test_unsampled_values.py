@@ -10,9 +10,11 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.config import limits
-from ggp_cr.algorithms.resolving import resolver
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
@@ -31,24 +33,24 @@ def _margins(live, tree, trunk, key, monkeypatch, from_tree):
   solver = cfr.CFRPlusSolver(gadget.tree())
   for _ in range(100):
     solver.evaluate_and_update_policy()
-  combined = subgames.combine(tree, trunk, gadget, solver.average_strategy_slots())
-  before = subgames.opponent_root_values(tree, trunk, gadget.subgame)
-  return subgames.subgame_margin(tree, gadget.subgame, combined, before=before)
+  combined = trunk_inputs.combine(tree, trunk, gadget, solver.average_strategy_slots())
+  before = trunk_inputs.opponent_root_values(tree, trunk, gadget.subgame)
+  return trunk_inputs.subgame_margin(tree, gadget.subgame, combined, before=before)
 
 
 def test_tree_values_are_no_less_safe_than_the_minimum_utility(monkeypatch):
   game = pyspiel.load_game(SMALL_LEDUC)
   tree = compiled_tree.cached_tree(game)
-  config = resolver.ResolverConfig(solver="vr_mccfr")
+  config = settings.ResolverConfig(solver="vr_mccfr")
   ours, minimum = [], []
   for player in (0, 1):
-    live = resolver.Resolver(tracing.Problem(game, player), config, seed=3)
+    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=3)
     live.run(limits.Limit(iterations=30), 0.0)
     trunk = live.combined_profile(tree)
     for key in [k for k in tree.infoset_keys if k in live.trace.subgame_map]:
       try:
         margin = _margins(live, tree, trunk, key, monkeypatch, True)
-      except resolver.CannotResolve:
+      except protocol.CannotResolve:
         continue
       if margin is not None:
         ours.append(margin)
@@ -64,8 +66,8 @@ def test_tree_values_are_no_less_safe_than_the_minimum_utility(monkeypatch):
 
 def test_without_the_tree_unsampled_sets_get_the_minimum_utility(monkeypatch):
   game = pyspiel.load_game(SMALL_LEDUC)
-  live = resolver.Resolver(tracing.Problem(game, 1),
-                           resolver.ResolverConfig(solver="vr_mccfr"), seed=3)
+  live = live_resolver.Resolver(live_trace.Problem(game, 1),
+                           settings.ResolverConfig(solver="vr_mccfr"), seed=3)
   live.run(limits.Limit(iterations=5), 0.0)
   monkeypatch.setattr(compiled_tree, "tree_source", lambda *args, **kwargs: None)
   tree = compiled_tree.cached_tree(game)
@@ -73,7 +75,7 @@ def test_without_the_tree_unsampled_sets_get_the_minimum_utility(monkeypatch):
   for key in [k for k in tree.infoset_keys if k in live.trace.subgame_map]:
     try:
       gadget, _, info = live.next_subgame(key, "resolve")
-    except resolver.CannotResolve:
+    except protocol.CannotResolve:
       continue
     if info["unsampled_opponent_infosets"]:
       assert info["unsampled_from_tree"] == 0

@@ -11,17 +11,18 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.resolving import compiled_resolving
-from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import resolver as cr
-from ggp_cr.algorithms.resolving import subgame_views
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
-from ggp_cr.algorithms.resolving import view_sampling
-from ggp_cr.algorithms.resolving import view_solvers
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import view_sampling
+from ggp_cr.algorithms.resolving.compiled import view_solvers
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = ["kuhn_poker", "python_leduc(max_raises=1,cards_per_suit=3)",
@@ -52,11 +53,11 @@ def _assert_same_tables(live, view):
 
 def _inputs(resolver, own_key, variant):
   """{root node: (w, o's reach)} and {o's key string: CBV} of a next subgame."""
-  if isinstance(resolver, cr.Resolver):
+  if isinstance(resolver, live_resolver.Resolver):
     gadget, _, _ = resolver.next_subgame(own_key, variant)
     subgame = gadget.subgame
     tree = compiled_tree.cached_tree(subgame.game)
-    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
+    nodes = [trunk_inputs.history_node(tree, h) for h in subgame.root_histories]
     return (dict(zip(nodes, zip(subgame.reach.tolist(),
                                 subgame.opponent_reach.tolist()))),
             subgame.opponent_values, gadget)
@@ -86,20 +87,20 @@ def _both(game_string, player, config):
   """(game, live resolver, compiled resolver) of the whole game, same seed."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  live = cr.Resolver(tracing.Problem(game, player), config, seed=5)
-  ours = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
+  keys = subgame_trace.StateKeys.build(tree)
+  live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=5)
+  ours = compiled_resolver.CompiledResolver.whole_game(tree, keys, player,
                                                         config=config, seed=5)
   return game, live, ours
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
   """vr_mccfr (the thesis's candidate) at the whole game and one subgame deep: the
   same tables, the same next gadgets' inputs (w, o's reach, CBV per o key,
   unsampled keys valued from the tree at the whole game)."""
-  config = cr.ResolverConfig(solver="vr_mccfr", variant=variant)
+  config = settings.ResolverConfig(solver="vr_mccfr", variant=variant)
   compared = 0
   for player in (0, 1):
     game, live, ours = _both(game_string, player, config)
@@ -109,12 +110,12 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
     for own_key in live.trace.subgame_map.own_keys()[:2]:
       try:
         live_inputs = _inputs(live, own_key, variant)
-      except cr.CannotResolve:
+      except protocol.CannotResolve:
         continue
       our_inputs = _inputs(ours, own_key, variant)
       _assert_inputs_equal(our_inputs, live_inputs)
       # One level down: the live gadget and the view solved with the same seed.
-      deeper = cr.Resolver(tracing.Problem(game, player, live_inputs[2]), config,
+      deeper = live_resolver.Resolver(live_trace.Problem(game, player, live_inputs[2]), config,
                            seed=11)
       view = our_inputs[2]
       assert view.view.variant == our_inputs[3]["variant"]
@@ -134,7 +135,7 @@ def _compare_next_inputs(live, ours, own_keys):
   for own_key in own_keys:
     try:
       next_live = _inputs(live, own_key, "resolve")
-    except cr.CannotResolve:
+    except protocol.CannotResolve:
       continue
     _assert_inputs_equal(_inputs(ours, own_key, "resolve"), next_live)
     compared += 1
@@ -153,7 +154,7 @@ def _first_subgame(config, our_config):
   ours.config = our_config
   our_inputs = _inputs(ours, own_key, "resolve")
   _assert_inputs_equal(our_inputs, live_inputs)
-  deeper = cr.Resolver(tracing.Problem(game, 1, live_inputs[2]), config, seed=11)
+  deeper = live_resolver.Resolver(live_trace.Problem(game, 1, live_inputs[2]), config, seed=11)
   deeper.solver.iterate(ITERATIONS)
   our_inputs[2].iterate(ITERATIONS)
   return deeper, our_inputs[2]
@@ -162,7 +163,7 @@ def _first_subgame(config, our_config):
 @pytest.mark.parametrize("cfrd_aware", [True, False])
 def test_mc_cfr_and_the_plain_gate_equal_the_live_solver(cfrd_aware):
   """mc_cfr (no baseline), with and without CFR-D-aware sampling at the gate."""
-  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  config = settings.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
   live, ours = _first_subgame(config, config)
   _assert_same_tables(live, ours.view)
 
@@ -171,8 +172,8 @@ def test_the_comparison_tells_a_gate_that_is_not_cfrd_aware():
   """The equality above is no tautology: a compiled gadget sampled without the
   CFR-D-aware gate differs from the live solver with it."""
   live, ours = _first_subgame(
-      cr.ResolverConfig(solver="vr_mccfr"),
-      cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
+      settings.ResolverConfig(solver="vr_mccfr"),
+      settings.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   with pytest.raises(AssertionError):
     _assert_same_tables(live, ours.view)
 
@@ -226,8 +227,8 @@ def _copy_and_in_place(game_string, player, variant, config, own=0):
   subgame is refused or its roots are nested)."""
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_subgames.StateKeys.build(tree)
-  whole = compiled_resolving.CompiledResolver.whole_game(tree, keys, player,
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player,
                                                          config=config, seed=5)
   whole.iterate(ITERATIONS)
   infosets = whole.trace.own_infosets
@@ -235,7 +236,7 @@ def _copy_and_in_place(game_string, player, variant, config, own=0):
     return None
   try:
     built, _ = whole.next_subgame(int(infosets[own]), variant, seed=11)
-  except cr.CannotResolve:
+  except protocol.CannotResolve:
     return None
   copy = built.view
   assert isinstance(copy.solver, view_sampling.ViewSampler)
@@ -243,9 +244,9 @@ def _copy_and_in_place(game_string, player, variant, config, own=0):
                dict(zip(copy.infoset_keys.tolist(), copy.cbv.tolist())), copy.variant,
                copy.opponent_reach)
   try:
-    in_place = subgame_views.SubgameView(
+    in_place = in_place_view.SubgameView(
         *arguments, solver=view_solvers.sampler(config, 11))
-  except subgame_views.NestedRoots:
+  except in_place_view.NestedRoots:
     return None
   assert isinstance(in_place.solver, view_sampling.InPlaceSampler)
   return copy, in_place
@@ -291,14 +292,14 @@ def _assert_same_sampling(copy, in_place):
     np.testing.assert_allclose(theirs_means, ours_means, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string",
                          GAMES + ["python_princess_monster(max_turns=4)"])
 def test_in_place_sampling_equals_the_copy(game_string, variant):
   """vr_mccfr on a SubgameView (no copy) and on the copying view, same seed: the same
   tables at every subgame and gadget infoset, the same next-root estimates and the
   same next gadgets' inputs, for both players' first two next subgames."""
-  config = cr.ResolverConfig(solver="vr_mccfr", variant=variant)
+  config = settings.ResolverConfig(solver="vr_mccfr", variant=variant)
   compared = 0
   for player in (0, 1):
     for own in (0, 1):
@@ -309,12 +310,12 @@ def test_in_place_sampling_equals_the_copy(game_string, variant):
       copy.solver.run(ITERATIONS)
       in_place.solver.run(ITERATIONS)
       _assert_same_sampling(copy, in_place)
-      ours = compiled_resolving.CompiledResolver(copy, config=config)
-      theirs = compiled_resolving.CompiledResolver(in_place, config=config)
+      ours = compiled_resolver.CompiledResolver(copy, config=config)
+      theirs = compiled_resolver.CompiledResolver(in_place, config=config)
       for infoset in ours.trace.own_infosets[:2].tolist():
         try:
           expected = _inputs(ours, ours.view.whole.infoset_keys[infoset], "resolve")
-        except cr.CannotResolve:
+        except protocol.CannotResolve:
           continue
         _assert_inputs_equal(
             _inputs(theirs, theirs.view.whole.infoset_keys[infoset], "resolve"),
@@ -328,13 +329,13 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
   """The equality above is no tautology: an in-place sampler with the plain gate
   (not CFR-D-aware), doubled root weights w or other Terminate values than the
   copy's differs from it."""
-  config = cr.ResolverConfig(solver="vr_mccfr", variant="resolve")
+  config = settings.ResolverConfig(solver="vr_mccfr", variant="resolve")
   copy, in_place = _copy_and_in_place(GAMES[2], 0, "resolve", config)
   solver = in_place.solver
   # pylint: disable=protected-access  (the prefix the sampler gives its kernel)
   if wrong == "plain_gate":
     prefix = solver._prefix(
-        cr.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
+        settings.ResolverConfig(solver="vr_mccfr", cfrd_aware_sampling=False))
   else:
     prefix = list(solver._prefix_arguments)
     if wrong == "w":
@@ -351,7 +352,7 @@ def test_the_in_place_comparison_tells_a_wrong_gate_or_weighting(wrong):
 @pytest.mark.parametrize("cfrd_aware", [True, False])
 def test_in_place_mc_cfr_and_the_plain_gate_equal_the_copy(cfrd_aware):
   """mc_cfr (no baseline) in place, with and without the CFR-D-aware gate."""
-  config = cr.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
+  config = settings.ResolverConfig(solver="mc_cfr", cfrd_aware_sampling=cfrd_aware)
   copy, in_place = _copy_and_in_place(GAMES[2], 1, "resolve", config)
   copy.solver.run(ITERATIONS)
   in_place.solver.run(ITERATIONS)
@@ -361,7 +362,7 @@ def test_in_place_mc_cfr_and_the_plain_gate_equal_the_copy(cfrd_aware):
 def test_in_place_samplers_of_one_tree_take_turns():
   """Two in-place samplers on one tree share its next-root map: interleaved runs
   collect what the copies collect."""
-  config = cr.ResolverConfig(solver="vr_mccfr")
+  config = settings.ResolverConfig(solver="vr_mccfr")
   first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
   second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
   assert first[1].whole is second[1].whole
@@ -378,7 +379,7 @@ def test_a_copied_in_place_sampler_reads_the_shared_maps():
   while another sampler of the tree holds the shared next-root and infoset maps,
   samples on those maps, not on its solver's private copies of them (which hold
   the other sampler's entries): it collects what the copying view collects."""
-  config = cr.ResolverConfig(solver="vr_mccfr")
+  config = settings.ResolverConfig(solver="vr_mccfr")
   first = _copy_and_in_place(GAMES[2], 0, "resolve", config, 0)
   second = _copy_and_in_place(GAMES[2], 0, "resolve", config, 1)
   whole = first[1].whole

@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 # pylint: disable=wrong-import-position
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import continual_resolving as cr
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                        "behaviour.json")
@@ -61,9 +61,9 @@ def cases():
 def play(game_string, seat, seed, path, options):
   """The bot's decisions in one match: [{key, policy, action, new_subgame}]."""
   game = pyspiel.load_game(game_string)
-  limit = compiled_resolving.COPY_NODES_LIMIT
+  limit = compiled_resolver.COPY_NODES_LIMIT
   if path == "in_place":
-    compiled_resolving.COPY_NODES_LIMIT = 0
+    compiled_resolver.COPY_NODES_LIMIT = 0
   try:
     bot = cr.ContinualResolvingBot(
         game, seat, seed=seed, path="live" if path == "live" else "compiled",
@@ -83,7 +83,7 @@ def play(game_string, seat, seed, path, options):
     bot.step_with_policy = recording
     matches.play(game, bots, seed)
   finally:
-    compiled_resolving.COPY_NODES_LIMIT = limit
+    compiled_resolver.COPY_NODES_LIMIT = limit
   return [{"key": d["key"], "actions": actions, "policy": probabilities,
            "action": action, "new_subgame": bool(d["new_subgame"]),
            "iterations": int(d["iterations"])}

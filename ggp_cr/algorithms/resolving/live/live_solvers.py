@@ -3,7 +3,7 @@
 `SamplingSolver`: outcome-sampling VR-MCCFR / MC-CFR on live gadget states with
 CFR-D-aware sampling; `FullWidthSolver`: CFR+ or depth-limited CFR+ on the gadget's
 compiled tree. Both collect the next roots' reach and opponent values (see
-continual_resolving.py for the conventions).
+docs/algorithms/resolving.md for the conventions).
 """
 
 import copy
@@ -12,9 +12,10 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms.cfr import cfr
-from ggp_cr.algorithms.cfr import utility_estimators
-from ggp_cr.algorithms.resolving import gadgets
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving.compiled import view_solvers
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.sampling import outcome_sampling
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -50,7 +51,7 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     if warm is not None:
       self.iterations = warm.iterations
       for key, data in warm.table.items():
-        if not key.startswith(gadgets.GADGET_PREFIX):
+        if not key.startswith(gadget_game.GADGET_PREFIX):
           self._table[key] = copy.deepcopy(data)
 
   def iteration(self):
@@ -62,7 +63,8 @@ class SamplingSolver(outcome_sampling.LiveSolver):
   def _collect(self, root_id, player, value, weight, j):
     problem = self.problem
     opponent_value = value if player == problem.opponent else problem.utility_sum - value
-    original = (opponent_value + problem.value_shift[j]) / problem.value_scale[j]
+    original = gadget_prefix.original_values(
+        opponent_value, problem.value_scale[j], problem.value_shift[j])
     self.value_sum[root_id] += weight * original
     self.weight_sum[root_id] += weight
 
@@ -173,7 +175,7 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     """{infoset index of `tree`: average probabilities} for player's infosets here."""
     result = {}
     for key, data in self.table.items():
-      if key.startswith(gadgets.GADGET_PREFIX):
+      if key.startswith(gadget_game.GADGET_PREFIX):
         continue
       try:
         infoset = tree.infoset_index(player, key)
@@ -213,23 +215,6 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     return reach, opponent_reach, np.array(self.value_sum), np.array(self.weight_sum)
 
 
-def depth_limited_cfr_plus(tree, player, initial_track, config, seed):
-  """Depth-limited CFR+ ([S] §3.3.2, §5.2.3) on a solved game's `tree` (a gadget's
-  or the whole game's): RM+, alternating updates, linear averaging, histories deeper
-  than config.depth_limit valued by RandomPlayout(config.playouts, seed); only
-  histories at or below `player`'s next turn in another subgame may be cut ([S]
-  App. A.5: every next root is expanded), tracked from `initial_track` at the root
-  (recall.FIRST, or recall.CURRENT when the whole game starts at the player's turn).
-  Both paths of continual resolving build it here."""
-  estimable = recall.tracks(tree.node_player, tree.node_parent, player,
-                            initial_track) == recall.END
-  return cfr.GeneralCFRSolver(
-      tree, regret_matcher="rm+", alternating_updates=True,
-      cumulative_strategy_exponent=1.0, depth_limit=config.depth_limit,
-      utility_estimator=utility_estimators.RandomPlayout(config.playouts, seed),
-      estimable=estimable)
-
-
 class FullWidthSolver:
   """CFR+ (or depth-limited CFR+ with RandomPlayout, [S] §3.3.2) on the solved game's
   compiled tree, adding each iteration's exact self-play estimates at the next roots."""
@@ -242,7 +227,7 @@ class FullWidthSolver:
     if config.solver == "cfr+":
       self.solver = cfr.CFRPlusSolver(tree)
     else:
-      self.solver = depth_limited_cfr_plus(tree, problem.player,
+      self.solver = view_solvers.depth_limited_cfr_plus(tree, problem.player,
                                            problem.initial_track(), config, seed)
     if warm is not None:
       self._warm_start(warm)
@@ -274,7 +259,7 @@ class FullWidthSolver:
     old_state, state = warm.solver.state_dict(), self.solver.state_dict()
     for infoset, key in enumerate(new_tree.infoset_keys):
       player = int(new_tree.infoset_player[infoset])
-      if key.startswith(gadgets.GADGET_PREFIX):
+      if key.startswith(gadget_game.GADGET_PREFIX):
         continue
       try:
         old = old_tree.infoset_index(player, key)
@@ -317,7 +302,7 @@ class FullWidthSolver:
         where=at_root > 0)
     if problem.opponent == 1:
       values = tree.utility_sum - values
-    original = (values + self._shift) / self._scale
+    original = gadget_prefix.original_values(values, self._scale, self._shift)
     self._reach_sum += w
     self._opponent_reach_sum += opponent
     self._value_sum += w * original

@@ -1,9 +1,9 @@
 """Resolving gadgets as views on the compiled tree of the whole game ([S] §1.4.2,
 ch. 2, §6; [H] §G-I).
 
-`GadgetView` is gadgets.GadgetGame without pyspiel: given the whole game's
+`GadgetView` is gadget_game.GadgetGame without pyspiel: given the whole game's
 CompiledTree, the subgame's root nodes R, w(h) = π_{-o}(h) per root, the opponent's
-unnormalised counterfactual values CBV(I) per opponent root key (compiled_subgames'
+unnormalised counterfactual values CBV(I) per opponent root key (subgame_trace'
 integer keys) and the variant, it lays the gadget out as a small CompiledTree of its
 own: the gadget's prefix nodes (resolve: chance over roots, o's Follow/Terminate gate
 per root information set; max_margin: o's choice of I, chance over h ∈ I; unsafe:
@@ -11,7 +11,7 @@ chance over the joint reach), then the subtrees below the roots copied from the 
 tree's index arrays in the gadget's breadth-first order. The layout is the pyspiel
 gadget's compiled tree node for node (same node, infoset and slot numbering), so
 every exhaustive kernel (cfr.CFRPlusSolver, best response, node reaches and values)
-runs on it unchanged, and gadgets.py's payoff conventions (module docstring there)
+runs on it unchanged, and gadget_game.py's payoff conventions (module docstring there)
 hold: resolve and unsafe payoffs are o's original utilities times the gadget's scale,
 max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
 integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
@@ -29,12 +29,13 @@ import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import flat_tree
 
-VARIANTS = gadgets.VARIANTS
-_gadget_payoff = gadgets.gadget_payoff
+VARIANTS = gadget_game.VARIANTS
+_gadget_payoff = gadget_prefix.gadget_payoff
 _TERMINAL = -4
 _CHANCE = -1
 
@@ -166,7 +167,7 @@ class _ViewKeys(collections.abc.Sequence):
     source = int(view.infoset_source[index])
     if source >= 0:
       return view.whole.infoset_keys[source]
-    prefix = gadgets.GADGET_PREFIX
+    prefix = gadget_game.GADGET_PREFIX
     if view.variant == "max_margin":
       return f"{prefix}max_margin start"
     key = view.state_keys.key_string(view.gate_key[index])
@@ -186,7 +187,7 @@ class GadgetView:
 
   Args:
     tree: the whole game's CompiledTree.
-    state_keys: its compiled_subgames.StateKeys (the opponent's root keys).
+    state_keys: its subgame_trace.StateKeys (the opponent's root keys).
     player: the resolving player p.
     root_nodes: the subgame's root nodes R (non-terminal, distinct).
     w: π_{-o}(h) per root.
@@ -196,7 +197,7 @@ class GadgetView:
       [0]).
     opponent_reach: π_o(h) per root (unsafe only; default 1).
     solver: makes the view's solver from it (default CFR+; view_sampling's sampling).
-  Raises ValueError as gadgets.Subgame / GadgetGame do on bad inputs.
+  Raises ValueError as gadget_game.Subgame / GadgetGame do on bad inputs.
   Attributes: `tree` (the view's CompiledTree), `root_copies` (local node of each
   root with positive gadget probability), `active_roots` (their indices into
   root_nodes), `source` (whole-tree node of each local node, -1 in the prefix),
@@ -226,7 +227,7 @@ class GadgetView:
       raise ValueError("root_nodes must be a non-empty set of distinct nodes.")
     if np.any(tree.node_player[self.root_nodes] == _TERMINAL):
       raise ValueError("root_nodes must be non-terminal.")
-    weights = gadgets._weights  # pylint: disable=protected-access
+    weights = gadget_game._weights  # pylint: disable=protected-access
     self.w = weights(w, "w", num_roots)
     self.opponent_reach = (np.ones(num_roots) if opponent_reach is None else
                            weights(opponent_reach, "opponent_reach", num_roots))
@@ -286,50 +287,20 @@ class GadgetView:
     return np.nan_to_num(cbv, nan=0.0)
 
   def _plan(self, first):
-    """The gadget's prefix per active root (both kinds of view lay it out): sets
-    `active_roots`, `scale` and `shift` (o's payoff below root j is scale_j·u_o −
-    shift_j), `root_chance` (the gadget's chance probability of the root), `gate`
-    (resolve: the index of o's Follow/Terminate infoset, gates in order of first
-    root; max_margin: o's choice of root infoset; unsafe: -1), `gate_key` and
-    `terminate_value` (resolve: o's Terminate payoff per gate, K·CBV_norm(I)) and
-    `choice_counts` (max_margin: the roots of each choice)."""
-    variant = self.variant
-    self.gate_key = np.zeros(0, dtype=np.int64)
-    self.terminate_value = np.zeros(0)
-    self.choice_counts = np.zeros(0, dtype=np.int64)
-    if variant == "max_margin":
-      # Root infosets in order of first root (gadgets.Subgame.infosets).
-      order = np.argsort(first, kind="stable")
-      choices = order[self.k[order] > 0]
-      per_choice = [np.flatnonzero((self.root_infoset == c) & (self.w > 0))
-                    for c in choices.tolist()]
-      active = np.concatenate(per_choice)
-      self.choice_counts = np.array([len(r) for r in per_choice], dtype=np.int64)
-      scale = self.k[self.root_infoset[active]]
-      shift = self.cbv[self.root_infoset[active]]
-      self.root_chance = self.w[active] / self.k[self.root_infoset[active]]
-      self.gate = np.repeat(np.arange(len(choices)), self.choice_counts)
-    else:
-      weights = self.w if variant == "resolve" else self.w * self.opponent_reach
-      active = np.flatnonzero(weights > 0)
-      total = float(weights.sum())
-      if not total > 0:
-        raise ValueError("The subgame has zero joint reach; the unsafe gadget needs a "
-                         "subgame both players reach.")
-      scale = np.full(len(active), total)
-      shift = np.zeros(len(active))
-      self.root_chance = weights[active] / total
-      if variant == "resolve":
-        self.gate, ordered = flat_tree.first_occurrence_ids(
-            self.root_infoset[active], len(self.infoset_keys))
-        self.gate_key = self.infoset_keys[ordered]
-        # K · CBV_norm(I), rounded as gadgets.GadgetGame does.
-        self.terminate_value = self.total_reach * (self.cbv[ordered] / self.k[ordered])
-      else:
-        self.gate = np.full(len(active), -1, dtype=np.int64)
-    self.active_roots = active
-    self.scale = scale
-    self.shift = shift
+    """The gadget's prefix per active root (gadget_prefix.plan; both kinds of view lay
+    it out): `active_roots`, `scale`, `shift`, `root_chance`, `gate`, `gate_key` (o's
+    key of each resolve gate), `terminate_value` and `choice_counts`."""
+    prefix = gadget_prefix.plan(self.variant, self.w, self.root_infoset, self.k,
+                                self.cbv, first, self.opponent_reach)
+    self.active_roots = prefix.active
+    self.scale = prefix.scale
+    self.shift = prefix.shift
+    self.root_chance = prefix.root_chance
+    self.gate = prefix.gate
+    self.choice_counts = prefix.choice_counts
+    self.terminate_value = prefix.terminate_value
+    self.gate_key = (self.infoset_keys[prefix.gate_infoset]
+                     if self.variant == "resolve" else np.zeros(0, dtype=np.int64))
 
   def _build(self, first):
     """The gadget's prefix in numpy, then the subtrees' breadth-first copy."""
@@ -447,8 +418,8 @@ class GadgetView:
         _ViewKeys(self), arrays)
 
   def trace(self, state_keys=None):
-    """The compiled_subgames.SubgameTrace of p below the gadget's roots."""
-    return compiled_subgames.trace_subgames(
+    """The subgame_trace.SubgameTrace of p below the gadget's roots."""
+    return subgame_trace.trace_subgames(
         self.whole, state_keys or self.state_keys, self.player,
         self.root_nodes[self.active_roots])
 
@@ -493,7 +464,7 @@ class GadgetView:
     values = node_values[local_nodes]
     if self.opponent == 1:
       values = self.utility_sum - values
-    return (values + self.shift[j]) / self.scale[j]
+    return gadget_prefix.original_values(values, self.scale[j], self.shift[j])
 
   @property
   def utility_sum(self):
@@ -545,7 +516,7 @@ class GadgetView:
 
   def combine(self, profile, slots=None):
     """[S] §6's combination: a copy of the whole-tree `profile` with p's subgame
-    infosets replaced by the resolved strategy (subgames.combine)."""
+    infosets replaced by the resolved strategy (trunk_inputs.combine)."""
     combined = np.array(profile, dtype=np.float64)
     where, probabilities = self.resolved_strategy(slots)
     combined[where] = probabilities

@@ -49,12 +49,12 @@ Subgame inputs from a trunk strategy, exactly, on the original game's compiled t
 import hashlib
 import math
 
-import numba
 import numpy as np
 from open_spiel.python.observation import make_observation
 import pyspiel
 
 from ggp_cr.algorithms.config import presets
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.games import common
 
@@ -69,15 +69,6 @@ _START = 0       # resolve/unsafe: chance over roots; max_margin: o chooses I
 _GATE = 1        # resolve: o chooses Follow/Terminate; max_margin: chance deals h ∈ I
 _INSIDE = 2      # in the original subgame
 _TERMINATED = 3  # resolve: o terminated
-
-
-@numba.njit(cache=True)
-def gadget_payoff(u, j, opponent, utility_sum, scale, shift):
-  """Player 0's payoff in a gadget view (gadget_views.py) at a terminal below root j
-  of player 0's utility u in the whole game: o's is scale_j·u_o − shift_j."""
-  u_o = u if opponent == 0 else utility_sum - u
-  value = scale[j] * u_o - shift[j]
-  return value if opponent == 0 else -value
 
 
 def _check_game(game):
@@ -270,38 +261,34 @@ class GadgetGame(pyspiel.Game):
     self.num_original_actions = self.original.num_distinct_actions()
     self.follow_action = self.num_original_actions
     self.terminate_action = self.num_original_actions + 1
-    reach = subgame.reach
     key_index = {k: i for i, k in enumerate(subgame.infosets)}
     self.root_infoset = [key_index[k] for k in subgame.opponent_keys]
+    if variant == "unsafe" and subgame.opponent_reach is None:
+      raise ValueError("The unsafe gadget needs the subgame's opponent_reach.")
+    k = [subgame.infoset_reach[key] for key in subgame.infosets]
+    cbv = [subgame.opponent_values.get(key, 0.0) for key in subgame.infosets]
+    prefix = gadget_prefix.plan(variant, subgame.reach, self.root_infoset, k, cbv,
+                                np.arange(len(k)), subgame.opponent_reach)
+    # o's payoff scale and shift per root information set (opponent_utility).
+    self._infoset_payoffs = gadget_prefix.infoset_payoffs(variant, k, cbv, prefix.total)
     num_extra_actions = 0
-    if variant == "resolve":
-      self.scale = subgame.total_reach
-      self.root_outcomes = [(i, w / self.scale) for i, w in enumerate(reach.tolist())
-                            if w > 0]
-      normalised = subgame.normalised_values()
-      self.terminate_utility = [self.scale * normalised.get(k, 0.0)
-                                for k in subgame.infosets]
-      num_extra_actions = 2
-    elif variant == "unsafe":
-      if subgame.opponent_reach is None:
-        raise ValueError("The unsafe gadget needs the subgame's opponent_reach.")
-      joint = reach * subgame.opponent_reach
-      self.scale = float(joint.sum())
-      if self.scale <= 0:
-        raise ValueError("The subgame has zero joint reach; the unsafe gadget needs "
-                         "a subgame both players reach.")
-      self.root_outcomes = [(i, p / self.scale) for i, p in enumerate(joint.tolist())
-                            if p > 0]
-    else:
-      self.choices = [i for i, k in enumerate(subgame.infosets)
-                      if subgame.infoset_reach[k] > 0]
-      self.choice_outcomes = []
-      for infoset in self.choices:
-        k_i = subgame.infoset_reach[subgame.infosets[infoset]]
-        self.choice_outcomes.append(
-            [(r, w / k_i) for r, w in enumerate(reach.tolist())
-             if w > 0 and self.root_infoset[r] == infoset])
+    if variant == "max_margin":
+      self.choices = prefix.gate_infoset.tolist()
+      ends = np.cumsum(prefix.choice_counts).tolist()
+      outcomes = list(zip(prefix.active.tolist(), prefix.root_chance.tolist()))
+      self.choice_outcomes = [outcomes[end - count:end] for end, count in
+                              zip(ends, prefix.choice_counts.tolist())]
       num_extra_actions = len(self.choices)
+    else:
+      self.scale = prefix.total
+      self.root_outcomes = list(zip(prefix.active.tolist(),
+                                    prefix.root_chance.tolist()))
+    if variant == "resolve":
+      # o's Terminate payoff per root information set (0 where k_I = 0).
+      terminate = np.zeros(len(k))
+      terminate[prefix.gate_infoset] = prefix.terminate_value
+      self.terminate_utility = terminate.tolist()
+      num_extra_actions = 2
     self._observers = {}
     self._tree = None
     lo, hi = self._utility_bounds()
@@ -338,11 +325,14 @@ class GadgetGame(pyspiel.Game):
 
   def opponent_utility(self, root_infoset, original_utility):
     """o's gadget utility at a subgame terminal below root info set `root_infoset`."""
-    if self.variant == "max_margin":
-      key = self.subgame.infosets[root_infoset]
-      return (self.subgame.infoset_reach[key] * original_utility -
-              self.subgame.opponent_values[key])
-    return self.scale * original_utility
+    scale, shift = self._infoset_payoffs
+    return gadget_prefix.opponent_payoff(original_utility, float(scale[root_infoset]),
+                                         float(shift[root_infoset]))
+
+  def root_payoffs(self):
+    """o's payoff scale and shift per root (gadget_prefix.opponent_payoff)."""
+    scale, shift = self._infoset_payoffs
+    return scale[self.root_infoset].tolist(), shift[self.root_infoset].tolist()
 
   def choose_action(self, choice):
     """Action id of o choosing the `choice`-th reachable root info set (max_margin)."""

@@ -1,6 +1,6 @@
 """How continual resolving fits a compiled subgame into a timed move ([S] §3.4.1).
 
-On the compiled path (compiled_resolving) a new subgame is resolved within the move
+On the compiled path (compiled_resolver) a new subgame is resolved within the move
 only if its setup and its first CFR+ iteration fit. This module holds the time
 estimates both use (setup per root and per trace step, per next root, per node of
 an average-strategy pass; the first iteration per node); `SubgameBudget` holds the
@@ -14,15 +14,20 @@ import time
 
 import numpy as np
 
-from ggp_cr.algorithms.resolving import resolver
+from ggp_cr.algorithms.resolving import protocol
 
 # --- Time estimates (wall clock on the shared 2-core machine) ----------------------
 
+# The live path's shares of a move: tracing the next turns, building the next gadget.
+TRACE_SHARE = 0.6
+BUILD_SHARE = 0.4
+# About the time of one pass of a compiled kernel per tree node (shared machine).
+SECONDS_PER_NODE_PASS = 5e-8
 # A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
 # subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
 COPY_SECONDS_PER_NODE = 1.5e-7
 # Setting a subgame up: once, per root (its inputs and its view), and per node walked
-# and next turn found by the trace of the next turns below it (compiled_subgames.
+# and next turn found by the trace of the next turns below it (subgame_trace.
 # trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
 # subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
 # found); a deferred trace below a refused subgame by the last two.
@@ -116,7 +121,7 @@ AHEAD_COSTLY_SHARE = 0.25
 
 def trace_seconds(walked, found):
   """The estimated seconds of a trace of next turns that walks `walked` nodes and
-  finds `found` next turns (compiled_subgames.trace_steps' counts; scalars or
+  finds `found` next turns (subgame_trace.trace_steps' counts; scalars or
   arrays): nothing is walked when nothing is found (trace_subgames)."""
   walked = np.where(np.asarray(found) > 0, walked, 0)
   return TRACE_SECONDS_PER_WALKED * walked + TRACE_SECONDS_PER_FOUND * found
@@ -214,7 +219,7 @@ class SetupClock:
     pace = max(1.0, elapsed / expected) if expected > 0 else 1.0
     self.pace = pace
     if now + pace * rest + self._reserve > self._deadline:
-      raise resolver.CannotResolve(
+      raise protocol.CannotResolve(
           f"its setup took {1000 * elapsed:.0f} ms to its {stage} (estimated "
           f"{1000 * expected:.0f} ms); the rest at that pace (about "
           f"{1000 * pace * rest:.0f} ms)"
@@ -275,7 +280,7 @@ class SubgameBudget:
     next_roots = ITERATION_SECONDS_PER_NEXT_ROOT * built.trace.num_next_roots
     needed = self.first_iteration_seconds(nodes, built.trace.num_next_roots)
     if now + needed > deadline:
-      raise resolver.CannotResolve(
+      raise protocol.CannotResolve(
           f"its first iteration (about {1000 * needed / FIRST_ITERATION_MARGIN:.0f} "
           f"ms for {nodes:,} nodes) would not fit the {1000 * (deadline - now):.0f} "
           "ms left of the move")
@@ -363,7 +368,7 @@ class SubgameBudget:
             lambda view, nodes: self.first_iteration(view, nodes, {"iterations": 0},
                                                      deadline),
             deadline, seed=seed, setup_margin=FIRST_ITERATION_MARGIN)
-      except resolver.CannotResolve:
+      except protocol.CannotResolve:
         continue
       built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
                     "iterations": info["iterations_ahead"],

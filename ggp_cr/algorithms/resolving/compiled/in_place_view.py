@@ -1,6 +1,6 @@
 """Gadget views that do not copy the subgame ([S] §1.4.2, ch. 2, §6; [H] §G-I).
 
-`SubgameView` is a gadget_views.GadgetView whose CFR+ runs on the whole game's
+`SubgameView` is a copied_view.GadgetView whose CFR+ runs on the whole game's
 compiled tree itself, restricted to the subgame. In the tree's breadth-first numbering
 a root's descendants at each depth are one contiguous range, and in the depth-first
 post-order of cfr's traversal its subtree is one contiguous segment; so a resolve sets
@@ -33,8 +33,8 @@ import numpy as np
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.tree import flat_tree
 
 _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
@@ -164,7 +164,7 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
     while b > a:
       for n in range(a, b):
         if node_num_children[n] == 0:
-          values[n] = gadgets.gadget_payoff(node_utility[n], j, opponent,
+          values[n] = gadget_prefix.gadget_payoff(node_utility[n], j, opponent,
                                                  utility_sum, scale, shift)
       a, b = child_begin[a], child_begin[b]
 
@@ -476,8 +476,8 @@ class SubgameCFRPlus(SubgameStructure):
     return total / s if s > 0 else np.full(count, 1.0 / count)
 
 
-class SubgameView(gadget_views.GadgetView):
-  """gadget_views.GadgetView solved in place (module docstring); same arguments.
+class SubgameView(copied_view.GadgetView):
+  """copied_view.GadgetView solved in place (module docstring); same arguments.
   Raises NestedRoots (a ValueError) when a root lies below another. It has no laid
   out `tree`; `to_copy_slots` maps its strategies onto the copying view's, whose
   exact gadget value, best responses and margins then apply."""
@@ -553,7 +553,7 @@ class SubgameView(gadget_views.GadgetView):
   def copy(self):
     """The copying GadgetView of the same inputs (built once, on request)."""
     if self._copy is None:
-      self._copy = gadget_views.GadgetView(
+      self._copy = copied_view.GadgetView(
           self.whole, self.state_keys, self.player, self.root_nodes, self.w,
           dict(zip(self.infoset_keys.tolist(), self.cbv.tolist())), self.variant,
           self.opponent_reach)

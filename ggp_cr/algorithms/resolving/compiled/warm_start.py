@@ -1,12 +1,12 @@
 """Solver data carried over to the next subgame on the compiled path (continual
 resolving's keep_solver_data; MCCR / gtlib2, [S] ch. 2, §3.4.1).
 
-The live path (subgame_solvers: FullWidthSolver._warm_start, SamplingSolver's `warm`)
+The live path (live_solvers: FullWidthSolver._warm_start, SamplingSolver's `warm`)
 starts a subgame's solver from the previous subgame's tables at the information
 states both hold (the gadget's own infosets start fresh) and continues its iteration
 count. `carry_over` does the same between two compiled views' solvers, matching
 infosets by their whole-tree id: CFR+ and dl_cfr+ (cfr.GeneralCFRSolver on a copy,
-subgame_views.SubgameCFRPlus in place) copy regrets, cumulative and current
+in_place_view.SubgameCFRPlus in place) copy regrets, cumulative and current
 strategy, the iteration and the weights' log scale; the sampling solvers
 (view_sampling.ViewSampler, InPlaceSampler) copy every per-infoset table of
 compiled_outcome_sampling (regrets, current strategy, cumulative strategy,
@@ -18,8 +18,8 @@ seed, as on the live path.
 
 import numpy as np
 
-from ggp_cr.algorithms.resolving import subgame_views
-from ggp_cr.algorithms.resolving import view_sampling
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import view_sampling
 
 _FULL_WIDTH_SLOTS = ("_regrets", "_cumulative", "_strategy")
 _FULL_WIDTH_SCALARS = ("_iteration", "_log_weight_scale")
@@ -39,7 +39,7 @@ def _tables(view):
   if isinstance(solver, view_sampling.ViewSampler):
     return ("sampling", solver.solver, view.infoset_source,
             view.tree.infoset_action_offset)
-  if isinstance(solver, subgame_views.SubgameCFRPlus):
+  if isinstance(solver, in_place_view.SubgameCFRPlus):
     infosets = np.concatenate(solver.infosets)
     return ("full_width", solver, infosets, view.whole.infoset_action_offset[infosets])
   return "full_width", solver, view.infoset_source, view.tree.infoset_action_offset

@@ -12,9 +12,12 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.tree import flat_tree
 
 _CHANCE = -1
+_original_value = numba.njit(cache=True, inline="always")(
+    gadget_prefix.original_values)
 
 
 @numba.njit(cache=True)
@@ -176,7 +179,7 @@ def _observe(player, utility_sum, local_position, copy_position, local, w0, prio
   opponent = 1 - player
   for i in range(len(local)):
     k, c = local_position[i], copy_position[i]
-    # The live path's order of operations (subgame_solvers.FullWidthSolver: w0 over
+    # The live path's order of operations (live_solvers.FullWidthSolver: w0 over
     # the root's reach, times the reach): equal reaches give bitwise equal w, so
     # RM+'s ties (dl_cfr+'s playout values) break the same way on both paths.
     w = w0[i] / (reach[c, player] * reach[c, 2]) * reach[k, player] * reach[k, 2]
@@ -185,7 +188,7 @@ def _observe(player, utility_sum, local_position, copy_position, local, w0, prio
     value = values[local[i]]
     if opponent == 1:
       value = utility_sum - value
-    value = (value + shift[i]) / scale[i]
+    value = _original_value(value, scale[i], shift[i])
     reach_sum[i] += w
     opponent_reach_sum[i] += prior[i] * ratio
     value_sum[i] += w * value
@@ -197,7 +200,7 @@ def solve_with_estimates(view, estimates, iterations):
   depth-limited solver's pass holds playout estimates at its cut histories: its
   estimates are then the exact values of the iteration's starting strategy (one
   pass of their own, uniform where the strategy was never updated: the random
-  playout's expectation), as the live path's (subgame_solvers.FullWidthSolver)."""
+  playout's expectation), as the live path's (live_solvers.FullWidthSolver)."""
   solver = view.solver
   for _ in range(iterations):
     if getattr(solver, "depth_limit", None) is None:

@@ -2,7 +2,7 @@
 
 A resolver traces every pair (r, s) of a next turn s of the bot in a different subgame
 and the root r closest above s, and maps the information states at s to sets of roots,
-merging sets that intersect (union-find); see continual_resolving.py.
+merging sets that intersect (union-find); see docs/algorithms/resolving.md.
 """
 
 import time
@@ -60,13 +60,9 @@ class Problem:
     self.opponent_root_reach = (subgame.opponent_reach.tolist()
                                 if subgame.opponent_reach is not None else
                                 [1.0] * len(self.root_weight))
-    if gadget.variant == "max_margin":
-      keys = subgame.opponent_keys
-      self.value_scale = [subgame.infoset_reach[k] or 1.0 for k in keys]
-      self.value_shift = [subgame.opponent_values.get(k, 0.0) for k in keys]
-    else:
-      self.value_scale = [gadget.scale] * len(self.root_states)
-      self.value_shift = [0.0] * len(self.root_states)
+    scale, self.value_shift = gadget.root_payoffs()
+    # (a root of k_I = 0 is outside the gadget: no value is collected there)
+    self.value_scale = [value or 1.0 for value in scale]
     self.utility_sum = 0.0
 
   def initial_track(self):

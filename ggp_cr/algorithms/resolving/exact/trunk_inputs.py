@@ -2,7 +2,7 @@
 
 Its inputs from a trunk strategy: the roots (by augmented information sets, [H] Def. 3,
 or public observation) below a history, the opponent's root values (counterfactual best
-response or on-policy) and the `gadgets.Subgame` a gadget is built from; and the way
+response or on-policy) and the `gadget_game.Subgame` a gadget is built from; and the way
 back: a gadget's resolved strategy mapped onto the original game, combined with the
 trunk, and its subgame margin ([H] Def. 5).
 """
@@ -13,7 +13,7 @@ from open_spiel.python.observation import make_observation
 import pyspiel
 
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.resolving import gadgets
+from ggp_cr.algorithms.resolving.gadget import gadget_game
 
 # --- Mapping a gadget strategy back onto the original game ---------------------------
 
@@ -144,7 +144,7 @@ def history_node(tree, history):
   state = tree.game.new_initial_state()
   node = 0
   for action in history:
-    legal = gadgets.checked_legal(state, action, f"History {list(history)}")
+    legal = gadget_game.checked_legal(state, action, f"History {list(history)}")
     node = int(tree.node_first_child[node]) + legal.index(action)
     state.apply_action(action)
   return node
@@ -286,7 +286,7 @@ def opponent_root_values(tree, profile, subgame, best_responding=True):
 
 def subgame_from_trunk(tree, trunk, history, player=None, values="cbr",
                        by="augmented"):
-  """The gadgets.Subgame containing `history`, with inputs computed exactly from a trunk.
+  """The gadget_game.Subgame containing `history`, with inputs computed exactly from a trunk.
 
   `tree` is the original game's CompiledTree, `trunk` a profile (slot form or any
   policy.Policy). The resolving player defaults to the player acting at `history`
@@ -314,7 +314,7 @@ def subgame_from_trunk(tree, trunk, history, player=None, values="cbr",
   for node, weight in zip(roots.tolist(), w.tolist()):
     key = states[node].information_state_string(1 - player)
     cbv[key] = cbv.get(key, 0.0) + weight * node_values[node]
-  return gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w, cbv,
+  return gadget_game.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w, cbv,
                  opponent_reach=reach[1 - player, roots])
 
 

@@ -1,25 +1,25 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is resolver.Resolver with the full-width CFR+ solver, depth-limited
+`CompiledResolver` is the compiled path's protocol.Resolver with the full-width CFR+ solver, depth-limited
 CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `view_solvers.depth_limited`, on copied
 views only, its estimates the exact values of each iteration's strategy as the live
 path's) or the sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the
 live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from
-integer ids only: a view (gadget_views.GadgetView for the whole game at the first
+integer ids only: a view (copied_view.GadgetView for the whole game at the first
 decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is
-small, COPY_NODES_LIMIT, or its roots are nested, else subgame_views.SubgameView,
+small, COPY_NODES_LIMIT, or its roots are nested, else in_place_view.SubgameView,
 solved in place by either solver: view_sampling.InPlaceSampler samples it), the
 SubgameTrace of the bot's next turns below it, and the next-root estimates collected
 each iteration. Opponent root keys the sampling never reached get, at the whole game,
 o's exact counterfactual best-response value against the solve's average strategy, as
-the live path (resolver.Resolver._unsampled_values); elsewhere the game's minimum
+the live path (live_resolver.Resolver._unsampled_values); elsewhere the game's minimum
 utility. The bot keeps one per visited subgame: it looks its infoset up in `trace`
 (found: `next_subgame` builds the next resolver; absent: the same resolver keeps
 improving) and acts from `probabilities`.
 
 Fallbacks as the live path: a next subgame whose own next-turn histories have zero
 estimated reach, or that is too large to build in time, raises
-resolver.CannotResolve; the bot then keeps the current resolver and calls `defer`:
+protocol.CannotResolve; the bot then keeps the current resolver and calls `defer`:
 it plays the current solve's strategy in the refused subgame (a valid continuation
 of its strategy so far), and the next turns below the refused subgame are traced,
 their estimates collected by the current solve's further iterations, so the next
@@ -31,19 +31,20 @@ import time
 
 import numpy as np
 
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import resolver
-from ggp_cr.algorithms.resolving import subgame_budget
-from ggp_cr.algorithms.resolving import subgame_views
-from ggp_cr.algorithms.resolving import view_sampling
-from ggp_cr.algorithms.resolving import view_solvers
-from ggp_cr.algorithms.resolving import warm_start
+from ggp_cr.algorithms.resolving import move_budget
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import view_sampling
+from ggp_cr.algorithms.resolving.compiled import view_solvers
+from ggp_cr.algorithms.resolving.compiled import warm_start
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
-CannotResolve = resolver.CannotResolve
+CannotResolve = protocol.CannotResolve
 PATHS = ("auto", "compiled", "live")
 COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 
@@ -61,17 +62,17 @@ _KEYS = {}
 def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
   return flat_tree.per_tree(
-      _KEYS, tree, lambda t: compiled_subgames.StateKeys.build(t, cache_dir), keep=4)
+      _KEYS, tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir), keep=4)
 
 
 def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
                 cache_dir=None):
   """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
-  module, with the whole game's tree and its StateKeys) or "live" (resolver.Resolver
+  module, with the whole game's tree and its StateKeys) or "live" (live_resolver.Resolver
   on pyspiel gadgets; tree and keys None).
 
   "auto" takes the compiled path, for every solver of `config` (a
-  resolver.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
+  settings.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
   sampling solvers vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with
   warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
   within `nodes_limit` histories. "compiled" insists (ValueError if it cannot).
@@ -81,7 +82,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   compiled_tree.check_nodes_limit(nodes_limit)
   if path == "live":
     return "live", "live path requested", None, None
-  del config  # every solver and option of resolver.ResolverConfig runs on both paths
+  del config  # every solver and option of settings.ResolverConfig runs on both paths
   tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
   if tree is not None:
     keys = state_keys(tree, cache_dir)
@@ -108,14 +109,14 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
 
   def copy_fits():
     return deadline is None or (time.perf_counter() +
-                                subgame_budget.COPY_SECONDS_PER_NODE * size +
+                                move_budget.COPY_SECONDS_PER_NODE * size +
                                 reserve <= deadline)
 
   def copy(why):
     if not copy_fits():
       raise CannotResolve(f"{why}, so the subgame must be copied, and a copy of "
                           f"{size:,} nodes would not fit the move")
-    return gadget_views.GadgetView(*arguments, solver=solver), f"copied ({why})"
+    return copied_view.GadgetView(*arguments, solver=solver), f"copied ({why})"
 
   try:
     if copy_reason is not None:
@@ -124,8 +125,8 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
       return copy(f"a small subgame: {size:,} <= {limit:,} nodes iterate faster "
                   "contiguously")
     try:
-      return subgame_views.SubgameView(*arguments, solver=solver), ""
-    except subgame_views.NestedRoots:
+      return in_place_view.SubgameView(*arguments, solver=solver), ""
+    except in_place_view.NestedRoots:
       return copy("a root lies below another root")
   except ValueError as error:
     raise CannotResolve(str(error)) from None
@@ -140,20 +141,20 @@ def _own_reach(trace, infoset, group, w, opponent_reach):
   return bool(w[own].sum() > 0), bool((w[own] * opponent_reach[own]).sum() > 0)
 
 
-class CompiledResolver:
+class CompiledResolver(protocol.AnytimeRun):
   """CFR+ or a sampling solver (a view made with `view_solvers.sampler`) on `view`,
   with the next subgames' estimates (module docstring).
 
   `use_cbr` with `trunk` (the bot's whole-tree profile so far; None at the whole
   game) makes `next_subgame` use exact counterfactual best-response inputs;
-  `config` (resolver.ResolverConfig) says how later subgames are solved (default
+  `config` (settings.ResolverConfig) says how later subgames are solved (default
   CFR+).
   """
 
   def __init__(self, view, use_cbr=False, trunk=None, config=None,
                parent_root_mass=1.0):
     self.view = view
-    # Σ w(r) over the parent subgame's roots (resolver.terminate_scale).
+    # Σ w(r) over the parent subgame's roots (gadget_prefix.terminate_scale).
     self.parent_root_mass = parent_root_mass
     self.use_cbr = bool(use_cbr)
     self.trunk = trunk
@@ -186,10 +187,10 @@ class CompiledResolver:
     """The resolver of the whole game (the bot's first decision); also prepares the
     arrays its later subgames' views share. `config` with a sampling solver samples
     with `seed`."""
-    subgame_views.prepare(tree)
-    compiled_subgames.trace_steps(tree, player)  # the later subgames' setup budgets
+    in_place_view.prepare(tree)
+    subgame_trace.trace_steps(tree, player)  # the later subgames' setup budgets
     solver = view_solvers.view_solver(config, seed)
-    return cls(gadget_views.GadgetView(tree, state_keys, player, [0], [1.0],
+    return cls(copied_view.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
                config=config)
 
@@ -219,13 +220,8 @@ class CompiledResolver:
 
   @property
   def solver(self):
-    """What `run` iterates (resolver.Resolver.run calls self.solver.iterate(n))."""
+    """What `run` iterates (protocol.AnytimeRun.run calls self.solver.iterate(n))."""
     return self
-
-  # Iterates for a limits.Limit from time.perf_counter() `start`, stopping early when
-  # the next iteration would overrun; returns the iterations done.
-  run = resolver.Resolver.run
-  will_iterate = resolver.Resolver.will_iterate
 
   @property
   def batch_share(self):
@@ -253,7 +249,7 @@ class CompiledResolver:
     one was (refused because its first iteration would not fit): its trace is
     reused when its view kept every root. Otherwise returns False, changing nothing,
     if the refused subgame has more than `max_roots` roots, or its estimate
-    (subgame_budget.defer_seconds of its roots and compiled_subgames.trace_steps'
+    (move_budget.defer_seconds of its roots and subgame_trace.trace_steps'
     counts, at the pace of the refused setup if it was given up running slow)
     exceeds `max_seconds` (a trace that would not fit the move)."""
     trace = self.trace
@@ -270,10 +266,10 @@ class CompiledResolver:
           steps, pace = last[1], 1.0 if last[2] is None else last[2].pace
         else:
           steps, pace = self._trace_steps(trace.next_roots[group]), 1.0
-        if subgame_budget.defer_seconds(len(group), **steps, sampling=self.sampler
+        if move_budget.defer_seconds(len(group), **steps, sampling=self.sampler
                                         is not None, pace=pace) > max_seconds:
           return False
-      below = compiled_subgames.trace_subgames(
+      below = subgame_trace.trace_subgames(
           self.view.whole, self.view.state_keys, self.view.player,
           trace.next_roots[group])
     # Index of the view's root each next root lies below, as `trace`'s.
@@ -295,8 +291,8 @@ class CompiledResolver:
     longest iteration (two passes) if more. In a process's first match the passes
     page-fault fresh arrays: on latent TTT's whole tree a pass estimated at 34 ms
     made a refused decision take 0.16 s of 0.1 s."""
-    return max(subgame_budget.AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
-               subgame_budget.ITERATION_SECONDS_PER_NEXT_ROOT *
+    return max(move_budget.AVERAGE_PASS_SECONDS_PER_NODE * self.view.num_nodes +
+               move_budget.ITERATION_SECONDS_PER_NEXT_ROOT *
                self.trace.num_next_roots,
                0.5 * self.timing.get("per_iteration", 0.0))
 
@@ -319,8 +315,8 @@ class CompiledResolver:
 
   def _trace_steps(self, nodes):
     """{"walked", "found": counts} of the trace of the bot's next turns below the
-    whole-tree nodes `nodes` (subgame_budget.trace_seconds estimates its time)."""
-    walked, found = compiled_subgames.trace_step_sums(self.view.whole,
+    whole-tree nodes `nodes` (move_budget.trace_seconds estimates its time)."""
+    walked, found = subgame_trace.trace_step_sums(self.view.whole,
                                                       self.view.player, nodes)
     if not found:
       walked = 0  # No next turn below them: the trace walks nothing (trace_subgames).
@@ -336,7 +332,7 @@ class CompiledResolver:
     whole = self.view.whole
     if self.view.variant is not None and self.trunk is None:
       return None
-    if deadline is not None and (time.perf_counter() + resolver.SECONDS_PER_NODE_PASS *
+    if deadline is not None and (time.perf_counter() + move_budget.SECONDS_PER_NODE_PASS *
                                  3 * whole.num_nodes > deadline):
       return None
     trace = self.trace
@@ -367,16 +363,16 @@ class CompiledResolver:
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
     `trace`); raises CannotResolve when its estimated reach is zero, its subgame
     has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (subgame_budget's SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root
+    its setup (move_budget's SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root
     (sampling solvers: SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn
     found), TRACE_SECONDS_PER_WALKED and _PER_FOUND a node walked and a turn
     found by the trace below) would not end `first_iteration_seconds(nodes,
-    next_roots)` (the time its first iteration needs, subgame_budget.SubgameBudget;
+    next_roots)` (the time its first iteration needs, move_budget.SubgameBudget;
     next roots at most the next turns found) before time.perf_counter()
     `deadline`, or, checked between its stages, runs so far over that estimate
     that the rest would not end before `late_deadline` (default `deadline`; a
     sampling bot's setup has a share of the move, but may run late up to the
-    move's end; subgame_budget.SetupClock). After `defer` with no iteration since,
+    move's end; move_budget.SetupClock). After `defer` with no iteration since,
     the inputs are those of this solve's average strategy (one pass, whose
     estimate, _average_pass_seconds, must fit as well).
     `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
@@ -429,7 +425,7 @@ class CompiledResolver:
 
   def ahead_candidates_seconds(self):
     """The estimated time of `ahead_candidates` (or of `next_groups_below`)."""
-    return subgame_budget.AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
+    return move_budget.AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
 
   def next_groups_below(self, infoset):
     """The next subgames (groups) below the bot's infoset `infoset` (this view's),
@@ -441,7 +437,7 @@ class CompiledResolver:
     touched = (self._actions_below(infoset) >= 0 if trace.num_next_roots else
                np.zeros(0, dtype=np.bool_))
     return trace.touched_groups(
-        touched, compiled_subgames.trace_steps(self.view.whole, self.view.player),
+        touched, subgame_trace.trace_steps(self.view.whole, self.view.player),
         self.view.state_keys.subtree_nodes)
 
   def build_ahead(self, infoset, variant, first_iteration, deadline=None, seed=None,
@@ -502,14 +498,14 @@ class CompiledResolver:
         # Kept free for the first iteration, after the setup (its next roots: at
         # most one per next turn found).
         reserve = first_iteration_seconds(size, found)
-      stages = subgame_budget.setup_stages(len(group), walked, found, sampling)
+      stages = move_budget.setup_stages(len(group), walked, found, sampling)
       setup = float(sum(stages.values()))
       if time.perf_counter() + setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")
       # A setup running far slower than estimated is given up between its stages.
-      clock = subgame_budget.SetupClock(
+      clock = move_budget.SetupClock(
           stages, deadline if late_deadline is None else late_deadline, reserve)
       self._last_setup = (int(group[0]), steps, clock)
     profile = None
@@ -541,9 +537,9 @@ class CompiledResolver:
           group, exact=None if exact is None else lambda: excluding(exact))
     if clock is not None:
       clock.check("inputs")
-    scale = (1.0 if self.config is None else resolver.terminate_scale(
+    scale = (1.0 if self.config is None else gadget_prefix.terminate_scale(
         self.config, self.view.total_reach, self.parent_root_mass))
-    cbv = resolver.scale_values(cbv, scale)
+    cbv = gadget_prefix.scale_values(cbv, scale)
     reached, jointly = (True, True) if infoset is None else _own_reach(
         trace, infoset, group, w, opponent_reach)
     if not reached:
@@ -572,7 +568,7 @@ class CompiledResolver:
       make_solver = solver
 
       def solver(view):
-        in_place = isinstance(view, subgame_views.SubgameView)
+        in_place = isinstance(view, in_place_view.SubgameView)
         if in_place:
           clock.check("plan")
         if in_place and sampling:

@@ -1,7 +1,7 @@
 """Compiled VR-MCCFR / MC-CFR on gadget views, as continual resolving samples
 ([S] §3.3.3, ch. 2, App. A.5).
 
-`ViewSampler` is subgame_solvers.SamplingSolver on a gadget_views.GadgetView's tree
+`ViewSampler` is live_solvers.SamplingSolver on a copied_view.GadgetView's tree
 (the pyspiel gadget's compiled tree node for node): compiled_outcome_sampling's
 kernel with the live path's semantics switched on by arrays over the view's nodes:
 CFR-D-aware sampling at the resolve gadget's follow/terminate node (Follow walked
@@ -13,7 +13,7 @@ draws from the same SplitMix64 stream in the same order as the live solver, so w
 equal seeds both hold the same tables and estimates to rounding
 (tests/test_view_sampling.py).
 
-`InPlaceSampler` samples a subgame_views.SubgameView the same way without copying
+`InPlaceSampler` samples a in_place_view.SubgameView the same way without copying
 the subgame (the kernel's in-place mode: the gadget's prefix given apart, the whole
 tree walked below the sampled root, payoffs transformed per root), so a subgame of
 millions of nodes is sampled from its first microseconds; with the seed of a copying
@@ -23,9 +23,10 @@ ViewSampler it holds the same tables and estimates to rounding.
 import numba
 import numpy as np
 
-from ggp_cr.algorithms.resolving import next_root_estimates
 from ggp_cr.algorithms.resolving import recall
-from ggp_cr.algorithms.resolving import subgame_views
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import flat_tree
 
@@ -95,7 +96,7 @@ def _prefix_arrays(variant, opponent, first_gate, root_chance, gate_ids,
 
 
 def initial_track(view):
-  """The tracking state at the view's root (tracing.Problem.initial_track)."""
+  """The tracking state at the view's root (live_trace.Problem.initial_track)."""
   if view.variant is None and int(view.tree.node_player[0]) == view.player:
     return recall.CURRENT
   return recall.FIRST
@@ -103,7 +104,7 @@ def initial_track(view):
 
 def other_copies(view, trace):
   """(local nodes, their next roots' indices) of the copies of `trace`'s next roots
-  on the copying gadget_views.GadgetView `view` that its `locate` does not give: a
+  on the copying copied_view.GadgetView `view` that its `locate` does not give: a
   next root below a root that lies below another root (nested roots, copied twice)
   has a copy under each; empty otherwise. The live solver collects a next root's
   samples at every copy (its trace keys roots by history), so ViewSampler collects
@@ -138,9 +139,9 @@ def other_copies(view, trace):
 
 
 class ViewSampler:
-  """The sampling solver of a resolver.ResolverConfig `config` on `view` (module
+  """The sampling solver of a settings.ResolverConfig `config` on `view` (module
   docstring), collecting estimates at the next roots of `trace`
-  (compiled_subgames.SubgameTrace of view.player below the view's roots).
+  (subgame_trace.SubgameTrace of view.player below the view's roots).
 
   Attributes: `solver` (the compiled_outcome_sampling solver; the view's average
   strategy is its), `estimates` (SampledNextRootEstimates of `trace`)."""
@@ -212,9 +213,11 @@ class ViewSampler:
 
   def _set_resolving(self, node_map):
     view = self.view
+    gain, offset = gadget_prefix.payoff_map(view.scale, view.shift)
     self.solver.set_resolving(
-        self._gate, self._track, node_map, self._root_w, self._root_of, view.scale,
-        view.shift, view.player, self.estimates.value_sum, self.estimates.weight_sum)
+        self._gate, self._track, recall.transition_table(view.player), recall.END,
+        node_map, self._root_w, self._root_of, gain, offset, view.player,
+        self.estimates.value_sum, self.estimates.weight_sum)
 
   @property
   def iterations(self):
@@ -244,7 +247,7 @@ class ViewSampler:
 
 
 class InPlaceSampler(ViewSampler):
-  """ViewSampler on a subgame_views.SubgameView: no copy of the subgame. The
+  """ViewSampler on a in_place_view.SubgameView: no copy of the subgame. The
   kernel samples the gadget's prefix from arrays of its own (laid out and numbered
   as the copying view's, so draws come in the same order: the copying sampler with
   the same seed holds the same tables, tests/test_view_sampling.py) and walks the
@@ -258,7 +261,7 @@ class InPlaceSampler(ViewSampler):
   def _make_solver(self, config, seed):
     view = self.view
     tree = view.whole
-    self._structure = subgame_views.SubgameStructure(view)
+    self._structure = in_place_view.SubgameStructure(view)
     # The tables' infosets: the subgame's (in SubgameStructure's order), then the
     # gadget's; compact, so that a resolve touches few fresh pages.
     self._infosets = np.concatenate(self._structure.infosets)
@@ -285,7 +288,7 @@ class InPlaceSampler(ViewSampler):
     return solver
 
   def _prefix(self, config):
-    """The kernel's prefix arguments: gadget_views.GadgetView._build's prefix."""
+    """The kernel's prefix arguments: copied_view.GadgetView._build's prefix."""
     view = self.view
     tree = view.whole
     roots = view.root_nodes[view.active_roots]
@@ -304,7 +307,7 @@ class InPlaceSampler(ViewSampler):
                      float(tree.utility_sum))
 
   def _other_copies(self, trace):
-    del trace  # a SubgameView's roots are never nested (subgame_views.NestedRoots)
+    del trace  # a SubgameView's roots are never nested (in_place_view.NestedRoots)
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
   def _resolving(self, config):
@@ -344,8 +347,8 @@ class InPlaceSampler(ViewSampler):
   def node_tree(self):
     return self.view.whole
 
-  # What subgame_views.SubgameView asks of its solver, answered by the subgame's
-  # structure (subgame_views.SubgameStructure: no CFR+ tables).
+  # What in_place_view.SubgameView asks of its solver, answered by the subgame's
+  # structure (in_place_view.SubgameStructure: no CFR+ tables).
   _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables")
 
   def __getattr__(self, name):
