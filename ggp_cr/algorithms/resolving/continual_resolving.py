@@ -22,26 +22,17 @@ from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_path
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import view_solvers
-from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_path
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
-# Solvers whose compiled decisions with iteration budgets are shared by equal
-# decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
-_SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
-# The heap a compiled-path bot faults in before its first decision (anytime.
-# prefault_heap): this many times its tree's arrays (PAM{8}: 85 MiB of arrays; a
-# sampling bot's process grew 130-330 MiB over its first three matches), at most
-# PREFAULT_MAX_BYTES.
-PREFAULT_TREE_MULTIPLE = 4
-PREFAULT_MAX_BYTES = 1 << 30
 
 
 # --- The bot --------------------------------------------------------------------------
@@ -149,18 +140,17 @@ class ContinualResolvingBot(pyspiel.Bot):
         cumulative_strategy_exponent=cumulative_strategy_exponent, baseline=baseline,
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts, terminate_values=terminate_values)
-    self.path, self.path_reason, self._tree, self._keys = compiled_resolver.choose_path(
+    self.path, self.path_reason, tree, keys = compiled_resolver.choose_path(
         game, self.config, path, compiled_nodes_limit, cache_dir)
+    # The one choice of path: everything else goes through protocol.Path.
+    self._path = (compiled_path.CompiledPath(tree, keys, player_id, self.config)
+                  if tree is not None else
+                  live_path.LivePath(game, player_id, self.config))
     outcome_sampling.warm_up(self.config.regret_matcher)
-    if use_cbr or not self.config.sampling or self.path == "compiled":
+    if use_cbr or not self.config.sampling or tree is not None:
       compiled_tree.cached_tree(game)
       _warm_up_full_width()
-    if self.path == "compiled":
-      # A subgame's setup makes arrays of its roots' size at every decision: they
-      # reuse freed memory (prefault_heap applies keep_freed_memory), faulted in
-      # before the first decision.
-      anytime.prefault_heap(min(PREFAULT_TREE_MULTIPLE * self._tree.nbytes(),
-                                PREFAULT_MAX_BYTES))
+    self._path.warm_up()
     self._seed = outcome_sampling.new_seed(seed)
     self._build_ahead_enabled = bool(build_ahead)
     self._matches = 0
@@ -178,13 +168,7 @@ class ContinualResolvingBot(pyspiel.Bot):
   def clone(self):
     """An independent copy (same tables, random streams and subgame); games and
     compiled trees are shared. Used to replay many histories from common prefixes."""
-    shared = [self._game]
-    if self._tree is not None:
-      shared += [self._tree, self._keys]
-    elif self.resolver is not None:
-      shared += [item for item in (self.resolver.problem.gadget,
-                                   self.resolver.problem.compiled) if item is not None]
-    return players.copy_bot(self, shared)
+    return players.copy_bot(self, [self._game] + self._path.shared(self.resolver))
 
   def decision_key(self, state):
     """For the traversing evaluator (evaluators.traversing_evaluation): a key such
@@ -197,25 +181,20 @@ class ContinualResolvingBot(pyspiel.Bot):
     number of the resolve (`_solver_seed`), never from a running generator, so copies
     that entered the same subgames draw the same stream. The bot ignores the moves
     it is told (inform_action)."""
-    if (self._tree is None or self.config.solver not in _SHARED_SOLVERS or
-        self._move.seconds or self._preplay.seconds):
+    if (not self._path.shares_decisions or self._move.seconds or
+        self._preplay.seconds):
       return None
     if self.resolver is None:
       return ("first", self._preplay_pending)
-    return self.resolver.entry_key(self._tree.infoset_index(
-        self._player_id, state.information_state_string(self._player_id)))
+    return self._path.entry_key(self.resolver,
+                                state.information_state_string(self._player_id))
 
   def current_policy(self, state):
     """[(action, probability)] of the current solve's average strategy at the bot's
     information state in `state`, without solving further."""
     legal = state.legal_actions(self._player_id)
     key = state.information_state_string(self._player_id)
-    if self._tree is not None:
-      probabilities = list(self.resolver.probabilities(
-          self._tree.infoset_index(self._player_id, key)))
-    else:
-      probabilities = self.resolver.probabilities(key, legal)
-    return list(zip(legal, probabilities))
+    return list(zip(legal, self._path.policy(self.resolver, key, legal)))
 
   def decision_solver(self):
     """The current subgame's solver (contracts.SolvingBot; on the compiled path with
@@ -235,17 +214,14 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.decisions = []
     self._prepared = None
     self._budget = move_budget.SubgameBudget(self.config.sampling)
-    if self._tree is not None:
-      self._prepare()
+    self._prepare()
 
   def _prepare(self):
-    """Builds the whole game's compiled resolver: its view, trace and solver do not
-    depend on the match, so a match starts with them; their time is charged to the
-    pre-play (docs/algorithms/resolving.md)."""
+    """Prepares the match's first resolver (protocol.Path.prepare: on the compiled
+    path the whole game's view, trace and solver, which do not depend on the match;
+    their time is charged to the pre-play, docs/algorithms/resolving.md)."""
     start = time.perf_counter()
-    self._prepared = compiled_resolver.CompiledResolver.whole_game(
-        self._tree, self._keys, self._player_id, self.config.use_cbr, self.config,
-        self._solver_seed())
+    self._prepared = self._path.prepare(self._solver_seed())
     self._prepared_seconds = time.perf_counter() - start
 
   def restart_at(self, state):
@@ -269,107 +245,34 @@ class ContinualResolvingBot(pyspiel.Bot):
     return int(np.random.SeedSequence(
         [self._seed, self._matches, resolves]).generate_state(2, np.uint64)[0])
 
-  def _first_resolver(self, record, start, seconds):
+  def _first_resolver(self, record, move):
     """The whole game's resolver (first decision of a match)."""
-    if self._tree is None:
-      self._new_resolver(live_trace.Problem(self._game, self._player_id), record, start,
-                         seconds)
-      return
     if self._prepared is None:
       self._prepare()
-    self.resolver, self._prepared = self._prepared, None
-    record["prepared_seconds"] = self._prepared_seconds
+    prepared, self._prepared = self._prepared, None
+    self.resolver = self._path.first(prepared, self._prepared_seconds, record, move)
     record["new_subgame"] = True
 
-  def _lookup(self, key):
-    """The resolver's id of the bot's information state `key` (tree infoset on the
-    compiled path) and whether it starts a new subgame."""
-    if self._tree is None:
-      return key, key in self.resolver.trace.subgame_map
-    infoset = self._tree.infoset_index(self._player_id, key)
-    return infoset, infoset in self.resolver.trace
-
-  def _new_resolver(self, problem, record, start, seconds, warm=None, trunk=None,
-                    parent_root_mass=1.0):
-    deadline = start + move_budget.TRACE_SHARE * seconds if seconds else None
-    self.resolver = live_resolver.Resolver(
-        problem, self.config, self._solver_seed(), warm=warm, trunk=trunk,
-        deadline=deadline, parent_root_mass=parent_root_mass)
-    record["new_subgame"] = True
-    if not self.resolver.trace.complete:
-      record["fallback"] = ("the next turns were not traced within the time budget; "
-                            "the bot stays in this subgame")
-
-  def _new_subgame(self, key, record, start, seconds):
-    """Switches to the subgame of information state `key`; keeps the current
-    resolver (and notes why) if its gadget cannot be built, or (compiled path) if
-    its first iteration would not fit the move."""
+  def _new_subgame(self, lookup, record, move):
+    """Switches to the subgame of the bot's information state (`lookup`, the path's
+    id); keeps the current resolver (and notes why) if the path cannot enter it
+    within the move (protocol.Path.enter). A refused subgame draws no seed."""
     current = self.resolver
-    built = None
-    seed = self._solver_seed() if self._tree is not None else None
     try:
-      if self._tree is not None:
-        # A sampling iteration costs microseconds: only the setup is bounded (it
-        # may use SAMPLING_SETUP_SHARE of the move; larger subgames are sampled in
-        # place, without a copy). A CFR+ subgame's setup may use the
-        # move up to its first iteration's estimated time.
-        sampling = self.config.sampling
-        share = (move_budget.SAMPLING_SETUP_SHARE if sampling else
-                 move_budget.RESOLVE_SHARE)
-        # A setup running late is given up if it would not end within the move.
-        built, info = current.next_subgame(
-            key, self.config.variant, *self._budget.limits(
-                move_budget.RESOLVE_SHARE * seconds if seconds else None,
-                start + share * seconds if seconds else None), seed=seed,
-            late_deadline=(start + move_budget.RESOLVE_SHARE * seconds
-                           if seconds else None))
-        if not sampling and not info.get("iterations_ahead"):
-          self._budget.first_iteration(built, info["subgame_nodes"], record,
-                                       start + seconds if seconds else None)
-      else:
-        gadget, profile, info = current.next_subgame(
-            key, self.config.variant,
-            start + move_budget.BUILD_SHARE * seconds if seconds else None)
+      self.resolver = self._path.enter(current, lookup, record, move,
+                                       self._resolve_seed(self._resolves + 1),
+                                       self._budget)
     except protocol.CannotResolve as error:
       record["fallback"] = f"kept the current subgame: {error}"
       record["strategy"] = "the current subgame's solve (its strategy below this turn)"
-      if self._tree is not None:
-        # A refused subgame draws no seed, as on the live path (the next resolver's
-        # random stream is the same on both paths).
-        self._resolves -= 1
-        # The next subgame below this one can still be resolved (compiled_resolver)
-        # if the trace below it fits what is left of the move.
-        left = start + move_budget.RESOLVE_SHARE * seconds - time.perf_counter()
-        traced = current.defer(key, refused=built,
-                               max_seconds=max(left, 0.0) if seconds else None)
-        record["fallback"] += ("; the next turns below it are traced" if traced else
-                               "; too many roots to trace below it within the move")
-        # No iteration of the current solve would estimate the next inputs in the
-        # rest of the move: its average strategy gives them now, if that fits.
-        if (traced and seconds and not current.will_iterate(self._move, start) and
-            current.average_pass_ahead(start + move_budget.RESOLVE_SHARE *
-                                       seconds)):
-          record["fallback"] += ("; the next inputs are estimated from its average "
-                                 "strategy")
+      self._path.refused(current, lookup, error, record, move, self._move)
       return
-    record.update(info)
-    if info["variant"] != self.config.variant:
-      record["fallback"] = ("unsafe gadget has zero joint reach at the bot's "
-                            "histories; resolve gadget used")
-    if self._tree is not None:
-      self.resolver = built
-      record["new_subgame"] = True
-      return
-    warm = current if self.config.keep_solver_data else None
-    self._new_resolver(live_trace.Problem(self._game, self._player_id, gadget), record, start,
-                       seconds, warm=warm, trunk=profile,
-                       parent_root_mass=current.root_mass)
+    self._resolves += 1
+    record["new_subgame"] = True
 
   def _builds_ahead(self):
-    """Whether the bot builds next subgames ahead (compiled path, CFR+ family; the
-    unsafe gadget depends on the infoset, not only on the subgame)."""
-    return (self._build_ahead_enabled and self._tree is not None and
-            not self.config.sampling and self.config.variant != "unsafe")
+    """Whether the bot builds next subgames ahead (protocol.Path.builds_ahead)."""
+    return self._build_ahead_enabled and self._path.builds_ahead
 
   def step_with_policy(self, state):
     """Resolves as needed within the budgets, then samples from the average strategy."""
@@ -392,7 +295,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      self._first_resolver(record, start, seconds + (preplay.seconds or 0.0))
+      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0))
+      self._first_resolver(record, budget)
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (docs/algorithms/resolving.md).
       preplay_start = start - record.get("prepared_seconds", 0.0)
@@ -400,27 +304,25 @@ class ContinualResolvingBot(pyspiel.Bot):
       done = self.resolver.run(preplay, preplay_start)
       del self.resolver.timing["samples"]
       record["iterations"] += done
-      if self._tree is not None:
-        self._budget.from_trunk(samples, self.resolver.timing.get("per_iteration"),
-                                self._tree.num_nodes)
+      self._path.after_preplay(self._budget, samples, self.resolver)
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
-      record["budget_seconds"] = seconds + (preplay.seconds or 0.0)
     else:
-      lookup, enters = self._lookup(key)
+      lookup, enters = self._path.lookup(self.resolver, key)
       record["enters_new_subgame"] = enters
+      budget = move_budget.MoveBudget(start, seconds)
       if enters:
-        self._new_subgame(lookup, record, start, seconds)
+        self._new_subgame(lookup, record, budget)
       move_start = start
-      record["budget_seconds"] = seconds
+    record["budget_seconds"] = budget.seconds
     record.setdefault("strategy", "this subgame's solve" if record["new_subgame"]
                       else "the current subgame's solve (same subgame)")
     record["setup_seconds"] = time.perf_counter() - start
     move = self._move
-    ahead = self._builds_ahead() and bool(record["budget_seconds"])
+    ahead = self._builds_ahead() and bool(budget.seconds)
     if ahead:
-      infoset = self._tree.infoset_index(self._player_id, key)
-      ahead_deadline = start + move_budget.RESOLVE_SHARE * record["budget_seconds"]
+      infoset, _ = self._path.lookup(self.resolver, key)
+      ahead_deadline = budget.deadline(move_budget.RESOLVE_SHARE)
       # The iterations stop early enough to build a costly next subgame ahead.
       reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, seconds,
                                                  ahead_deadline)

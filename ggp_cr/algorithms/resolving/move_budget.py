@@ -10,6 +10,7 @@ next subgames ahead with what a move leaves (`build_ahead`). A sampling solver's
 iterations cost microseconds: only its setup is bounded.
 """
 
+import dataclasses
 import time
 
 import numpy as np
@@ -225,6 +226,29 @@ class SetupClock:
           f"{1000 * pace * rest:.0f} ms)"
           f"{' and the first iteration' if self._reserve else ''} would not fit the "
           f"{1000 * (self._deadline - now):.0f} ms left")
+
+
+@dataclasses.dataclass(frozen=True)
+class MoveBudget:
+  """One decision's time: its start (time.perf_counter()) and seconds (0 with an
+  iteration budget: then nothing has a deadline). The bot makes one per decision and
+  hands it to the path that enters a subgame."""
+  start: float
+  seconds: float
+
+  def deadline(self, share=1.0):
+    """The time `share` of the move ends (None without seconds)."""
+    return self.start + share * self.seconds if self.seconds else None
+
+  def share(self, share):
+    """`share` of the move's seconds (None without seconds)."""
+    return share * self.seconds if self.seconds else None
+
+  def left(self, share=1.0):
+    """Seconds left until `deadline(share)`, at least 0 (None without seconds)."""
+    if not self.seconds:
+      return None
+    return max(self.deadline(share) - time.perf_counter(), 0.0)
 
 
 class SubgameBudget:

@@ -1,8 +1,8 @@
 """The seam between the bot and a subgame solver path: the `Resolver` protocol ([S] ch. 2).
 
 A resolver solves one subgame (or the whole game) within a move's budget and gives the
-next subgames' inputs; the compiled path (compiled.compiled_resolver) and the live path
-(live.live_resolver) implement it and share `AnytimeRun`'s loop.
+next subgames' inputs; a `Path` starts, looks up and enters them for the bot. The
+compiled path (compiled/) and the live path (live/) implement both.
 """
 
 import typing
@@ -37,6 +37,44 @@ class Resolver(typing.Protocol):
 
   def next_subgame(self, key, variant, *args, **kwargs):
     """The next subgame of the bot's information state `key` (raises CannotResolve)."""
+
+
+class Path(typing.Protocol):
+  """The bot's side of a path (compiled.compiled_path, live.live_path): how a match
+  starts, how the bot's information states are looked up and subgames entered. The
+  bot chooses its path once; nothing else in it depends on which."""
+
+  name: str  # "compiled" or "live"
+  shares_decisions: bool  # equal decision keys give equal decisions (iterations)
+  builds_ahead: bool  # timed moves may build the next subgames ahead
+
+  def prepare(self, seed):
+    """When a match starts: what `first` needs (the whole game's resolver or not)."""
+
+  def first(self, prepared, prepared_seconds, record, move):
+    """The match's first Resolver (the whole game)."""
+
+  def lookup(self, resolver, key):
+    """(the resolver's id of information state `key`, whether it starts a subgame)."""
+
+  def policy(self, resolver, key, legal):
+    """The average strategy's probabilities of `legal` at `key`."""
+
+  def enter(self, current, lookup, record, move, seed, budget):
+    """The next subgame's Resolver within move_budget.MoveBudget `move`; raises
+    CannotResolve."""
+
+  def refused(self, current, lookup, error, record, move, limit):
+    """After CannotResolve: what the current resolver does for the next turns."""
+
+
+def record_entry(record, info, variant):
+  """Adds a new subgame's `info` to the decision's record; notes an unsafe gadget
+  that became a resolve gadget (zero joint reach at the bot's histories)."""
+  record.update(info)
+  if info["variant"] != variant:
+    record["fallback"] = ("unsafe gadget has zero joint reach at the bot's "
+                          "histories; resolve gadget used")
 
 
 class AnytimeRun:
