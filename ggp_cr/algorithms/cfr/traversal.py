@@ -99,9 +99,6 @@ class TraversalTree:
     self.up_slot_offset = slot_offset[postorder]
 
 
-_WALKS = {}
-
-
 # Trees smaller than this are laid out afresh for each solver (milliseconds), so that
 # the many small gadget copies of a match do not push a large tree's layout (seconds
 # to rebuild) out of the memo.
@@ -114,7 +111,7 @@ def whole_tree_walk(tree):
   such trees' are kept)."""
   if tree.num_nodes < _SHARED_WALK_NODES:
     return TraversalTree(tree, None, None)
-  return flat_tree.per_tree(_WALKS, tree,
+  return flat_tree.per_tree("whole_tree_walk", tree,
                             lambda t: TraversalTree(t, None, None))
 
 

@@ -111,6 +111,8 @@ class ContinualResolvingBot(pyspiel.Bot):
       RandomPlayout's number of playouts.
     path: 'auto' (default; docs/algorithms/resolving.md), 'compiled' or 'live'.
     compiled_nodes_limit: the largest tree 'auto' extracts for the compiled path.
+    tree: the game's CompiledTree, owned by the caller (the compiled path then uses
+      it rather than looking for one in this process or `cache_dir`).
     cache_dir: where compiled trees and their state keys are read and written.
     seed: seeds the solvers and the action sampling; equal seeds and iteration
       budgets give equal play.
@@ -126,7 +128,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
                path="auto",
                compiled_nodes_limit=compiled_resolver.COMPILED_NODES_LIMIT,
-               cache_dir=None, build_ahead=True, terminate_values="cfrd"):
+               cache_dir=None, build_ahead=True, terminate_values="cfrd", tree=None):
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -141,7 +143,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts, terminate_values=terminate_values)
     self.path, self.path_reason, tree, keys = compiled_resolver.choose_path(
-        game, self.config, path, compiled_nodes_limit, cache_dir)
+        game, self.config, path, compiled_nodes_limit, cache_dir, tree)
     # The one choice of path: everything else goes through protocol.Path.
     self._path = (compiled_path.CompiledPath(tree, keys, player_id, self.config)
                   if tree is not None else

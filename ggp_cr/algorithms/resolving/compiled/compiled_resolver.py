@@ -56,17 +56,16 @@ COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 # within a few iterations; larger ones are solved in place.
 COPY_NODES_LIMIT = 50_000
 
-_KEYS = {}
-
 
 def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
   return flat_tree.per_tree(
-      _KEYS, tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir), keep=4)
+      "state_keys", tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
+      keep=4)
 
 
 def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
-                cache_dir=None):
+                cache_dir=None, tree=None):
   """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
   module, with the whole game's tree and its StateKeys) or "live" (live_resolver.Resolver
   on pyspiel gadgets; tree and keys None).
@@ -75,7 +74,8 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   settings.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
   sampling solvers vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with
   warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
-  within `nodes_limit` histories. "compiled" insists (ValueError if it cannot).
+  within `nodes_limit` histories, or when the caller gives `tree` (the game's
+  CompiledTree, then used as it is). "compiled" insists (ValueError if it cannot).
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -83,7 +83,13 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   if path == "live":
     return "live", "live path requested", None, None
   del config  # every solver and option of settings.ResolverConfig runs on both paths
-  tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+  if tree is not None:
+    if tree.game_string != str(game):
+      raise ValueError(f"tree is the compiled tree of {tree.game_string}, not of "
+                       f"{game}.")
+    reason = "tree given by the caller"
+  else:
+    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
   if tree is not None:
     keys = state_keys(tree, cache_dir)
     keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)

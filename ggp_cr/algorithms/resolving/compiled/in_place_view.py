@@ -260,11 +260,8 @@ class _TreeTables:
     return self
 
 
-_TABLES = {}
-
-
 def _tree_tables(tree):
-  return flat_tree.per_tree(_TABLES, tree, _TreeTables)
+  return flat_tree.per_tree("in_place_tables", tree, _TreeTables)
 
 
 def prepare(tree):
