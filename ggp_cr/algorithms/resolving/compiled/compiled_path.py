@@ -11,7 +11,7 @@ from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 
 # Solvers whose compiled decisions with iteration budgets are shared by equal
-# decision keys (tests/test_continual_resolving.py: the same strategy to 1e-9).
+# decision keys (tests/resolving/test_continual_resolving.py: the same strategy to 1e-9).
 _SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
 # The heap a compiled-path bot faults in before its first decision (anytime.
 # prefault_heap): this many times its tree's arrays (PAM{8}: 85 MiB of arrays; a

@@ -16,7 +16,7 @@ roots' values after the pass. The view's terminals hold the copy's payoffs (o's:
 scale_j·u_o − shift_j below root j; player 0's the negative when o = 1), written
 once per view into its own value array, so every sum is formed as on the copy and in
 the same order: CFR+ (RM+, alternating updates, linear averaging) equals
-cfr.CFRPlusSolver on the copying view to rounding (tests/test_subgame_views.py; RM+
+cfr.CFRPlusSolver on the copying view to rounding (tests/resolving/compiled/test_in_place_view.py; RM+
 turns regrets that are zero up to rounding into different strategies, so the same
 arithmetic matters).
 

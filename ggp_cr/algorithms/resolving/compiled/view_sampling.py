@@ -11,7 +11,7 @@ root a sample passes is valued), and the sampled values at the next roots, weigh
 by w(h)/q(h), scatter-added into next_root_estimates.SampledNextRootEstimates. It
 draws from the same SplitMix64 stream in the same order as the live solver, so with
 equal seeds both hold the same tables and estimates to rounding
-(tests/test_view_sampling.py).
+(tests/resolving/compiled/test_view_sampling.py).
 
 `InPlaceSampler` samples a in_place_view.SubgameView the same way without copying
 the subgame (the kernel's in-place mode: the gadget's prefix given apart, the whole
@@ -250,7 +250,7 @@ class InPlaceSampler(ViewSampler):
   """ViewSampler on a in_place_view.SubgameView: no copy of the subgame. The
   kernel samples the gadget's prefix from arrays of its own (laid out and numbered
   as the copying view's, so draws come in the same order: the copying sampler with
-  the same seed holds the same tables, tests/test_view_sampling.py) and walks the
+  the same seed holds the same tables, tests/resolving/compiled/test_view_sampling.py) and walks the
   whole tree below the chosen root, terminals paid per root. Its tables are compact
   (the subgame's infosets in SubgameStructure's order, then the gadget's: whole-tree
   tables page-faulted at every newly visited infoset), reached through a map from

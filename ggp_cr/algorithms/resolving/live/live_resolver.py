@@ -87,7 +87,7 @@ class Resolver(protocol.AnytimeRun):
     # compiled tree's node order, in which the compiled path's gadget views order
     # theirs), not the trace's depth-first discovery order: both paths' gadgets then
     # order their roots and gates, and draw their random outcomes, alike (they differ
-    # where a root lies below another, tests/test_nested_next_roots.py).
+    # where a root lies below another, tests/resolving/compiled/test_nested_next_roots.py).
     group = sorted(trace.subgame_map.roots(own_key), key=lambda root_id: (
         len(problem.root_histories[trace.root_of[root_id]]) +
         len(trace.actions[root_id]),

@@ -1,5 +1,5 @@
 """Subgame views (CFR+ in place on the whole tree) equal the copying gadget views
-solved by our CFR+ ([S] §1.4.2, ch. 2; [H] §G-I), which test_gadget_views ties to the
+solved by our CFR+ ([S] §1.4.2, ch. 2; [H] §G-I), which test_copied_view ties to the
 pyspiel gadgets."""
 
 import numpy as np
@@ -14,7 +14,7 @@ from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
-from test_gadget_views import GAMES, _inputs, _subgames
+from test_copied_view import GAMES, _inputs, _subgames
 
 ITERATIONS = 20
 
