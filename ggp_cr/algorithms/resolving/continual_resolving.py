@@ -127,7 +127,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                cumulative_strategy_exponent=_THESIS["cse"], baseline=_THESIS["bl"],
                cfrd_aware_sampling=True, depth_limit=4, playouts=1, seed=0,
                path="auto",
-               compiled_nodes_limit=compiled_resolver.COMPILED_NODES_LIMIT,
+               compiled_nodes_limit=compiled_path.COMPILED_NODES_LIMIT,
                cache_dir=None, build_ahead=True, terminate_values="cfrd", tree=None):
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
@@ -142,7 +142,7 @@ class ContinualResolvingBot(pyspiel.Bot):
         cumulative_strategy_exponent=cumulative_strategy_exponent, baseline=baseline,
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts, terminate_values=terminate_values)
-    self.path, self.path_reason, tree, keys = compiled_resolver.choose_path(
+    self.path, self.path_reason, tree, keys = compiled_path.choose_path(
         game, self.config, path, compiled_nodes_limit, cache_dir, tree)
     # The one choice of path: everything else goes through protocol.Path.
     self._path = (compiled_path.CompiledPath(tree, keys, player_id, self.config)

@@ -1,17 +1,20 @@
 """The compiled path's side of the bot: a match on the whole game's compiled tree.
 
-`CompiledPath` (protocol.Path) starts a match with the whole game's CompiledResolver,
-looks the bot's information states up by tree infoset, enters the next subgame within
-a move_budget.MoveBudget and, when it cannot, defers ([S] ch. 2, §3.4.1).
+`choose_path` picks the bot's path; `CompiledPath` (protocol.Path) starts a match
+with the whole game's CompiledResolver, looks the bot's information states up by tree
+infoset, enters the next subgame within a move_budget.MoveBudget and, when it
+cannot, defers ([S] ch. 2, §3.4.1).
 """
 
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.tree import compiled_tree
 
 # Solvers whose compiled decisions with iteration budgets are shared by equal
-# decision keys (tests/resolving/test_continual_resolving.py: the same strategy to 1e-9).
+# decision keys (tests/resolving/test_continual_resolving.py: the same strategy to
+# 1e-9).
 _SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
 # The heap a compiled-path bot faults in before its first decision (anytime.
 # prefault_heap): this many times its tree's arrays (PAM{8}: 85 MiB of arrays; a
@@ -19,6 +22,44 @@ _SHARED_SOLVERS = ("cfr+", "vr_mccfr", "mc_cfr")
 # PREFAULT_MAX_BYTES.
 PREFAULT_TREE_MULTIPLE = 4
 PREFAULT_MAX_BYTES = 1 << 30
+# The bot's `path` argument, and the largest tree "auto" extracts.
+PATHS = ("auto", "compiled", "live")
+COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
+
+
+def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
+                cache_dir=None, tree=None):
+  """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
+  module's CompiledPath, with the whole game's tree and its StateKeys) or "live"
+  (live.live_path, live_resolver.Resolver on pyspiel gadgets; tree and keys None).
+
+  "auto" takes the compiled path, for every solver of `config` (a
+  settings.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
+  sampling solvers vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with
+  warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
+  within `nodes_limit` histories, or when the caller gives `tree` (the game's
+  CompiledTree, then used as it is). "compiled" insists (ValueError if it cannot).
+  """
+  if path not in PATHS:
+    raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
+  compiled_tree.check_nodes_limit(nodes_limit)
+  if path == "live":
+    return "live", "live path requested", None, None
+  del config  # every solver and option of settings.ResolverConfig runs on both paths
+  if tree is not None:
+    if tree.game_string != str(game):
+      raise ValueError(f"tree is the compiled tree of {tree.game_string}, not of "
+                       f"{game}.")
+    reason = "tree given by the caller"
+  else:
+    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+  if tree is not None:
+    keys = compiled_resolver.state_keys(tree, cache_dir)
+    keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
+    return "compiled", reason, tree, keys
+  if path == "compiled":
+    raise ValueError(f"The compiled path is not available: {reason}.")
+  return "live", reason, None, None
 
 
 class CompiledPath:

@@ -41,12 +41,9 @@ from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.compiled import warm_start
 from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
-from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 CannotResolve = protocol.CannotResolve
-PATHS = ("auto", "compiled", "live")
-COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 
 
 # Subgames of at most this many nodes are copied (a GadgetView, about 1-7 ms): their
@@ -62,41 +59,6 @@ def state_keys(tree, cache_dir=None):
   return flat_tree.per_tree(
       "state_keys", tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
       keep=4)
-
-
-def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
-                cache_dir=None, tree=None):
-  """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
-  module, with the whole game's tree and its StateKeys) or "live" (live_resolver.Resolver
-  on pyspiel gadgets; tree and keys None).
-
-  "auto" takes the compiled path, for every solver of `config` (a
-  settings.ResolverConfig: CFR+, dl_cfr+ with `view_solvers.depth_limited`, the
-  sampling solvers vr_mccfr, mc_cfr of view_sampling.py; keep_solver_data with
-  warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
-  within `nodes_limit` histories, or when the caller gives `tree` (the game's
-  CompiledTree, then used as it is). "compiled" insists (ValueError if it cannot).
-  """
-  if path not in PATHS:
-    raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
-  compiled_tree.check_nodes_limit(nodes_limit)
-  if path == "live":
-    return "live", "live path requested", None, None
-  del config  # every solver and option of settings.ResolverConfig runs on both paths
-  if tree is not None:
-    if tree.game_string != str(game):
-      raise ValueError(f"tree is the compiled tree of {tree.game_string}, not of "
-                       f"{game}.")
-    reason = "tree given by the caller"
-  else:
-    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
-  if tree is not None:
-    keys = state_keys(tree, cache_dir)
-    keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)
-    return "compiled", reason, tree, keys
-  if path == "compiled":
-    raise ValueError(f"The compiled path is not available: {reason}.")
-  return "live", reason, None, None
 
 
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,
