@@ -200,7 +200,7 @@ def test_bot_plays_the_same_on_both_paths(game_string, variant, subgame_view):
 @pytest.mark.parametrize("game_string", GAMES[:3])
 def test_thesis_code_terminate_values_play_the_same_on_both_paths(game_string,
                                                                    subgame_view):
-  """CFR+ with the thesis code's Terminate values (resolver.terminate_scale): the
+  """CFR+ with the thesis code's Terminate values (gadget_prefix.terminate_scale): the
   bot plays the same on both paths."""
   del subgame_view
   assert _bots_play_the_same(game_string, 6, solver="cfr+",

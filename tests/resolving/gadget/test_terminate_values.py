@@ -1,5 +1,5 @@
 """The resolve gadget's Terminate values as the thesis's code computes them
-(resolver.terminate_scale: `terminate_values="cfrplayground"`, `cr(terminate=...)`)."""
+(gadget.prefix.terminate_scale: `terminate_values="cfrplayground"`, `cr(terminate=...)`)."""
 
 import numpy as np
 import pytest
@@ -78,7 +78,7 @@ def test_second_resolve_scales_the_values_by_the_first_resolves_mass(solver, pat
 
 
 def test_terminate_scale_is_the_ratio_of_root_masses():
-  """resolver.terminate_scale: 1 for CFR-D's values; the solve's root mass over its
+  """gadget_prefix.terminate_scale: 1 for CFR-D's values; the solve's root mass over its
   parent's for the thesis code's (the whole game's solve, mass 1 over 1: 1)."""
   cfrd = settings.ResolverConfig()
   ours = settings.ResolverConfig(terminate_values="cfrplayground")

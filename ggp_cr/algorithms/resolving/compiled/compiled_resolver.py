@@ -505,9 +505,8 @@ class CompiledResolver(protocol.AnytimeRun):
           group, exact=None if exact is None else lambda: excluding(exact))
     if clock is not None:
       clock.check("inputs")
-    scale = (1.0 if self.config is None else gadget_prefix.terminate_scale(
-        self.config, self.view.total_reach, self.parent_root_mass))
-    cbv = gadget_prefix.scale_values(cbv, scale)
+    cbv, scaled = gadget_prefix.scaled_values(self.config, cbv, self.view.total_reach,
+                                              self.parent_root_mass)
     reached, jointly = (True, True) if infoset is None else _own_reach(
         trace, infoset, group, w, opponent_reach)
     if not reached:
@@ -520,8 +519,7 @@ class CompiledResolver(protocol.AnytimeRun):
       info["setup_estimate_seconds"] = setup
     if not self.use_cbr:
       info["unsampled_opponent_infosets"] = self.estimates.unsampled
-    if self.config is not None and self.config.terminate_values != "cfrd":
-      info["terminate_scale"] = scale
+    info.update(scaled)
     if self.refused:
       info["after_refused"] = (
           f"{self.refused} subgame(s) below this solve were refused; {inputs} gave "

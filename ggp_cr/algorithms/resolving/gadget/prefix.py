@@ -125,6 +125,17 @@ def payoff_map(scale, shift):
   return scale, -shift
 
 
+def scaled_values(config, opponent_values, root_mass, parent_root_mass):
+  """(the next gadget's opponent values {key: CBV} scaled by `terminate_scale`, what a
+  decision records of it: {"terminate_scale": factor} unless CFR-D's values, or no
+  `config`, leave them as they are)."""
+  if config is None:
+    return opponent_values, {}
+  scale = terminate_scale(config, root_mass, parent_root_mass)
+  record = {} if config.terminate_values == "cfrd" else {"terminate_scale": scale}
+  return scale_values(opponent_values, scale), record
+
+
 def terminate_scale(config, root_mass, parent_root_mass):
   """The factor the next resolve gadget's opponent values (and so its Terminate
   payoffs) are multiplied by, for a resolver whose subgame's roots have total reach

@@ -126,15 +126,15 @@ class Resolver(protocol.AnytimeRun):
         unsampled.append(key)
     from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
                                        deadline)
-    scale = gadget_prefix.terminate_scale(self.config, self.root_mass, self.parent_root_mass)
-    opponent_values = gadget_prefix.scale_values(opponent_values, scale)
+    opponent_values, scaled = gadget_prefix.scaled_values(
+        self.config, opponent_values, self.root_mass, self.parent_root_mass)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
     for root_id in group:
       if deadline is not None and time.perf_counter() > deadline:
-        raise protocol.CannotResolve(f"its {len(group)} roots could not be built within the "
-                            "time budget")
+        raise protocol.CannotResolve(f"its {len(group)} roots could not be built "
+                                     "within the time budget")
       states.append(trace.root_state(root_id))
     try:
       subgame = gadget_game.Subgame(
@@ -146,9 +146,7 @@ class Resolver(protocol.AnytimeRun):
       raise protocol.CannotResolve(str(error)) from None
     info = {"roots": len(group), "opponent_infosets": len(opponent_values),
             "unsampled_opponent_infosets": len(unsampled),
-            "unsampled_from_tree": from_tree, "variant": variant}
-    if self.config.terminate_values != "cfrd":
-      info["terminate_scale"] = scale
+            "unsampled_from_tree": from_tree, "variant": variant, **scaled}
     return gadget, profile, info
 
   def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
