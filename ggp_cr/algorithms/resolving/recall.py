@@ -57,6 +57,11 @@ def transition_table(player, player_ids=range(-4, 2)):
   return table
 
 
+# `transition_table` of each player, made once (constants: a sampler's setup reads
+# them, nothing writes them).
+TRANSITION_TABLES = (transition_table(0), transition_table(1))
+
+
 @numba.njit(cache=True)
 def tracks(node_player, node_parent, player, initial):
   """`advance` over a compiled tree: the tracking state of every node."""

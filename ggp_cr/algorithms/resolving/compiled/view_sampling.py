@@ -215,7 +215,7 @@ class ViewSampler:
     view = self.view
     gain, offset = gadget_prefix.payoff_map(view.scale, view.shift)
     self.solver.set_resolving(
-        self._gate, self._track, recall.transition_table(view.player), recall.END,
+        self._gate, self._track, recall.TRANSITION_TABLES[view.player], recall.END,
         node_map, self._root_w, self._root_of, gain, offset, view.player,
         self.estimates.value_sum, self.estimates.weight_sum)
 
