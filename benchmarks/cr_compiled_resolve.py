@@ -2,7 +2,7 @@
 
 A resolve is what continual resolving does when the bot enters a new subgame ([S]
 ch. 2): turn the previous solve's estimates into the gadget's inputs, set the gadget
-up as the bot does (compiled_resolving.subgame_view: a copy of a small subgame, else
+up as the bot does (compiled_resolver.subgame_view: a copy of a small subgame, else
 a view solved in place on the whole game's compiled tree), trace the next subgames
 below it, and
 run the first --iterations CFR+ iterations collecting the next estimates. The trunk
@@ -17,7 +17,7 @@ sampled by continual resolving's VR-MCCFR ([S] §3.3.3, the thesis's candidate) 
 --sampling_iterations iterations (two episodes each) on both paths, each from fresh
 tables with the same seed: compiled (view_sampling on a copying gadget view, and
 on the in-place SubgameView: its episodes/s and setup are printed too) and live
-(subgame_solvers.SamplingSolver on the pyspiel gadget); setup (compiled: copy + trace;
+(live_solvers.SamplingSolver on the pyspiel gadget); setup (compiled: copy + trace;
 live: gadget + trace of live states) is timed apart from the episodes. It prints
 episodes/s of both and their ratio, then `sampling ratio: <median compiled / live>`
 before the last line.
@@ -37,17 +37,17 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms.resolving import compiled_resolving
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import resolver
-from ggp_cr.algorithms.resolving import subgame_solvers
-from ggp_cr.algorithms.resolving import subgame_views
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
-from ggp_cr.algorithms.resolving import view_solvers
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import view_solvers
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_solvers
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_leduc(max_raises=3,cards_per_suit=30)",
@@ -64,7 +64,7 @@ _SAMPLING_SUBGAMES = flags.DEFINE_integer(
     "paths (0: none).")
 _SAMPLING_ITERATIONS = flags.DEFINE_integer(
     "sampling_iterations", 1000, "VR-MCCFR iterations per path and subgame.")
-_CONFIG = resolver.ResolverConfig()  # vr_mccfr, the thesis's candidate
+_CONFIG = settings.ResolverConfig()  # vr_mccfr, the thesis's candidate
 
 
 def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
@@ -75,12 +75,12 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
   w, opponent_reach, cbv = estimates.inputs(group)
   roots = trace.next_roots[group]
   runs = []
-  for kind in (gadget_views.GadgetView, subgame_views.SubgameView):
+  for kind in (copied_view.GadgetView, in_place_view.SubgameView):
     start = time.perf_counter()
     try:
       view = kind(tree, keys, player, roots, w, cbv, "resolve", opponent_reach,
                   solver=view_solvers.sampler(_CONFIG, 1))
-    except subgame_views.NestedRoots:
+    except in_place_view.NestedRoots:
       runs.append(None)
       continue
     built = time.perf_counter() - start
@@ -90,12 +90,12 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
   (compiled, copy_setup), in_place = runs
   setup = [copy_setup]
   start = time.perf_counter()
-  states = subgames.node_states(tree, roots)
-  subgame = gadgets.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
+  states = trunk_inputs.node_states(tree, roots)
+  subgame = gadget_game.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
                             {keys.key_string(k): v for k, v in cbv.items()},
                             opponent_reach=opponent_reach)
-  problem = tracing.Problem(tree.game, player, gadgets.make_gadget(subgame, "resolve"))
-  live = subgame_solvers.SamplingSolver(problem, tracing.Trace(problem), _CONFIG, 1)
+  problem = live_trace.Problem(tree.game, player, gadget_game.make_gadget(subgame, "resolve"))
+  live = live_solvers.SamplingSolver(problem, live_trace.Trace(problem), _CONFIG, 1)
   setup.append(time.perf_counter() - start)
   start = time.perf_counter()
   live.iterate(iterations)
@@ -105,7 +105,7 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
 def _warm_up():
   """Compiles the numba kernels on Kuhn poker, outside the timings."""
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   for copy_nodes_limit in (None, 0):  # a copy, and a view in place
     _resolve_once(tree, keys, 0, 2, copy_nodes_limit)
 
@@ -113,13 +113,13 @@ def _warm_up():
 def _warm_up_sampling():
   """Loads the sampling kernels on Kuhn poker, outside the timings."""
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
-  keys = compiled_subgames.StateKeys.build(tree)
+  keys = subgame_trace.StateKeys.build(tree)
   trace, estimates = _solve_trunk(tree, keys, 0, 1)
   _sample_both(tree, keys, 0, trace, estimates, trace.own_infosets[0], 2)
 
 
 def _solve_trunk(tree, keys, player, iterations):
-  view = gadget_views.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+  view = copied_view.GadgetView(tree, keys, player, [0], [1.0], variant=None)
   trace = view.trace()
   estimates = next_root_estimates.NextRootEstimates(view, trace)
   next_root_estimates.solve_with_estimates(view, estimates, iterations)
@@ -136,7 +136,7 @@ def _resolve(tree, keys, player, trace, estimates, infoset, iterations,
   times["inputs"] = time.perf_counter() - start
   start = time.perf_counter()
   nodes = trace.next_roots[group]
-  view, how = compiled_resolving.subgame_view(
+  view, how = compiled_resolver.subgame_view(
       tree, keys, player, nodes, w, cbv, "resolve", opponent_reach,
       int(keys.subtree_nodes[nodes].sum()), copy_nodes_limit=copy_nodes_limit)
   times["view"] = time.perf_counter() - start
@@ -169,7 +169,7 @@ def main(argv):
   print(f"tree: {tree}, ready in {time.perf_counter() - start:.1f} s (extracted, or "
         "read from --cache_dir)")
   start = time.perf_counter()
-  keys = compiled_subgames.StateKeys.build(tree, cache_dir=_CACHE_DIR.value)
+  keys = subgame_trace.StateKeys.build(tree, cache_dir=_CACHE_DIR.value)
   print(f"state keys: {len(keys.strings):,} non-acting strings, ready in "
         f"{time.perf_counter() - start:.1f} s")
   _warm_up()

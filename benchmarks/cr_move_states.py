@@ -39,7 +39,7 @@ from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import timing
-from ggp_cr.algorithms.resolving import compiled_resolving
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAME = flags.DEFINE_string("game", "python_ii_goofspiel(num_cards=6)", "Game string.")
@@ -86,7 +86,7 @@ def main(argv):
   game = pyspiel.load_game(_GAME.value)
   start = time.perf_counter()
   tree = compiled_tree.cached_tree(game, _CACHE_DIR.value)
-  compiled_resolving.state_keys(tree, _CACHE_DIR.value)
+  compiled_resolver.state_keys(tree, _CACHE_DIR.value)
   print(f"{game}: {tree.num_nodes:,} nodes; tree and state keys ready in "
         f"{time.perf_counter() - start:.1f} s", flush=True)
   rate = _peer_rate(tree)

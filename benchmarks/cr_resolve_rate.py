@@ -8,9 +8,9 @@ extracted into it; timed separately, outside the matches), then continual resolv
 seconds at its first decision and --move seconds a move. Per game it prints: the
 share of the bot's later decisions that entered a new subgame and resolved it (built
 its gadget and ran at least one iteration on it, in the decision or, built ahead at
-the end of the bot's previous decision, in that one: subgame_budget.SubgameBudget.
+the end of the bot's previous decision, in that one: move_budget.SubgameBudget.
 build_ahead; which
-decisions enter one is decided by the reference subgame structure, compiled_subgames'
+decisions enter one is decided by the reference subgame structure, subgame_trace'
 trace along the match's history, whatever the bot's path saw: a live trace cut short
 hides entries; after a subgame the bot did not resolve, the compiled bot traces
 below it and can resolve the next one), the median and max resolve time (the
@@ -36,9 +36,9 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.resolving import compiled_resolving
-from ggp_cr.algorithms.resolving import compiled_subgames
 from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAMES = flags.DEFINE_multi_string(
@@ -62,7 +62,7 @@ def _match(game, seat, seed):
   tournament (timing.budget_ratios)."""
   matches.collect_between_matches()
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_resolving.state_keys(tree)
+  keys = compiled_resolver.state_keys(tree)
   trace = None
   entered = []
   bot = continual_resolving.ContinualResolvingBot(
@@ -80,7 +80,7 @@ def _match(game, seat, seed):
       entered.append(trace is not None and infoset in trace)
       if trace is None or entered[-1]:
         roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
-        trace = compiled_subgames.trace_subgames(tree, keys, seat, roots)
+        trace = subgame_trace.trace_subgames(tree, keys, seat, roots)
       budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
       start = time.perf_counter()
       action = bot.step(state)
@@ -96,7 +96,7 @@ def _prepare(game):
   start = time.perf_counter()
   tree = compiled_tree.cached_tree(game, _CACHE_DIR.value)
   middle = time.perf_counter()
-  compiled_resolving.state_keys(tree, _CACHE_DIR.value)
+  compiled_resolver.state_keys(tree, _CACHE_DIR.value)
   print(f"{game}: {tree.num_nodes:,} nodes; tree ready in {middle - start:.1f} s, "
         f"state keys in {time.perf_counter() - middle:.1f} s (extracted, or read from "
         "--cache_dir)", flush=True)

@@ -1,6 +1,6 @@
 """Benchmark: building continual resolving's StateKeys, native vs the pyspiel walk.
 
-compiled_subgames.StateKeys holds the information state of the player who does not
+subgame_trace.StateKeys holds the information state of the player who does not
 act at every decision node of a compiled tree; the games with a native extractor
 build it natively (native_extraction.state_keys), every other game by a pyspiel walk
 over the whole game (route "generic"). For each game (tree by native extraction, not
@@ -22,7 +22,7 @@ import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
-from ggp_cr.algorithms.resolving import compiled_subgames
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 _DEFAULT_GAMES = ("python_leduc(stack1=100,stack2=100,max_raises=3,cards_per_suit=30)",
@@ -36,7 +36,7 @@ _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed native builds per game.")
 
 def _timed(tree, route):
   start = time.perf_counter()
-  keys = compiled_subgames.StateKeys.build(tree, route=route)
+  keys = subgame_trace.StateKeys.build(tree, route=route)
   return time.perf_counter() - start, keys
 
 

@@ -32,6 +32,6 @@ def subgame_view(request, monkeypatch):
   games' subgames are all small) or solved in place (COPY_NODES_LIMIT 0)."""
   if request.param == "in_place":
     # pylint: disable-next=import-outside-toplevel
-    from ggp_cr.algorithms.resolving import compiled_resolving
-    monkeypatch.setattr(compiled_resolving, "COPY_NODES_LIMIT", 0)
+    from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+    monkeypatch.setattr(compiled_resolver, "COPY_NODES_LIMIT", 0)
   return request.param

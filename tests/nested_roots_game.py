@@ -1,6 +1,6 @@
 """A test game whose continual-resolving subgames have nested roots ([S] ch. 2).
 
-None of the package's games has them (tests/test_nested_next_roots.py shows why):
+None of the package's games has them (tests/resolving/compiled/test_nested_next_roots.py shows why):
 a group of next roots is nested when one next root r lies below another r' of the
 same group. Here player 1's move at r' (after player 0's first move) either goes
 straight to player 0's next turn s (a root itself: its parent is player 1's) or

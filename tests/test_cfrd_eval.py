@@ -10,8 +10,8 @@ import pytest
 
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.evaluation import gadget_runs
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 
@@ -116,10 +116,10 @@ def test_compiled_and_pyspiel_gadgets_give_the_same_rows(game_string, history):
   trunk = gadget_runs.trunk_strategy(tree, "cfr+", 20, 0)
   rows = {}
   for route in gadget_runs.ROUTES:
-    subgame = subgames.subgame_from_trunk(tree, trunk, history, values="trunk")
+    subgame = trunk_inputs.subgame_from_trunk(tree, trunk, history, values="trunk")
     run = gadget_runs.Run("cfrplayground-cfr+", 12, 4, 0, (6,), route)
     rows[route] = []
-    gadget_runs.sweep(tree, trunk, subgame, "trunk", [0.0, 0.3], 2, gadgets.VARIANTS,
+    gadget_runs.sweep(tree, trunk, subgame, "trunk", [0.0, 0.3], 2, gadget_game.VARIANTS,
                       run, rows[route].append)
   compiled, reference = (pd.DataFrame(rows[r]) for r in gadget_runs.ROUTES)
   assert len(compiled) == 7 * 5  # 7 runs (unsafe once), evaluated at 1, 4, 6, 8, 12

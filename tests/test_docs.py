@@ -116,7 +116,8 @@ def test_the_api_page_documents_every_public_name():
     if (p / "__init__.py").is_file()))
 def test_each_algorithms_page_lists_every_module(package):
   page = (DOCS / "algorithms" / f"{package}.md").read_text(encoding="utf-8")
-  modules = {p.stem for p in (ROOT / "ggp_cr" / "algorithms" / package).glob("*.py")
+  folder = ROOT / "ggp_cr" / "algorithms" / package
+  modules = {p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.py")
              if p.stem != "__init__"}
   missing = sorted(m for m in modules if f"`{m}`" not in page)
   assert not missing, f"docs/algorithms/{package}.md does not list {missing}"

@@ -1,7 +1,7 @@
 """Each gadget pinned to its definition ([S] §1.4.2; [H] §G.2, §H.2, §I.4), in the
 pyspiel gadget and in the compiled view, on two Kuhn subgames of a hand-written trunk.
 
-Expected numbers come from the definitions (gadgets.py's docstring) evaluated on the
+Expected numbers come from the definitions (gadget_game.py's docstring) evaluated on the
 base game only: w(h), π_o(h) by replaying h with the trunk, o's counterfactual
 best-response values from OpenSpiel's BestResponse on Kuhn, u_o(z) from Kuhn's
 states. Kuhn actions: 0 pass/fold, 1 bet/call; cards 0 (J), 1 (Q), 2 (K).
@@ -18,10 +18,10 @@ from open_spiel.python.algorithms import expected_game_score
 import pyspiel
 
 from ggp_cr.algorithms.best_response import exact_br
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgame_views
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 # The trunk: probability of action 1 (bet/call) per information state.
@@ -43,7 +43,7 @@ def kuhn():
   for key, bet in TRUNK.items():
     trunk.policy_for_key(key)[:] = [1.0 - bet, bet]
   tree = compiled_tree.cached_tree(game)
-  return game, trunk, tree, compiled_subgames.StateKeys.build(tree)
+  return game, trunk, tree, subgame_trace.StateKeys.build(tree)
 
 
 def _replay(game, history):
@@ -107,8 +107,8 @@ def _subgame(kuhn, suffix, player, variant):
   game, _, _, _ = kuhn
   roots, w, opponent_reach, keys, cbv, k = _definition(kuhn, suffix, player)
   given = _given_values(cbv, k)
-  subgame = gadgets.Subgame(game, player, roots, w, given, opponent_reach)
-  return gadgets.make_gadget(subgame, variant), (roots, w, opponent_reach, keys, cbv, k,
+  subgame = gadget_game.Subgame(game, player, roots, w, given, opponent_reach)
+  return gadget_game.make_gadget(subgame, variant), (roots, w, opponent_reach, keys, cbv, k,
                                                   given)
 
 
@@ -140,7 +140,7 @@ def _terminals(gadget_state, base_state):
     yield from _terminals(gadget_state.child(action), base_state.child(action))
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("suffix, player", SUBGAMES)
 def test_pyspiel_gadget_is_its_definition(kuhn, suffix, player, variant):
   """Root chance, Terminate value K·CBV'_norm(I) and every terminal payoff."""
@@ -194,7 +194,7 @@ def _gadget_values(variant, w, opponent_reach, roots, cbv, given, kuhn, player):
   return float(np.sum(w * opponent_reach * np.array(values)))
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("suffix, player", SUBGAMES)
 def test_gadget_value_at_the_trunk(kuhn, suffix, player, variant):
   """The pyspiel gadget's value (OpenSpiel's best response or policy value on it) and
@@ -240,7 +240,7 @@ def _view(tree, state_keys, trunk, player, roots, w, opponent_reach, keys, given
   nodes = np.array([_root_node(tree, h) for h in roots])
   int_keys = state_keys.keys[1 - player, nodes].tolist()
   assert [state_keys.key_string(i) for i in int_keys] == keys
-  view = gadget_views.GadgetView(tree, state_keys, player, nodes, w,
+  view = copied_view.GadgetView(tree, state_keys, player, nodes, w,
                                  {i: given[s] for i, s in zip(int_keys, keys)}, variant,
                                  opponent_reach)
   whole = tree.as_slots(trunk)
@@ -252,7 +252,7 @@ def _view(tree, state_keys, trunk, player, roots, w, opponent_reach, keys, given
   return view, slots
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("suffix, player", SUBGAMES)
 def test_compiled_view_is_its_definition(kuhn, suffix, player, variant):
   """The view's root chance (product of its prefix's chance probabilities, given o's
@@ -308,7 +308,7 @@ def test_compiled_view_is_its_definition(kuhn, suffix, player, variant):
   assert terminate_leaves == (len(roots) if variant == "resolve" else 0)
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("suffix, player", SUBGAMES)
 def test_in_place_view_solves_with_the_definitions_inputs(kuhn, suffix, player,
                                                           variant):
@@ -320,7 +320,7 @@ def test_in_place_view_solves_with_the_definitions_inputs(kuhn, suffix, player,
       kuhn, suffix, player, variant)
   nodes = np.array([_root_node(tree, h) for h in roots])
   int_keys = state_keys.keys[1 - player, nodes].tolist()
-  view = subgame_views.SubgameView(tree, state_keys, player, nodes, w,
+  view = in_place_view.SubgameView(tree, state_keys, player, nodes, w,
                                    {i: given[s] for i, s in zip(int_keys, keys)},
                                    variant, opponent_reach)
   expected = _expected_chance(variant, roots, w, opponent_reach, keys, k)

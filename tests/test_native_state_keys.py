@@ -1,5 +1,5 @@
 """Native state keys (native_extraction.state_keys) equal the pyspiel walk's
-(compiled_subgames.StateKeys, route "generic"): keys and extra strings."""
+(subgame_trace.StateKeys, route "generic"): keys and extra strings."""
 # pylint: disable=protected-access
 
 import numpy as np
@@ -8,8 +8,8 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 GAMES = [
@@ -31,8 +31,8 @@ GAMES = [
 
 
 def _assert_same(tree):
-  generic = compiled_subgames.StateKeys.build(tree, route="generic")
-  native = compiled_subgames.StateKeys.build(tree, route="native")
+  generic = subgame_trace.StateKeys.build(tree, route="generic")
+  native = subgame_trace.StateKeys.build(tree, route="native")
   assert np.array_equal(native.keys, generic.keys)
   assert native.strings == generic.strings
   # The walk finds states the player never acts in (else the test proves little).
@@ -49,7 +49,7 @@ def test_latent_ttt_state_keys_on_sampled_nodes():
   sampled decision nodes the non-acting player's key has its string, and no two keys
   of a player share a string (so equal keys iff equal strings)."""
   tree = compiled_tree.cached_tree(pyspiel.load_game("python_latent_ttt"))
-  keys = compiled_subgames.StateKeys.build(tree, route="native")
+  keys = subgame_trace.StateKeys.build(tree, route="native")
   strings = list(tree.infoset_keys) + keys.strings
   players = np.concatenate([tree.infoset_player,
                             np.full(len(keys.strings), -1, np.int8)])
@@ -62,7 +62,7 @@ def test_latent_ttt_state_keys_on_sampled_nodes():
   decisions = np.flatnonzero(tree.node_player >= 0)
   nodes = np.concatenate([rng.choice(decisions, 300, replace=False),
                           decisions[-50:]])  # the deepest, next to terminals
-  for node, state in subgames.node_states(tree, nodes).items():
+  for node, state in trunk_inputs.node_states(tree, nodes).items():
     other = 1 - int(tree.node_player[node])
     assert keys.key_string(keys.keys[other, node]) == state.information_state_string(
         other)
@@ -80,13 +80,13 @@ def test_native_state_keys_of_a_generically_extracted_tree():
 
 def test_auto_route_skips_the_pyspiel_walk_where_native(monkeypatch, tmp_path):
   tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[0]))
-  expected = compiled_subgames.StateKeys.build(tree, route="generic")
+  expected = subgame_trace.StateKeys.build(tree, route="generic")
 
   def refuse(*_):
     raise AssertionError("the pyspiel walk ran")
-  monkeypatch.setattr(compiled_subgames, "_walk_strings", refuse)
+  monkeypatch.setattr(subgame_trace, "_walk_strings", refuse)
   for _ in range(2):  # built, then read from the cache
-    keys = compiled_subgames.StateKeys.build(tree, cache_dir=str(tmp_path))
+    keys = subgame_trace.StateKeys.build(tree, cache_dir=str(tmp_path))
     assert np.array_equal(keys.keys, expected.keys)
     assert keys.strings == expected.strings
 
@@ -96,7 +96,7 @@ def test_state_keys_routes_are_checked():
   with pytest.raises(ValueError, match="no native state keys; games with them: "
                      "python_ii_goofspiel, python_latent_ttt, python_leduc, "
                      "python_princess_monster, python_rps"):
-    compiled_subgames.StateKeys.build(kuhn, route="native")
+    subgame_trace.StateKeys.build(kuhn, route="native")
   with pytest.raises(ValueError, match="route must be auto, generic or native"):
-    compiled_subgames.StateKeys.build(kuhn, route="fast")
-  assert compiled_subgames.StateKeys.build(kuhn).strings  # auto: the walk
+    subgame_trace.StateKeys.build(kuhn, route="fast")
+  assert subgame_trace.StateKeys.build(kuhn).strings  # auto: the walk

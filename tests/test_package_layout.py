@@ -98,6 +98,48 @@ def test_no_import_cycle_and_config_depends_on_nothing_of_ours():
       visit(name, [name])
 
 
+def _package_edges(graph):
+  """{parent package: {(child package, child package)}}: for each import a -> b, the
+  packages under a and b's deepest common package (both folders, not modules)."""
+  packages = {name for name, path in _modules() if path.name == "__init__.py"}
+  edges = {}
+  for name, imported in graph.items():
+    for other in imported:
+      a, b = name.split("."), other.split(".")
+      common = 0
+      while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+      if common >= min(len(a), len(b)):
+        continue  # a package and its own module
+      child_a = ".".join(a[:common + 1])
+      child_b = ".".join(b[:common + 1])
+      if child_a in packages and child_b in packages:
+        edges.setdefault(".".join(a[:common]), set()).add((child_a, child_b))
+  return edges
+
+
+def test_no_import_cycle_between_packages():
+  """Sibling packages import one way (e.g. resolving imports sampling, never back;
+  resolving.live imports resolving.compiled, never back); a package's own top-level
+  modules may import its subpackages."""
+  graph = {name: _imports(name, path) for name, path in _modules()}
+  for parent, edges in _package_edges(graph).items():
+    below = {}
+    for a, b in edges:
+      below.setdefault(a, set()).add(b)
+    for a, b in edges:
+      # b reaches a: a cycle through a -> b.
+      seen, todo = set(), [b]
+      while todo:
+        node = todo.pop()
+        if node == a:
+          pytest.fail(f"packages in {parent} import each other: {a} -> {b} -> ... -> "
+                      f"{a}")
+        if node not in seen:
+          seen.add(node)
+          todo.extend(below.get(node, ()))
+
+
 def test_no_module_over_the_line_limit():
   long = {name: len(path.read_text().splitlines()) for name, path in _modules()}
   assert {n: k for n, k in long.items() if k > _MAX_MODULE_LINES} == {}

@@ -24,13 +24,15 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.evaluation import evaluators
-from ggp_cr.algorithms.resolving import compiled_resolving
 from ggp_cr.algorithms.resolving import continual_resolving as cr
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import next_root_estimates
-from ggp_cr.algorithms.resolving import resolver as resolver_lib
-from ggp_cr.algorithms.resolving import subgames
-from ggp_cr.algorithms.resolving import tracing
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
 KUHN = "kuhn_poker"
@@ -43,7 +45,7 @@ def _next_gadgets(resolver, variant):
   for own_key in resolver.trace.subgame_map.own_keys():
     try:
       gadget, _, _ = resolver.next_subgame(own_key, variant)
-    except resolver_lib.CannotResolve:
+    except protocol.CannotResolve:
       continue
     result.append(gadget)
   assert result
@@ -57,7 +59,7 @@ def _by_opponent_key(subgame, per_root):
   return totals
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 # Player 1 acts once per Kuhn history: it has no next subgame there.
 @pytest.mark.parametrize("game_string,player", [(KUHN, 0), (SMALL_LEDUC, 0),
                                                 (SMALL_LEDUC, 1)])
@@ -65,8 +67,8 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
     game_string, player, variant):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  resolver = resolver_lib.Resolver(tracing.Problem(game, player),
-                                   resolver_lib.ResolverConfig(solver="cfr+"), seed=0)
+  resolver = live_resolver.Resolver(live_trace.Problem(game, player),
+                                   settings.ResolverConfig(solver="cfr+"), seed=0)
   # The resolver's whole-game solve is CFR+; the same iterations, recorded.
   reference = cfr.CFRPlusSolver(tree)
   iterations = 9
@@ -81,7 +83,7 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
     values = [tree.utility_sum - v for v in values]
   for gadget in _next_gadgets(resolver, variant):
     subgame = gadget.subgame
-    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
+    nodes = [trunk_inputs.history_node(tree, h) for h in subgame.root_histories]
     w = np.array([[r[player, n] * r[2, n] for n in nodes] for r in reaches])
     wv = np.array([[r[player, n] * r[2, n] * v[n] for n in nodes]
                    for r, v in zip(reaches, values)])
@@ -97,15 +99,15 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
       assert subgame.infoset_reach[key] == pytest.approx(k[key], abs=1e-12), key
 
 
-@pytest.mark.parametrize("variant", gadgets.VARIANTS)
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string,player", [(KUHN, 0), (SMALL_LEDUC, 1)])
 def test_exact_opponent_values_are_reach_weighted_best_response_values(
     game_string, player, variant):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  resolver = resolver_lib.Resolver(
-      tracing.Problem(game, player),
-      resolver_lib.ResolverConfig(solver="cfr+", use_cbr=True), seed=0)
+  resolver = live_resolver.Resolver(
+      live_trace.Problem(game, player),
+      settings.ResolverConfig(solver="cfr+", use_cbr=True), seed=0)
   for _ in range(20):
     resolver.solver.iteration()
   trunk = resolver.solver.average_slots()
@@ -114,7 +116,7 @@ def test_exact_opponent_values_are_reach_weighted_best_response_values(
       game, 1 - player, tree.slots_to_tabular_policy(trunk))
   for gadget in _next_gadgets(resolver, variant):
     subgame = gadget.subgame
-    nodes = [subgames.history_node(tree, h) for h in subgame.root_histories]
+    nodes = [trunk_inputs.history_node(tree, h) for h in subgame.root_histories]
     w = [reach[player, n] * reach[2, n] for n in nodes]
     cbv = _by_opponent_key(subgame, [
         weight * response.value(state)
@@ -154,7 +156,7 @@ def _resolve_terms(game, first_level=False):
   seat's trunk (the whole game's solve), true where every subgame is entered from
   the trunk (Kuhn)."""
   tree = compiled_tree.cached_tree(game)
-  keys = compiled_resolving.state_keys(tree)
+  keys = compiled_resolver.state_keys(tree)
   trunks, resolves = {}, {}
   for bot in _Recorded.made:
     resolver = bot.resolver
@@ -173,7 +175,7 @@ def _resolve_terms(game, first_level=False):
     start = resolver.trunk
     if start is None and first_level:
       start = trunks[player]
-    if isinstance(resolver, compiled_resolving.CompiledResolver):
+    if isinstance(resolver, compiled_resolver.CompiledResolver):
       view = resolver.view
       if view.variant is None:
         continue
@@ -185,8 +187,8 @@ def _resolve_terms(game, first_level=False):
       gadget = resolver.problem.gadget
       if gadget is None:
         continue
-      after = subgames.combine(tree, start, gadget, resolver.solver.average_slots())
-      nodes = np.array([subgames.history_node(tree, h)
+      after = trunk_inputs.combine(tree, start, gadget, resolver.solver.average_slots())
+      nodes = np.array([trunk_inputs.history_node(tree, h)
                         for h in gadget.subgame.root_histories])
       gadget_tree, slots = gadget.tree(), resolver.solver.average_slots()
       inputs = float(sum(gadget.subgame.opponent_values.values()))

@@ -8,7 +8,7 @@ has a page per package, one line per module):
   cfr/            regret matchers, the full-width CFR family (with PCFR+, DCFR+, PDCFR+,
                   hyperparameter schedules and the `auto` choice), utility estimators
   sampling/       outcome, external and mixed sampling MCCFR, targeting, baselines
-  resolving/      subgames, gadgets, the resolver and ContinualResolvingBot
+  resolving/      ContinualResolvingBot, the gadget, the compiled and live resolvers
   best_response/  exact, pruned and ISMCTS best responses, policy validation
   bots/           budgets, online solving / OOS, strategy, solver, search, human players
   evaluation/     matches, tournaments, evaluators, results files, solver runs

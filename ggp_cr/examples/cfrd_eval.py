@@ -20,7 +20,7 @@ resolving player's subgame information sets taken from the gadget's average stra
 is evaluated every --eval_every iterations, at each of --eval_at and at the first and
 last, always on the whole game's compiled tree. The unsafe gadget ignores the values, so
 it runs once (first sigma, repeat 0). --route=compiled (default) solves the gadget as
-a view on the compiled tree (gadget_views; solver strings that run on a CompiledTree),
+a view on the compiled tree (copied_view; solver strings that run on a CompiledTree),
 --route=pyspiel as a pyspiel game (any solver string); both give the same rows.
 
 The run is resumable: its settings (and, for the reader, the trunk's solver and
@@ -54,8 +54,8 @@ from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import gadget_runs
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.files import output_paths
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import strategy_files
 from ggp_cr.examples import cli
@@ -66,7 +66,7 @@ _HISTORY = flags.DEFINE_string(
     "the subgame (empty: the root).")
 _ROOTS_BY = flags.DEFINE_enum(
     "roots_by", "augmented", ["augmented", "public"],
-    "How the subgame's roots are found (subgames.subgame_root_nodes).")
+    "How the subgame's roots are found (trunk_inputs.subgame_root_nodes).")
 _PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
                                "acting at --history).")
 _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
@@ -78,7 +78,7 @@ _TRUNK_STRATEGY = flags.DEFINE_string(
 _SAVE_TRUNK = flags.DEFINE_string("save_trunk", None,
                                   "Save the computed trunk to this strategy file.")
 _VARIANTS = flags.DEFINE_list("variants", ["resolve"],
-                              f"Gadget variants, of {', '.join(gadgets.VARIANTS)}.")
+                              f"Gadget variants, of {', '.join(gadget_game.VARIANTS)}.")
 _VALUES = flags.DEFINE_enum("values", "cbr", ["cbr", "trunk"],
                             "Opponent values: exact counterfactual best response, or "
                             "the opponent's trunk strategy.")
@@ -118,10 +118,10 @@ def _parse_sigmas(texts):
 
 
 def _check_flags():
-  unknown = [v for v in _VARIANTS.value if v not in gadgets.VARIANTS]
+  unknown = [v for v in _VARIANTS.value if v not in gadget_game.VARIANTS]
   if unknown or not _VARIANTS.value:
     raise app.UsageError(f"--variants must be a non-empty list of "
-                         f"{', '.join(gadgets.VARIANTS)}; got {_VARIANTS.value}.")
+                         f"{', '.join(gadget_game.VARIANTS)}; got {_VARIANTS.value}.")
   for flag in (_TRUNK_ITERATIONS, _ITERATIONS, _EVAL_EVERY, _REPEATS):
     if flag.value < 1:
       raise app.UsageError(f"--{flag.name} must be >= 1, got {flag.value}.")
@@ -241,9 +241,9 @@ def main(argv):
     raise app.UsageError(str(error)) from None
   try:
     tree = compiled_tree.compile_game(game, workers=_WORKERS.value)
-    subgames.history_node(tree, history)
+    trunk_inputs.history_node(tree, history)
     trunk = _trunk(tree)
-    subgame = subgames.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
+    subgame = trunk_inputs.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
                                          _VALUES.value, _ROOTS_BY.value)
   except ValueError as error:
     print(f"error: {error}", file=sys.stderr)

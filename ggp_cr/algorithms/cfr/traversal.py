@@ -5,7 +5,7 @@
 (`accumulate`, values, regrets and cumulative strategies). A subtree's internal
 nodes are one contiguous segment of the post-order, and its nodes at each depth one
 contiguous range of the breadth-first order, so the kernels also run on parts of the
-tree (continual resolving's subgame_views).
+tree (continual resolving's in_place_view).
 """
 
 import numba
@@ -99,9 +99,6 @@ class TraversalTree:
     self.up_slot_offset = slot_offset[postorder]
 
 
-_WALKS = {}
-
-
 # Trees smaller than this are laid out afresh for each solver (milliseconds), so that
 # the many small gadget copies of a match do not push a large tree's layout (seconds
 # to rebuild) out of the memo.
@@ -114,7 +111,7 @@ def whole_tree_walk(tree):
   such trees' are kept)."""
   if tree.num_nodes < _SHARED_WALK_NODES:
     return TraversalTree(tree, None, None)
-  return flat_tree.per_tree(_WALKS, tree,
+  return flat_tree.per_tree("whole_tree_walk", tree,
                             lambda t: TraversalTree(t, None, None))
 
 

@@ -48,7 +48,7 @@ CR_SOLVERS = ("vr_mccfr", "mc_cfr", "cfr+", "dl_cfr+")
 CR_SAMPLING_SOLVERS = ("vr_mccfr", "mc_cfr")
 GADGET_VARIANTS = ("resolve", "max_margin", "unsafe")
 # The resolve gadget's Terminate values: CFR-D's ([S] §1.4.2), or as CFRPlayground's
-# continual resolving computes them (resolver.terminate_scale).
+# continual resolving computes them (resolving.gadget.prefix.terminate_scale).
 TERMINATE_VALUES = ("cfrd", "cfrplayground")
 
 # Meyer's mixed ES/OS sampling ([M] §5.2–5.3).

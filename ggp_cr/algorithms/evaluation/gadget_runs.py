@@ -7,10 +7,10 @@ draws the mean combined exploitability and subgame margin. Used by
 `python -m ggp_cr.examples.cfrd_eval`. Exploitabilities are OpenSpiel's (NashConv / 2),
 always of the combined strategy on the whole game's CompiledTree.
 
-Two routes solve a gadget: "compiled" (`view_of_subgame`: a gadget_views.GadgetView,
+Two routes solve a gadget: "compiled" (`view_of_subgame`: a copied_view.GadgetView,
 the gadget laid out on the whole game's compiled tree, for solver strings that run on a
 CompiledTree) and
-"pyspiel" (gadgets.GadgetGame, for every solver string, e.g. OpenSpiel's own). They
+"pyspiel" (gadget_game.GadgetGame, for every solver string, e.g. OpenSpiel's own). They
 give the same rows to 1e-9 (tests/test_cfrd_eval.py); the compiled route is the one
 that reaches latent tic-tac-toe (4.9M histories).
 """
@@ -23,10 +23,10 @@ from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import figures
-from ggp_cr.algorithms.resolving import compiled_subgames
-from ggp_cr.algorithms.resolving import gadget_views
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import subgames
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.exact import trunk_inputs
+from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
 
 COLUMNS = ("variant", "values", "sigma", "repeat", "iteration", "trunk_exploitability",
            "combined_exploitability", "gadget_exploitability", "margin")
@@ -79,29 +79,29 @@ def trunk_strategy(tree, solver_string, iterations, seed):
 
 
 def view_of_subgame(tree, subgame, variant="resolve"):
-  """The GadgetView of a gadgets.Subgame (roots as histories, values keyed by o's
+  """The GadgetView of a gadget_game.Subgame (roots as histories, values keyed by o's
   information state strings) on the whole game's CompiledTree `tree`: the compiled
-  counterpart of gadgets.make_gadget(subgame, variant), node for node the same gadget
+  counterpart of gadget_game.make_gadget(subgame, variant), node for node the same gadget
   (tests/test_cfrd_eval.py compares the two). Only the roots' keys are interned (no
   walk of the whole game). Returns (view, {o's string: the view's integer key})."""
   if tree.game_string != str(subgame.game):
     raise ValueError(f"The compiled tree is of {tree.game_string}, the subgame of "
                      f"{subgame.game}.")
-  roots = [subgames.history_node(tree, history) for history in subgame.root_histories]
+  roots = [trunk_inputs.history_node(tree, history) for history in subgame.root_histories]
   strings = list(subgame.infosets)
   key_of = {text: tree.num_infosets + i for i, text in enumerate(strings)}
   keys = np.full((2, tree.num_nodes), -1, dtype=np.int32)
   keys[subgame.opponent, roots] = [key_of[text] for text in subgame.opponent_keys]
-  state_keys = compiled_subgames.StateKeys(tree, keys, strings)
+  state_keys = subgame_trace.StateKeys(tree, keys, strings)
   values = {key_of[text]: v for text, v in subgame.opponent_values.items()}
-  view = gadget_views.GadgetView(tree, state_keys, subgame.player, roots,
+  view = copied_view.GadgetView(tree, state_keys, subgame.player, roots,
                                  subgame.reach, values, variant,
                                  subgame.opponent_reach)
   return view, key_of
 
 
 class _CompiledGadget:
-  """The gadget as a GadgetView on the whole tree (gadget_views)."""
+  """The gadget as a GadgetView on the whole tree (copied_view)."""
 
   def __init__(self, tree, subgame, variant, exact_values):
     self.view, key_of = view_of_subgame(tree, subgame, variant)
@@ -115,24 +115,24 @@ class _CompiledGadget:
 
   def margin(self, average, combined):
     if self.view.variant == "unsafe":  # o's roots outside the gadget count too
-      return subgames.subgame_margin(self._whole, self._subgame, combined, self._exact)
+      return trunk_inputs.subgame_margin(self._whole, self._subgame, combined, self._exact)
     return self.view.subgame_margin(average, before=self._before)
 
 
 class _PyspielGadget:
-  """The gadget as a pyspiel game (gadgets.GadgetGame)."""
+  """The gadget as a pyspiel game (gadget_game.GadgetGame)."""
 
   def __init__(self, tree, subgame, variant, exact_values):
-    self.game = gadgets.make_gadget(subgame, variant)
+    self.game = gadget_game.make_gadget(subgame, variant)
     self.tree = self.game.tree()
     self._whole, self._subgame, self._exact = tree, subgame, exact_values
 
   def combine(self, trunk, average):
-    return subgames.combine(self._whole, trunk, self.game, average)
+    return trunk_inputs.combine(self._whole, trunk, self.game, average)
 
   def margin(self, average, combined):
     del average
-    return subgames.subgame_margin(self._whole, self._subgame, combined, self._exact)
+    return trunk_inputs.subgame_margin(self._whole, self._subgame, combined, self._exact)
 
 
 def evaluate_gadget(tree, trunk, subgame, exact_values, variant, run, append, labels):
@@ -170,7 +170,7 @@ def sweep(tree, trunk, subgame, values, sigmas, repeats, variants, run, append,
   the unsafe gadget ignores the values, so it runs once (first sigma, draw 0). Runs
   whose RUN_KEY (as a tuple of variant, values, float sigma, int repeat) is in `done`
   are skipped."""
-  exact_values = subgames.opponent_root_values(tree, trunk, subgame)
+  exact_values = trunk_inputs.opponent_root_values(tree, trunk, subgame)
   trunk_exploitability = exact_br.exploitability_slots(tree, trunk)
   for sigma in sigmas:
     for repeat in range(repeats if sigma > 0 else 1):

@@ -44,6 +44,24 @@ def advance(track, parent_player, child_player, player):
 advance_compiled = numba.njit(cache=True, inline="always")(advance)
 
 
+def transition_table(player, player_ids=range(-4, 2)):
+  """`advance` as a table for kernels that take it as an argument (sampling's
+  bounded playouts): [track, parent player + 4, child player + 4] -> next track, for
+  the player ids -4..1."""
+  ids = list(player_ids)
+  table = np.zeros((4, len(ids), len(ids)), np.int8)
+  for track in (FIRST, CURRENT, AFTER_ROOT, END):
+    for i, parent in enumerate(ids):
+      for j, child in enumerate(ids):
+        table[track, i, j] = advance(track, parent, child, player)[0]
+  return table
+
+
+# `transition_table` of each player, made once (constants: a sampler's setup reads
+# them, nothing writes them).
+TRANSITION_TABLES = (transition_table(0), transition_table(1))
+
+
 @numba.njit(cache=True)
 def tracks(node_player, node_parent, player, initial):
   """`advance` over a compiled tree: the tracking state of every node."""

@@ -15,8 +15,6 @@ import numpy as np
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import regret_matching
-from ggp_cr.algorithms.resolving import gadgets
-from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.sampling import compiled_targets
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
@@ -24,12 +22,24 @@ from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
-_gadget_payoff = gadgets.gadget_payoff
 _CHANCE = -1
 
 # node_target values (compiled_targets): off the target, on a path to it, in it.
 _OFF_TARGET = compiled_targets.OFF_TARGET
 _IN_TARGET = compiled_targets.IN_TARGET
+
+
+# A tracking state's table is indexed by player id + _PLAYER_OFFSET (ids -4..1).
+_PLAYER_OFFSET = 4
+
+
+@numba.njit(cache=True)
+def _root_payoff(u, j, opponent, utility_sum, root_gain, root_offset):
+  """Player 0's payoff at a terminal below root j of player 0's utility u in the whole
+  game, when o's payoff there is root_gain_j·u_o + root_offset_j (the caller's map)."""
+  u_o = u if opponent == 0 else utility_sum - u
+  value = root_gain[j] * u_o + root_offset[j]
+  return value if opponent == 0 else -value
 
 
 @numba.njit(cache=True)
@@ -59,20 +69,23 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
          infoset_action_offset, max_depth, max_actions, params, exploration, cse,
          decay, use_baselines, delta, node_target, targeting, incremental, start,
          in_memory, visits, regrets, current, cumulative, last_average, regret_updates,
-         baselines, rng_state, node_gate, playout_track, node_next_root, node_root_w,
-         node_root_of, root_scale, root_shift, resolving_player, value_sum,
-         weight_sum, prefix_player, prefix_infoset, prefix_offset, prefix_first_child,
+         baselines, rng_state, node_gate, playout_track, track_next, playout_from,
+         node_next_root, node_root_w, node_root_of, root_gain, root_offset,
+         resolving_player, value_sum, weight_sum, prefix_player, prefix_infoset, prefix_offset, prefix_first_child,
          prefix_num_children, prefix_chance_prob, prefix_utility, prefix_gate,
          prefix_root, root_node, root_w, whole_utility_sum, infoset_map):
   """Runs `num_iterations` iterations (one episode per player each); returns the
-  number of nodes touched. Continual resolving's gadgets (view_sampling.py; empty
-  arrays turn each off): `node_gate` marks CFR-D-aware gates (Follow = child 0 walked
-  with probability 1, Terminate = child 1 valued exactly), `playout_track` >= 0 is
-  the recall tracking state at the root (playouts start only at recall.END nodes),
+  number of nodes touched. Hooks for a caller's subgame semantics (continual
+  resolving's gadgets, resolving.compiled.view_sampling; empty arrays turn each off):
+  `node_gate` marks CFR-D-aware gates (Follow = child 0 walked with probability 1,
+  Terminate = child 1 valued exactly); `playout_track` >= 0 starts a finite automaton
+  over the path (`track_next[state, parent player + 4, child player + 4]`, the
+  caller's table) and playouts start only in its state `playout_from`;
   `node_next_root` the next roots whose sampled values, weighted by w(h)/q(h), are
   added to value_sum / weight_sum (w from `node_root_w` at root copies, times chance
-  and `resolving_player`'s current strategy below them; values in original units per
-  root j = `node_root_of`: (v_o + shift_j) / scale_j).
+  and `resolving_player`'s current strategy below them; o's values mapped back per
+  root j = `node_root_of` by the inverse of o's payoff map: (v_o - root_offset_j) /
+  root_gain_j).
 
   In place (`prefix_player` non-empty; view_sampling.InPlaceSampler): the tree is
   the whole game's and the gadget's prefix is given apart, as nodes numbered from
@@ -81,8 +94,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
   payoff, CFR-D-aware gate, the root index j of a root copy), each root copy standing
   for whole-tree node root_node[j] (w root_w[j]); `infoset_map` (if non-empty)
   gives the tables' id of each of the tree's infosets (the subgame's compact tables,
-  `infoset_action_offset` then indexed by those ids); terminals below root j pay
-  gadgets.gadget_payoff(..., whole_utility_sum, root_scale, root_shift) and
+  `infoset_action_offset` then indexed by those ids); terminals below root j pay o
+  root_gain_j·u_o + root_offset_j (`_root_payoff`) and
   `utility_sum` is the gadget's (0); node_gate, node_root_w and node_root_of are
   unused."""
   touched = 0
@@ -134,8 +147,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           if acting == _TERMINAL:
             leaf_value = node_utility[node]
             if in_place:
-              leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
-                                          root_scale, root_shift)
+              leaf_value = _root_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                         root_gain, root_offset)
         else:
           acting = prefix_player[node - num_nodes]
           if acting == _TERMINAL:
@@ -264,11 +277,11 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
         if bounded:
           child_player = (node_player[child] if child < num_nodes else
                           prefix_player[child - num_nodes])
-          track, _ = recall.advance_compiled(track, acting, child_player,
-                                             resolving_player)
+          track = track_next[track, acting + _PLAYER_OFFSET,
+                             child_player + _PLAYER_OFFSET]
         node = child
         if is_new and incremental and not at_gate and (
-            not bounded or track == recall.END):
+            not bounded or track == playout_from):
           while node_player[node] != _TERMINAL:
             touched += 1
             first = node_first_child[node]
@@ -288,8 +301,8 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           touched += 1
           leaf_value = node_utility[node]
           if in_place:
-            leaf_value = _gadget_payoff(leaf_value, root, opponent, whole_utility_sum,
-                                        root_scale, root_shift)
+            leaf_value = _root_payoff(leaf_value, root, opponent, whole_utility_sum,
+                                       root_gain, root_offset)
           if player == 1:
             leaf_value = utility_sum - leaf_value
           break
@@ -305,7 +318,7 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
           child_value = value if player == opponent else utility_sum - value
           j = root if in_place else node_root_of[child]
           next_root = node_next_root[child]
-          value_sum[next_root] += weight * (child_value + root_shift[j]) / root_scale[j]
+          value_sum[next_root] += weight * (child_value - root_offset[j]) / root_gain[j]
           weight_sum[next_root] += weight
         if acting == _CHANCE:
           value = path_chance[d] * value / conditional
@@ -352,8 +365,9 @@ def _run(num_iterations, first_iteration, node_player, node_infoset, node_first_
 def _no_resolving():
   """The kernel's gadget arguments that turn the gadget semantics off."""
   empty = np.zeros(0)
-  return (np.zeros(0, np.int8), -1, np.zeros(0, np.int64), empty,
-          np.zeros(0, np.int32), empty, empty, 0, np.zeros(0), np.zeros(0))
+  return (np.zeros(0, np.int8), -1, np.zeros((1, 1, 1), np.int8), -1,
+          np.zeros(0, np.int64), empty, np.zeros(0, np.int32), empty, empty, 0,
+          np.zeros(0), np.zeros(0))
 
 
 def _no_prefix():
@@ -423,16 +437,17 @@ class CompiledOutcomeSamplingSolver:
     self._infoset_map = np.zeros(0, np.int32)
     self._offsets = tree.infoset_action_offset
 
-  def set_resolving(self, node_gate, playout_track, node_next_root, node_root_w,
-                    node_root_of, root_scale, root_shift, resolving_player, value_sum,
-                    weight_sum):
+  def set_resolving(self, node_gate, playout_track, track_next, playout_from,
+                    node_next_root, node_root_w, node_root_of, root_gain, root_offset,
+                    resolving_player, value_sum, weight_sum):
     """Continual resolving's gadget semantics (the kernel `_run`'s arguments of the
     same names; view_sampling.py): value_sum / weight_sum are added to in place."""
     self._resolving = (
         np.asarray(node_gate, np.int8), int(playout_track),
+        np.asarray(track_next, np.int8), int(playout_from),
         np.asarray(node_next_root, np.int64), np.asarray(node_root_w, np.float64),
-        np.asarray(node_root_of, np.int32), np.asarray(root_scale, np.float64),
-        np.asarray(root_shift, np.float64), int(resolving_player), value_sum,
+        np.asarray(node_root_of, np.int32), np.asarray(root_gain, np.float64),
+        np.asarray(root_offset, np.float64), int(resolving_player), value_sum,
         weight_sum)
 
   def set_prefix(self, prefix, infoset_map, infoset_action_offset):

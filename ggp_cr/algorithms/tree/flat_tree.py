@@ -31,9 +31,17 @@ _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
-def per_tree(store, tree, build, keep=2):
-  """`build(tree)`, memoised in the dict `store` for the last `keep` tree objects
-  used (keyed by identity: another tree of the same game gets its own)."""
+# The one memo of what is derived from a tree object (traversal layouts, continual
+# resolving's state keys, in-place tables and trace steps): {name: {id(tree): (tree,
+# value)}}, the last few trees per name (`per_tree`). Process-wide on purpose: trees
+# are shared by every solver and bot of a process (compiled_tree.cached_tree).
+_DERIVED = {}
+
+
+def per_tree(name, tree, build, keep=2):
+  """`build(tree)`, memoised under `name` for the last `keep` tree objects used
+  (keyed by identity: another tree of the same game gets its own)."""
+  store = _DERIVED.setdefault(name, {})
   entry = store.pop(id(tree), None)
   if entry is None or entry[0] is not tree:
     entry = (tree, build(tree))
@@ -41,6 +49,12 @@ def per_tree(store, tree, build, keep=2):
   while len(store) > keep:
     store.pop(next(iter(store)))
   return entry[1]
+
+
+def derived(name, tree):
+  """What `per_tree(name, tree, ...)` holds for `tree`, or None (nothing built)."""
+  entry = _DERIVED.get(name, {}).get(id(tree))
+  return entry[1] if entry is not None and entry[0] is tree else None
 
 
 def unique_ids(values):

@@ -63,7 +63,7 @@ def register_state_keys(short_name):
   decision node `node` (the id of that player's infoset with the same information
   state string, else num_infosets + i), -1 at chance and terminal nodes, and
   `strings[i]` the string of extra key num_infosets + i. (The extras' numbering is
-  the function's own; compiled_subgames.StateKeys renumbers them.)"""
+  the function's own; subgame_trace.StateKeys renumbers them.)"""
   def decorate(function):
     _STATE_KEYS[short_name] = function
     return function

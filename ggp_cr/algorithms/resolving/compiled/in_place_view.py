@@ -1,0 +1,577 @@
+"""Gadget views that do not copy the subgame ([S] §1.4.2, ch. 2, §6; [H] §G-I).
+
+`SubgameView` is a copied_view.GadgetView whose CFR+ runs on the whole game's
+compiled tree itself, restricted to the subgame. In the tree's breadth-first numbering
+a root's descendants at each depth are one contiguous range, and in the depth-first
+post-order of cfr's traversal its subtree is one contiguous segment; so a resolve sets
+up per root and depth (thousands of ranges at thesis sizes) instead of per node (the
+copying view lays out millions of nodes, about 100 ns each), and an iteration costs
+what CFR+ costs on the copy.
+
+The gadget's prefix is not laid out either. Each pass sets the roots' reach from it
+(p: 1; o: the Follow probability of the root's gate (resolve), the probability of
+choosing its information set (max_margin), or 1 (unsafe); chance: the root's gadget
+probability), and o's regrets and sums at the gadget's infosets are updated from the
+roots' values after the pass. The view's terminals hold the copy's payoffs (o's:
+scale_j·u_o − shift_j below root j; player 0's the negative when o = 1), written
+once per view into its own value array, so every sum is formed as on the copy and in
+the same order: CFR+ (RM+, alternating updates, linear averaging) equals
+cfr.CFRPlusSolver on the copying view to rounding (tests/resolving/compiled/test_in_place_view.py; RM+
+turns regrets that are zero up to rounding into different strategies, so the same
+arithmetic matters).
+
+The view's slot form is the whole tree's slots followed by the gadget's (resolve: two
+per gate, Follow then Terminate; max_margin: one per choice), valid at the subgame's
+and the gadget's information sets. Roots nested in another root's subtree (the copy
+holds both histories) raise NestedRoots; callers use the copying view then.
+view_sampling.InPlaceSampler runs the sampling solvers on a SubgameView.
+"""
+
+import numba
+import numpy as np
+
+from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import regret_matching
+from ggp_cr.algorithms.cfr import traversal
+from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
+from ggp_cr.algorithms.tree import flat_tree
+
+_NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
+
+
+class NestedRoots(ValueError):
+  """A root lies below another root: the subgame cannot be solved in place."""
+
+
+@numba.njit(cache=True)
+def _tables(node_num_children, node_parent, up_node):
+  """Per node: the first child a breadth-first node would have (children of nodes
+  a..b-1 are child_begin[a]..child_begin[b]-1), the number of internal nodes before
+  it (its position if internal), its index in the post-order `up_node`, and the number
+  of internal nodes in its subtree."""
+  n = len(node_num_children)
+  child_begin = np.empty(n + 1, dtype=np.int32)
+  position_before = np.empty(n + 1, dtype=np.int32)
+  child_begin[0] = 1
+  position_before[0] = 0
+  for i in range(n):
+    c = node_num_children[i]
+    child_begin[i + 1] = child_begin[i] + c
+    position_before[i + 1] = position_before[i] + (1 if c > 0 else 0)
+  post_index = np.full(n, -1, dtype=np.int32)
+  for i in range(len(up_node)):
+    post_index[up_node[i]] = i
+  internal_below = np.zeros(n, dtype=np.int32)
+  for i in range(n - 1, 0, -1):
+    if node_num_children[i] > 0:
+      internal_below[i] += 1
+    internal_below[node_parent[i]] += internal_below[i]
+  if n and node_num_children[0] > 0:
+    internal_below[0] += 1
+  return child_begin, position_before, post_index, internal_below
+
+
+@numba.njit(cache=True)
+def _ranges(roots, child_begin, position_before, post_index, internal_below,
+            max_depth):
+  """Per root: its position; the ranges of internal positions below the roots, depth
+  step by depth step (all roots' nodes one level below their root, then two, ...: a
+  node's parent is always in an earlier range), adjacent ranges merged; the post-order
+  segments of the roots' subtrees in root order, adjacent segments merged (sibling
+  roots' segments are adjacent); whether the roots' segments come in post-order
+  without overlap (else the caller checks for nested roots); and the subgame's node
+  count."""
+  num_roots = len(roots)
+  root_position = np.empty(num_roots, dtype=np.int64)
+  up_lo = np.empty(num_roots, dtype=np.int64)
+  up_hi = np.empty(num_roots, dtype=np.int64)
+  begin = np.empty(num_roots, dtype=np.int64)
+  end = np.empty(num_roots, dtype=np.int64)
+  nodes = num_roots
+  ordered = True
+  segments = 0
+  for j in range(num_roots):
+    a = roots[j]
+    root_position[j] = position_before[a]
+    hi = post_index[a] + 1
+    lo = hi - internal_below[a]
+    if segments and lo < up_hi[segments - 1]:
+      ordered = False
+    if segments and up_hi[segments - 1] == lo:
+      up_hi[segments - 1] = hi
+    else:
+      up_lo[segments] = lo
+      up_hi[segments] = hi
+      segments += 1
+    begin[j] = child_begin[a]
+    end[j] = child_begin[a + 1]
+  # Ranges per depth step: at most one per root and step, fewer once merged.
+  capacity = 2 * num_roots + 16
+  down_lo = np.empty(capacity, dtype=np.int64)
+  down_hi = np.empty(capacity, dtype=np.int64)
+  count = 0
+  deeper = True
+  while deeper:
+    deeper = False
+    for j in range(num_roots):
+      a, b = begin[j], end[j]
+      if b <= a:
+        continue
+      nodes += b - a
+      lo = position_before[a]
+      hi = position_before[b]
+      if hi > lo:
+        if count and down_hi[count - 1] == lo:
+          down_hi[count - 1] = hi
+        else:
+          if count == capacity:
+            capacity *= 2
+            grown_lo = np.empty(capacity, dtype=np.int64)
+            grown_hi = np.empty(capacity, dtype=np.int64)
+            grown_lo[:count] = down_lo[:count]
+            grown_hi[:count] = down_hi[:count]
+            down_lo, down_hi = grown_lo, grown_hi
+          down_lo[count] = lo
+          down_hi[count] = hi
+          count += 1
+      begin[j], end[j] = child_begin[a], child_begin[b]
+      deeper = True
+  return (root_position, down_lo[:count], down_hi[:count], up_lo[:segments],
+          up_hi[:segments], ordered, nodes)
+
+
+@numba.njit(cache=True)
+def _root_segments(roots, post_index, internal_below):
+  """Each root's post-order segment (the nested-roots check when _ranges found them
+  out of order)."""
+  up_hi = np.empty(len(roots), dtype=np.int64)
+  up_lo = np.empty(len(roots), dtype=np.int64)
+  for j in range(len(roots)):
+    up_hi[j] = post_index[roots[j]] + 1
+    up_lo[j] = up_hi[j] - internal_below[roots[j]]
+  return up_lo, up_hi
+
+
+@numba.njit(cache=True)
+def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent,
+                   utility_sum, scale, shift, values):
+  """values[z] = player 0's gadget payoff at each terminal z of the subgame, as the
+  copying view lays it out (o's: scale_j·u_o − shift_j below root j)."""
+  for j in range(len(roots)):
+    a = child_begin[roots[j]]
+    b = child_begin[roots[j] + 1]
+    while b > a:
+      for n in range(a, b):
+        if node_num_children[n] == 0:
+          values[n] = gadget_prefix.gadget_payoff(node_utility[n], j, opponent,
+                                                 utility_sum, scale, shift)
+      a, b = child_begin[a], child_begin[b]
+
+
+@numba.njit(cache=True)
+def _infosets(up_lo, up_hi, up_node, up_player, node_infoset, num_infosets):
+  """The subgame's information sets (in order of first post-order node) and a mask
+  over all of the tree's."""
+  inside = np.zeros(num_infosets, dtype=np.bool_)
+  total = 0
+  for j in range(len(up_lo)):
+    total += up_hi[j] - up_lo[j]
+  found = np.empty(total, dtype=np.int32)
+  count = 0
+  for j in range(len(up_lo)):
+    for i in range(up_lo[j], up_hi[j]):
+      if up_player[i] >= 0:
+        infoset = node_infoset[up_node[i]]
+        if not inside[infoset]:
+          inside[infoset] = True
+          found[count] = infoset
+          count += 1
+  return found[:count], inside
+
+
+@numba.njit(cache=True)
+def _pass(update_player, player, root_position, root_slot, root_chance, down_lo,
+          down_hi, up_lo, up_hi, down_parent, down_player, down_slot, down_chance_prob,
+          up_node, up_position, up_first_child, up_num_children, up_player,
+          up_slot_offset, chance_prob, strategy, reach, values, regrets, cumulative,
+          weight):
+  """One CFR pass over the subgame: the roots' reach from the gadget's prefix (p: 1;
+  o: strategy[root_slot[j]], 1 where it is -1; chance: root_chance[j]), reach
+  top-down range by range, values (and `update_player`'s regrets and sums) bottom-up
+  segment by segment."""
+  opponent = 1 - player
+  for j in range(len(root_position)):
+    k = root_position[j]
+    reach[k, player] = 1.0
+    reach[k, opponent] = strategy[root_slot[j]] if root_slot[j] >= 0 else 1.0
+    reach[k, 2] = root_chance[j]
+  for s in range(len(down_lo)):
+    traversal.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
+                            down_slot, down_chance_prob, strategy, reach)
+  for j in range(len(up_lo)):
+    traversal.accumulate(update_player, up_lo[j], up_hi[j], up_node, up_position,
+                   up_first_child, up_num_children, up_player, up_slot_offset,
+                   chance_prob, strategy, reach, values, regrets, cumulative, weight,
+                   1.0, False, False)
+
+
+@numba.njit(cache=True)
+def _update_gates(values, roots, negate, root_slot, terminate, root_chance, strategy,
+                  weight, regrets, cumulative):
+  """The resolve gadget's Follow/Terminate regrets and sums of o from the roots'
+  values, root by root (the order in which the copy's post-order visits the gates)."""
+  for j in range(len(roots)):
+    follow = -values[roots[j]] if negate else values[roots[j]]
+    f = root_slot[j]
+    gate_value = strategy[f] * follow + strategy[f + 1] * terminate[j]
+    regrets[f] += root_chance[j] * (follow - gate_value)
+    regrets[f + 1] += root_chance[j] * (terminate[j] - gate_value)
+    cumulative[f] += weight * strategy[f]
+    cumulative[f + 1] += weight * strategy[f + 1]
+
+
+class _TreeTables:
+  """What every SubgameView of one tree shares: the whole tree's CFR traversal, the
+  _tables arrays, scratch reach and value arrays (one pass at a time; `owner` is
+  the solver whose gadget payoffs the value array's terminals hold) and the sampling
+  solvers' next-root map. Fresh
+  arrays of the tree's size would cost a page fault per 4 KiB touched at every
+  resolve."""
+
+  def __init__(self, tree):
+    self.walk = traversal.whole_tree_walk(tree)
+    (self.child_begin, self.position_before, self.post_index,
+     self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
+                                    self.walk.up_node)
+    self.reach = np.empty((max(self.walk.num_internal, 1), 3))
+    self.values = np.empty(tree.num_nodes)
+    self.owner = None
+    # view_sampling.InPlaceSampler's next roots and tables' infoset ids (-1
+    # elsewhere), and the sampler that holds them.
+    self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
+    self.infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
+    self.next_root_holder = None
+    self.touched = False
+
+  def __deepcopy__(self, memo):
+    """Shared, not copied: copies of a solver (a continual-resolving bot's clone)
+    use the same arrays."""
+    return self
+
+
+def _tree_tables(tree):
+  return flat_tree.per_tree("in_place_tables", tree, _TreeTables)
+
+
+def prepare(tree):
+  """Builds the arrays every SubgameView of `tree` shares and touches them once, so
+  that no subgame of a match pays for it (continual resolving calls this in
+  pre-play)."""
+  tables = _tree_tables(tree)
+  if not tables.touched:
+    tables.values.fill(0.0)
+    tables.reach.fill(0.0)
+    tables.touched = True
+
+
+class SubgameStructure:
+  """What every solver of a SubgameView needs, without tables: the subgame's ranges
+  and post-order segments on the whole tree, its information sets, the gadget's slots
+  after the tree's (`_base`), and one read-only pass (`evaluate`) (module docstring).
+  view_sampling.InPlaceSampler samples with it; SubgameCFRPlus adds CFR+'s tables."""
+
+  def __init__(self, view):
+    self._view = view
+    tree = view.whole
+    self._tables = tables = _tree_tables(tree)
+    walk = tables.walk
+    roots = view.root_nodes[view.active_roots]
+    self._roots = roots
+    (self._root_position, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
+     ordered, self.subgame_nodes) = _ranges(roots, tables.child_begin,
+                                            tables.position_before, tables.post_index,
+                                            tables.internal_below, tree.max_depth)
+    if not ordered:
+      up_lo, up_hi = _root_segments(roots, tables.post_index, tables.internal_below)
+      order = np.argsort(up_lo)
+      if np.any(up_lo[order][1:] < up_hi[order][:-1]):
+        raise NestedRoots("A root of the subgame lies below another root.")
+    infosets, self.inside = _infosets(self._up_lo, self._up_hi, walk.up_node,
+                                      walk.up_player, tree.node_infoset,
+                                      tree.num_infosets)
+    owner = tree.infoset_player[infosets]
+    # The subgame's information sets per player.
+    self.infosets = [infosets[owner == p] for p in (0, 1)]
+    self.own_infosets = self.infosets[view.player]
+    self._base = tree.num_infoset_actions
+    if view.variant == "resolve":
+      counts = np.full(len(view.gate_key), 2, dtype=np.int16)
+    elif view.variant == "max_margin":
+      counts = np.array([len(view.choice_counts)], dtype=np.int16)
+    else:
+      counts = np.zeros(0, dtype=np.int16)
+    self._gate_counts = self.gadget_counts = counts
+    self._gate_offsets = (self._base + np.concatenate(
+        ([0], np.cumsum(counts)[:-1])).astype(np.int32) if len(counts) else
+                          np.zeros(0, dtype=np.int32))
+    self._gate_ids = np.arange(len(counts), dtype=np.int32)
+    # o's slot whose probability is each root's reach from the prefix (resolve:
+    # Follow at its gate; max_margin: the choice of its infoset; unsafe: none, -1).
+    if view.variant == "resolve":
+      self._root_slot = self._gate_offsets[view.gate].astype(np.int64)
+    elif view.variant == "max_margin":
+      self._root_slot = (self._base + view.gate).astype(np.int64)
+    else:
+      self._root_slot = np.full(len(roots), -1, dtype=np.int64)
+    self._root_chance = np.asarray(view.root_chance, dtype=np.float64)
+    self.visited_states = 0
+
+  @property
+  def _values(self):
+    return self._tables.values
+
+  def _traverse(self, update_player, strategy, weight, regrets, cumulative):
+    tables = self._tables
+    walk = tables.walk
+    if tables.owner is not self:
+      # Player 0's gadget payoffs at the subgame's terminals (internal nodes are
+      # overwritten by every pass).
+      view = self._view
+      tree = view.whole
+      _gadget_leaves(self._roots, tables.child_begin, tree.node_num_children,
+                     tree.node_utility, view.opponent, tree.utility_sum,
+                     np.asarray(view.scale, dtype=np.float64),
+                     np.asarray(view.shift, dtype=np.float64), tables.values)
+      tables.owner = self
+    _pass(update_player, self._view.player, self._root_position, self._root_slot,
+          self._root_chance, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
+          walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
+          walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
+          walk.up_player, walk.up_slot_offset, walk.chance_prob, strategy,
+          tables.reach, self._values, regrets, cumulative, weight)
+    self.visited_states += self.subgame_nodes
+
+  def root_values(self):
+    """o's gadget payoff at each active root after a pass."""
+    values = self._values[self._roots]
+    return values if self._view.opponent == 0 else -values
+
+  def evaluate(self, strategy, observe):
+    """observe(reach, values) of one pass with `strategy` (view slot form), no
+    update."""
+    self._traverse(_NO_UPDATE, strategy, 0.0, _EMPTY, _EMPTY)
+    observe(self._tables.reach, self._values)
+
+  def _offsets(self):
+    tree = self._view.whole
+    infosets = np.concatenate(self.infosets)
+    return (np.concatenate((tree.infoset_action_offset[infosets], self._gate_offsets)),
+            np.concatenate((tree.infoset_num_actions[infosets], self._gate_counts)))
+
+  def average_strategy_slots(self, cumulative):
+    """The average strategy in the view's slot form (uniform where never reached;
+    zero outside the subgame and gadget) of the sums `cumulative` (view slot form)."""
+    out = np.zeros(len(cumulative))
+    offsets, counts = self._offsets()
+    flat_tree.normalise_infosets(cumulative, offsets, counts, out)
+    return out
+
+
+_EMPTY = np.zeros(0)  # the tables of a pass that updates no one
+
+
+class SubgameCFRPlus(SubgameStructure):
+  """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
+  (module docstring); cfr.CFRPlusSolver's solving API."""
+
+  def __init__(self, view):
+    super().__init__(view)
+    size = self._base + int(self._gate_counts.sum())
+    self._regrets = np.zeros(size)
+    self._cumulative = np.zeros(size)
+    self._strategy = np.zeros(size)
+    self._params = regret_matching.parse_regret_matcher("rm+").params()
+    for p in (0, 1):
+      self._end(p, 1.0)
+    self._iteration = 0
+    self._log_weight_scale = 0.0
+
+  @property
+  def iterations(self):
+    return self._iteration
+
+  def _update_gadget(self, strategy, weight):
+    """o's regrets and sums at the gadget's infosets from the roots' values, as
+    traversal.accumulate would at the copy's prefix nodes."""
+    view = self._view
+    if view.variant == "resolve":
+      _update_gates(self._values, self._roots, view.opponent == 1, self._root_slot,
+                    self._terminate(), self._root_chance, strategy, weight,
+                    self._regrets, self._cumulative)
+    elif view.variant == "max_margin":
+      # Summed in the copy's order (its chance nodes', then o's choice's).
+      choice_values = np.zeros(len(view.choice_counts))
+      np.add.at(choice_values, view.gate, view.root_chance * self.root_values())
+      slots = slice(self._base, self._base + len(choice_values))
+      top = 0.0
+      for probability, value in zip(strategy[slots].tolist(), choice_values.tolist()):
+        top += probability * value
+      self._regrets[slots] += choice_values - top
+      self._cumulative[slots] += weight * strategy[slots]
+
+  def _terminate(self):
+    """o's Terminate payoff per active root (resolve)."""
+    if getattr(self, "_terminate_value", None) is None:
+      view = self._view
+      self._terminate_value = np.asarray(view.terminate_value[view.gate],
+                                         dtype=np.float64)
+    return self._terminate_value
+
+  def _end(self, player, t):
+    tree = self._view.whole
+    cfr.end_iteration(self.infosets[player], tree.infoset_action_offset,
+                      tree.infoset_num_actions, self._regrets, self._strategy,
+                      self._params, t)
+    if player == self._view.opponent and len(self._gate_ids):
+      cfr.end_iteration(self._gate_ids, self._gate_offsets, self._gate_counts,
+                        self._regrets, self._strategy, self._params, t)
+
+  def evaluate_and_update_policy(self, observe=None):
+    """One CFR+ iteration; `observe` as cfr.GeneralCFRSolver's (reach per whole-tree
+    internal position, player 0's values per whole-tree node, at the subgame)."""
+    self._iteration += 1
+    t = float(self._iteration)
+    weight, self._log_weight_scale, rescale = cfr.strategy_weight(
+        t, 1.0, self._log_weight_scale)
+    if rescale != 1.0:
+      self._cumulative *= rescale
+    for player in (0, 1):
+      self._traverse(player, self._strategy, weight, self._regrets, self._cumulative)
+      if player == self._view.opponent:
+        self._update_gadget(self._strategy, weight)
+      if observe is not None and player == 0:
+        observe(self._tables.reach, self._values)
+      self._end(player, t)
+
+  def average_strategy_slots(self, cumulative=None):
+    """The average strategy in the view's slot form (uniform where never reached;
+    zero outside the subgame and gadget) of `cumulative` (default: this solver's
+    sums)."""
+    return super().average_strategy_slots(
+        self._cumulative if cumulative is None else cumulative)
+
+  def average_at(self, infoset):
+    """The average strategy at whole-tree infoset `infoset` (uniform outside)."""
+    tree = self._view.whole
+    count = int(tree.infoset_num_actions[infoset])
+    if not self.inside[infoset]:
+      return np.full(count, 1.0 / count)
+    offset = int(tree.infoset_action_offset[infoset])
+    total = self._cumulative[offset:offset + count]
+    s = total.sum()
+    return total / s if s > 0 else np.full(count, 1.0 / count)
+
+
+class SubgameView(copied_view.GadgetView):
+  """copied_view.GadgetView solved in place (module docstring); same arguments.
+  Raises NestedRoots (a ValueError) when a root lies below another. It has no laid
+  out `tree`; `to_copy_slots` maps its strategies onto the copying view's, whose
+  exact gadget value, best responses and margins then apply."""
+
+  def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
+               variant="resolve", opponent_reach=None, solver=None):
+    if variant is None:
+      raise ValueError("variant must be one of resolve, max_margin, unsafe; the whole "
+                       "game (variant None) is solved by GadgetView.")
+    self._copy = None
+    super().__init__(tree, state_keys, player, root_nodes, w, opponent_values,
+                     variant, opponent_reach, solver)
+
+  def _build(self, first):
+    self._plan(first)
+
+  def _solver(self):
+    return SubgameCFRPlus(self)
+
+  # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
+  # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at from its
+  # SubgameStructure).
+
+  @property
+  def num_nodes(self):
+    """Nodes the view spans: the subgame's and the gadget's prefix."""
+    prefix = {"resolve": 1 + 2 * len(self.active_roots),
+              "max_margin": 1 + len(self.choice_counts),
+              "unsafe": 1}[self.variant]
+    return self.solver.subgame_nodes + prefix
+
+  def locate(self, trace):
+    j = np.asarray(trace.next_root_of, dtype=np.int64)
+    return j, trace.next_roots, self.root_nodes[self.active_roots][j]
+
+  def whole_nodes(self, local_nodes):
+    """The view's nodes are the whole tree's."""
+    return np.asarray(local_nodes)
+
+  def positions(self, nodes):
+    return self.solver._tables.position_before[nodes]  # pylint: disable=protected-access
+
+  @property
+  def utility_sum(self):
+    return 0.0
+
+  def evaluate(self, slots, observe):
+    self.solver.evaluate(np.asarray(slots, dtype=np.float64), observe)
+
+  def average_at(self, infoset):
+    return self.solver.average_at(infoset)
+
+  def resolved_strategy(self, slots=None):
+    slots = self.average_slots() if slots is None else slots
+    tree = self.whole
+    own = self.solver.own_infosets
+    counts = tree.infoset_num_actions[own].astype(np.int64)
+    starts = np.repeat(tree.infoset_action_offset[own].astype(np.int64), counts)
+    where = starts + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts,
+                                                          counts))
+    return where, slots[where]
+
+  def to_copy_slots(self, copy, slots=None):
+    """`slots` (default: the average strategy) in the slot form of `copy`, the
+    copying GadgetView of the same inputs."""
+    slots = self.average_slots() if slots is None else slots
+    inner = copy.slot_source >= 0
+    out = np.empty(copy.tree.num_infoset_actions)
+    out[inner] = slots[copy.slot_source[inner]]
+    out[~inner] = slots[self.solver._base + np.flatnonzero(~inner)]  # pylint: disable=protected-access
+    return out
+
+  def copy(self):
+    """The copying GadgetView of the same inputs (built once, on request)."""
+    if self._copy is None:
+      self._copy = copied_view.GadgetView(
+          self.whole, self.state_keys, self.player, self.root_nodes, self.w,
+          dict(zip(self.infoset_keys.tolist(), self.cbv.tolist())), self.variant,
+          self.opponent_reach)
+    return self._copy
+
+  def laid_out(self):
+    """(the copy's CompiledTree, the average strategy in its slot form)."""
+    copy = self.copy()
+    return copy.tree, self.to_copy_slots(copy)
+
+  def gadget_value(self, slots=None):
+    """o's expected gadget payoff (GadgetView.gadget_value, on the copy)."""
+    copy = self.copy()
+    return copy.gadget_value(self.to_copy_slots(copy, slots))
+
+  def counterfactual_best_response_values(self, slots=None):
+    """GadgetView.counterfactual_best_response_values, on the copy."""
+    copy = self.copy()
+    return copy.counterfactual_best_response_values(self.to_copy_slots(copy, slots))
+
+  def subgame_margin(self, slots=None, before=None):
+    """GadgetView.subgame_margin, on the copy."""
+    copy = self.copy()
+    return copy.subgame_margin(self.to_copy_slots(copy, slots), before)

@@ -1,0 +1,257 @@
+"""The game a resolver solves and the trace of the bot's next turns ([S] ch. 2, §3.4.1).
+
+A resolver traces every pair (r, s) of a next turn s of the bot in a different subgame
+and the root r closest above s, and maps the information states at s to sets of roots,
+merging sets that intersect (union-find); see docs/algorithms/resolving.md.
+"""
+
+import time
+
+from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import generic_extraction
+
+
+class OutOfTime(Exception):
+  """A deadline passed during a trace."""
+
+
+# Shares of a decision's time budget after which building the next gadget, and tracing
+# the next turns, give up (the iterations get the rest).
+
+# --- The game a resolver solves -------------------------------------------------------
+
+
+class Problem:
+  """The whole game, or a gadget of a subgame, with what the estimates need.
+
+  Per root j of the solved game (the game's root, or the subgame's roots): the root's
+  original state, its w (`root_weight`) and opponent reach, and how an opponent gadget
+  value converts to the original game: v_o = (v_gadget + shift_j) / scale_j.
+  `prefix` is the depth of the roots in the solved game; `gate_depth` the depth of
+  the resolve gadget's follow/terminate node (-1 if none).
+  """
+
+  def __init__(self, game, player, gadget=None):
+    self.original = game
+    self.player = player
+    self.opponent = 1 - player
+    self.gadget = gadget
+    self.compiled = None
+    if gadget is None:
+      self.game = game
+      self.prefix = 0
+      self.gate_depth = -1
+      self.root_states = [game.new_initial_state()]
+      self.root_histories = [()]
+      self.root_weight = [1.0]
+      self.opponent_root_reach = [1.0]
+      self.value_scale = [1.0]
+      self.value_shift = [0.0]
+      self.utility_sum = float(generic_extraction.game_utility_sum(game))
+      return
+    subgame = gadget.subgame
+    self.game = gadget
+    self.prefix = 1 if gadget.variant == "unsafe" else 2
+    self.gate_depth = 1 if gadget.variant == "resolve" else -1
+    self.root_states = subgame.root_states
+    self.root_histories = list(subgame.root_histories)
+    self.root_weight = subgame.reach.tolist()
+    self.opponent_root_reach = (subgame.opponent_reach.tolist()
+                                if subgame.opponent_reach is not None else
+                                [1.0] * len(self.root_weight))
+    scale, self.value_shift = gadget.root_payoffs()
+    # (a root of k_I = 0 is outside the gadget: no value is collected there)
+    self.value_scale = [value or 1.0 for value in scale]
+    self.utility_sum = 0.0
+
+  def initial_track(self):
+    if self.prefix == 0 and self.game.new_initial_state().current_player() == \
+        self.player:
+      return recall.CURRENT
+    return recall.FIRST
+
+  def root_index(self, state):
+    """Index of the root a history of the solved game (at or below its root) is in."""
+    return 0 if self.gadget is None else state.root
+
+  def original_state(self, state):
+    """The original game's state of a history at or below a root."""
+    return state if self.gadget is None else state.inner.state
+
+  def terminate_value(self, state):
+    """The opponent's gadget payoff for terminating at the resolve gadget's gate."""
+    return self.gadget.terminate_utility[state.root_infoset()]
+
+  def tree(self):
+    """The solved game's compiled tree (the process cache for the whole game)."""
+    if self.compiled is None:
+      self.compiled = (compiled_tree.cached_tree(self.game) if self.gadget is None
+                       else self.gadget.tree())
+    return self.compiled
+
+
+# --- Tracing the next turns -----------------------------------------------------------
+
+
+class SubgameMap:
+  """Union-find over next roots and the bot's and opponent's information states."""
+
+  def __init__(self):
+    self._parent = {}
+    self._own_roots = {}
+    self._groups = None
+
+  def _find(self, item):
+    parent = self._parent.setdefault(item, item)
+    while parent != item:
+      grandparent = self._parent[parent]
+      self._parent[item] = grandparent
+      item, parent = parent, grandparent
+    return item
+
+  def _union(self, a, b):
+    a, b = self._find(a), self._find(b)
+    if a != b:
+      self._parent[a] = b
+
+  def add(self, root_id, own_key, opponent_key):
+    """Records a pair (root, next turn s) by the information states at s."""
+    self._union(("root", root_id), ("own", own_key))
+    self._union(("root", root_id), ("opponent", opponent_key))
+    self._own_roots.setdefault(own_key, set()).add(root_id)
+    self._groups = None
+
+  def __contains__(self, own_key):
+    return own_key in self._own_roots
+
+  def own_keys(self):
+    return list(self._own_roots)
+
+  def roots(self, own_key):
+    """The merged root set (sorted root ids) of the bot's information state."""
+    if self._groups is None:
+      self._groups = {}
+      for item in list(self._parent):
+        if item[0] == "root":
+          self._groups.setdefault(self._find(item), []).append(item[1])
+    return sorted(self._groups[self._find(("own", own_key))])
+
+  def own_roots(self, own_key):
+    """The roots of the pairs whose next turn is in the bot's information state."""
+    return sorted(self._own_roots[own_key])
+
+
+class Trace:
+  """The bot's next turns in other subgames below the solved game's roots ([S] ch. 2).
+
+  Walks the solved game's histories (live states) from its root until each path
+  reaches the bot's next turn in a different subgame (or ends). Per next root r (id):
+  its root j, the actions from root j to r, the decisions on the way (player, key,
+  action index, number of actions) and the chance probability, the opponent's
+  information state at r, and r's node in `tree` if one is given. If `deadline`
+  (time.perf_counter()) passes first, the trace is abandoned: it records no next
+  roots and an empty map (`complete` is False), so the bot stays in this subgame.
+  """
+
+  def __init__(self, problem, tree=None, deadline=None):
+    self.problem = problem
+    self.tree = tree
+    self.deadline = deadline
+    self.complete = True
+    self.current_root_nodes = {}
+    self.histories_walked = 0
+    self._clear()
+    root = problem.game.new_initial_state()
+    try:
+      if not root.is_terminal():
+        self._walk(root, 0, problem.initial_track(), None, 0, (), (), 1.0, 0)
+    except OutOfTime:
+      self.complete = False
+      self._clear()
+    if tree is not None and problem.prefix == 0:
+      self.current_root_nodes[0] = 0
+
+  def _clear(self):
+    self.root_ids = {}
+    self.root_of = []
+    self.actions = []
+    self.steps = []
+    self.chance = []
+    self.nodes = []
+    self.opponent_keys = []
+    self.subgame_map = SubgameMap()
+
+  def _register(self, root):
+    j, actions, steps, chance, node, state = root
+    history = tuple(self.problem.root_histories[j]) + actions
+    root_id = self.root_ids.get(history)
+    if root_id is None:
+      root_id = len(self.root_of)
+      self.root_ids[history] = root_id
+      self.root_of.append(j)
+      self.actions.append(actions)
+      self.steps.append(steps)
+      self.chance.append(chance)
+      self.nodes.append(node)
+      self.opponent_keys.append(state.information_state_string(self.problem.opponent))
+    return root_id
+
+  def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
+    problem = self.problem
+    player = problem.player
+    self.histories_walked += 1
+    if self.deadline is not None and time.perf_counter() > self.deadline:
+      raise OutOfTime()
+    acting = state.current_player()
+    if state.is_chance_node():
+      branches = [(a, p) for a, p in state.chance_outcomes()]
+      key = None
+    else:
+      branches = [(a, None) for a in state.legal_actions()]
+      key = (state.information_state_string(acting) if depth >= problem.prefix
+             else None)
+    first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
+    for index, (action, probability) in enumerate(branches):
+      if probability is not None and probability <= 0:
+        continue
+      child = state.child(action)
+      if child.is_terminal():
+        continue
+      child_node = first_child + index if self.tree is not None else -1
+      child_track, is_root = recall.advance(track, acting, child.current_player(), player)
+      child_depth = depth + 1
+      child_j, child_actions, child_steps, child_chance = j, actions, steps, chance
+      if child_depth == problem.prefix:
+        child_j = problem.root_index(child)
+        child_actions, child_steps, child_chance = (), (), 1.0
+        self.current_root_nodes[child_j] = child_node
+      elif child_depth > problem.prefix:
+        child_actions = actions + (action,)
+        if probability is None:
+          child_steps = steps + ((acting, key, index, len(branches)),)
+        else:
+          child_chance = chance * probability
+      child_root = root
+      if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
+        child_root = (child_j, child_actions, child_steps, child_chance, child_node,
+                      problem.original_state(child))
+      if child_track == recall.END:
+        root_id = self._register(child_root)
+        original = problem.original_state(child)
+        self.subgame_map.add(root_id, original.information_state_string(player),
+                             original.information_state_string(problem.opponent))
+        continue
+      self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
+                 child_steps, child_chance, child_node)
+
+  @property
+  def num_roots(self):
+    return len(self.root_of)
+
+  def root_state(self, root_id):
+    """The original game's state of next root `root_id`."""
+    state = self.problem.root_states[self.root_of[root_id]].clone()
+    for action in self.actions[root_id]:
+      state.apply_action(action)
+    return state

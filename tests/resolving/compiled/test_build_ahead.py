@@ -1,0 +1,350 @@
+"""Timed CFR+ moves on the compiled path build the next subgames ahead: candidates,
+plans, and the subgame the bot then enters ([S] ch. 2, §3.4.1)."""
+# pylint: disable=protected-access
+
+
+import time
+import types
+
+import numpy as np
+import pytest
+
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.resolving import move_budget
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.subgames import subgame_trace
+from ggp_cr.algorithms.tree import compiled_tree
+from test_paths_agree import GAMES
+
+
+def _first_subgame(player):
+  """A CFR+ resolver of PAM(4)'s first next subgame of `player`, after 5 iterations
+  of the whole game and 5 of its own."""
+  game = pyspiel.load_game(GAMES[3])
+  tree = compiled_tree.cached_tree(game)
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
+  whole.iterate(5)
+  current, _ = whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve")
+  current.iterate(5)
+  return current
+
+
+def _deferred(player):
+  """_first_subgame's resolver whose own first next subgame was refused (defer),
+  with no iteration since."""
+  current = _first_subgame(player)
+  assert current.defer(int(current.trace.own_infosets[0]))
+  return current
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_the_average_pass_ahead_gives_the_same_next_inputs(player):
+  """average_pass_ahead (the pass of the average strategy made at the refusal's
+  decision) gives every next subgame the inputs next_subgame's own pass gives; it
+  is not made when it would not fit, or for a solve with iterations since the
+  refusal, and an iteration drops it."""
+  plain, ahead = _deferred(player), _deferred(player)
+  assert not ahead.average_pass_ahead(time.perf_counter() - 1.0)
+  assert ahead.average_pass_ahead(time.perf_counter() + 10.0)
+  compared = 0
+  for infoset in plain.trace.own_infosets.tolist():
+    outcomes = []
+    for current in (plain, ahead):
+      try:
+        built, info = current.next_subgame(infoset, "resolve")
+        outcomes.append((built.view.w, built.view.cbv, info["after_refused"]))
+      except protocol.CannotResolve as error:
+        outcomes.append(str(error))
+    if isinstance(outcomes[0], str):
+      assert outcomes[0] == outcomes[1]
+      continue
+    np.testing.assert_allclose(outcomes[1][0], outcomes[0][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(outcomes[1][1], outcomes[0][1], rtol=0, atol=1e-12)
+    assert outcomes[0][2] == outcomes[1][2]
+    assert compared or "average strategy" in outcomes[0][2]  # the first one's pass
+    compared += 1
+  assert compared
+  dropped = _deferred(player)
+  assert dropped.average_pass_ahead(time.perf_counter() + 10.0)
+  dropped.iterate(1)
+  assert not dropped.average_pass_ahead(time.perf_counter() + 10.0)
+  _, info = dropped.next_subgame(int(dropped.trace.own_infosets[0]), "resolve")
+  assert "its iterations since the last refusal" in info["after_refused"]
+
+
+@pytest.mark.parametrize("variant", ["resolve", "max_margin"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_a_subgame_built_ahead_is_the_one_next_subgame_builds(player, variant):
+  """build_ahead builds, for any next-turn infoset of a group, the resolver that
+  next_subgame builds at the decision (the same gadget, and after its first
+  iteration and three more, the same average strategy to 1e-12); next_subgame hands
+  it over at any infoset of that group, once (set up only when its first iteration
+  would not fit: the decision runs it); an iteration or a refusal (defer) drops what
+  was built ahead; the unsafe gadget is not built ahead."""
+  def whole_game():  # small Leduc's, after 5 iterations: several next subgames
+    tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+    whole = compiled_resolver.CompiledResolver.whole_game(
+        tree, subgame_trace.StateKeys.build(tree), player)
+    whole.iterate(5)
+    return whole
+
+  plain, ahead = whole_game(), whole_game()
+  first_iteration = lambda built, nodes: built.iterate(1)
+  groups = {}
+  for infoset in plain.trace.own_infosets.tolist():
+    groups.setdefault(int(plain.trace.group_roots(infoset)[0]), []).append(infoset)
+  assert len(groups) > 1
+  def no_time(built, nodes):
+    raise protocol.CannotResolve("the first iteration would not fit")
+
+  for n, (group, infosets) in enumerate(groups.items()):
+    assert plain.trace.own_infosets_of_groups([group])[0] in infosets
+    # Every other one is kept set up only: its first iteration would not fit.
+    info = ahead.build_ahead(infosets[-1], variant,
+                             first_iteration if n % 2 else no_time)
+    assert info["iterations_ahead"] == n % 2 and info["built_ahead_seconds"] >= 0
+  assert ahead.built_ahead == len(groups)
+  with pytest.raises(KeyError, match="No next turn"):
+    plain.trace.own_infosets_of_groups([-1])
+  for n, (group, infosets) in enumerate(groups.items()):
+    outcomes = []
+    for current in (plain, ahead):
+      try:
+        built, info = current.next_subgame(infosets[0], variant)
+      except protocol.CannotResolve as error:
+        outcomes.append(str(error))
+        continue
+      if not info.get("iterations_ahead"):
+        built.iterate(1)
+      built.iterate(3)
+      outcomes.append((built.view.w, built.view.cbv, built.view.average_slots(),
+                       info.get("iterations_ahead")))
+    if isinstance(outcomes[0], str):
+      assert outcomes[0] == outcomes[1]
+      continue
+    for mine, theirs in zip(outcomes[1][:3], outcomes[0][:3]):
+      np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+    assert outcomes[0][3] is None and outcomes[1][3] == n % 2
+  assert ahead.built_ahead == 0
+  _, info = ahead.next_subgame(groups[next(iter(groups))][0], variant)
+  assert "iterations_ahead" not in info  # handed over once
+  for drop in (lambda r: r.iterate(1), lambda r: r.defer(int(r.trace.own_infosets[0]))):
+    current = whole_game()
+    current.build_ahead(int(current.trace.own_infosets[0]), variant, first_iteration)
+    assert current.built_ahead == 1
+    drop(current)
+    assert current.built_ahead == 0
+  current = whole_game()
+  with pytest.raises(ValueError, match="resolve and max-margin"):
+    current.build_ahead(int(current.trace.own_infosets[0]), "unsafe", first_iteration)
+
+
+def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
+  """With keep_solver_data the next resolver continues the iteration count: a
+  subgame set up ahead whose first iteration did not fit reports none
+  (`iterations_ahead` 0, so the decision runs it), one that ran it reports one."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+  keys = subgame_trace.StateKeys.build(tree)
+  config = settings.ResolverConfig(solver="cfr+", keep_solver_data=True)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0, config=config)
+  whole.iterate(5)
+
+  def no_time(built, nodes):
+    raise protocol.CannotResolve("the first iteration would not fit")
+
+  infosets = whole.trace.own_infosets.tolist()
+  groups = {int(whole.trace.group_roots(i)[0]): i for i in infosets}
+  first, second = list(groups.values())[:2]
+  assert whole.build_ahead(first, "resolve", no_time)["iterations_ahead"] == 0
+  assert whole.build_ahead(second, "resolve",
+                           lambda built, nodes: built.iterate(1))["iterations_ahead"] == 1
+  built, info = whole.next_subgame(first, "resolve")
+  assert info["iterations_ahead"] == 0 and built.iterations == 5  # carried over
+  built, info = whole.next_subgame(second, "resolve")
+  assert info["iterations_ahead"] == 1 and built.iterations == 6
+
+
+@pytest.mark.parametrize("game_string", GAMES[1:])
+def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
+  """ahead_candidates: one next-turn infoset per group with next roots below the
+  bot's action at its infoset (as climbing from each next root finds), none built
+  ahead, likeliest first (the sum of w times o's reach over those roots)."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = subgame_trace.StateKeys.build(tree)
+  checked = 0
+  for player in (0, 1):
+    whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
+    assert whole.ahead_candidates(0, 0) == []  # no iteration: no estimates yet
+    whole.iterate(3)
+    trace = whole.trace
+    w, opponent_reach = whole.estimates.means()
+    own = np.flatnonzero((tree.node_player == player) &
+                         (tree.node_infoset >= 0))
+    for infoset in np.unique(tree.node_infoset[own])[:6].tolist():
+      for action in range(int(tree.infoset_num_actions[infoset])):
+        mass = {}
+        for i, root in enumerate(trace.next_roots.tolist()):
+          child, node = root, int(tree.node_parent[root])
+          while node >= 0 and tree.node_infoset[node] != infoset:
+            child, node = node, int(tree.node_parent[node])
+          if node >= 0 and tree.node_action_index[child] == action:
+            group = int(trace.group[i])
+            mass[group] = mass.get(group, 0.0) + w[i] * opponent_reach[i]
+        expected = {g for g, m in mass.items() if m > 0}
+        candidates = whole.ahead_candidates(infoset, action)
+        assert whole.ahead_candidates(infoset, action, 1) == candidates[:1]
+        groups = [int(trace.group_roots(c)[0]) for c in candidates]
+        assert sorted(groups) == sorted(expected)
+        masses = [mass[g] for g in groups]
+        assert all(a >= b * (1 - 1e-12) for a, b in zip(masses, masses[1:]))
+        if groups:
+          checked += 1
+          whole.build_ahead(candidates[0], "resolve", lambda built, nodes: None)
+          assert int(trace.group_roots(candidates[0])[0]) not in [
+              int(trace.group_roots(c)[0])
+              for c in whole.ahead_candidates(infoset, action)]
+          whole._ahead.clear()
+  assert checked
+
+
+def _actions_above(tree, trace, infoset):
+  """Per next root of `trace`, the action index at `infoset` above it (-1: none),
+  by climbing to the game's root."""
+  actions = []
+  for root in trace.next_roots.tolist():
+    child, node = root, int(tree.node_parent[root])
+    while node >= 0 and tree.node_infoset[node] != infoset:
+      child, node = node, int(tree.node_parent[node])
+    actions.append(int(tree.node_action_index[child]) if node >= 0 else -1)
+  return np.array(actions)
+
+
+@pytest.mark.parametrize("game_string", GAMES[1:])
+def test_next_groups_below_sum_every_root_of_the_groups_below_the_infoset(game_string):
+  """next_groups_below: the groups with a next root below the bot's infoset
+  (whatever its action; climbs that stop at the infoset's first history find the
+  same as climbs to the root), each with all of its next roots' count, trace steps
+  and subtree nodes; at the whole game and in a later subgame."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = subgame_trace.StateKeys.build(tree)
+  checked = 0
+  for player in (0, 1):
+    whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
+    whole.iterate(2)
+    resolvers = [whole]
+    if len(whole.trace.own_infosets):
+      later, _ = whole.next_subgame(int(whole.trace.own_infosets[-1]), "resolve")
+      resolvers.append(later)
+    steps = subgame_trace.trace_steps(tree, player)
+    for current in resolvers:
+      trace = current.trace
+      met = set()  # the player's infosets above the next roots
+      for root in trace.next_roots.tolist():
+        node = int(tree.node_parent[root])
+        while node >= 0:
+          if tree.node_player[node] == player:
+            met.add(int(tree.node_infoset[node]))
+          node = int(tree.node_parent[node])
+      infosets = sorted(met)[-8:]  # the deepest, in later subgames
+      for infoset in infosets:
+        above = _actions_above(tree, trace, infoset)
+        touched = set(trace.group[above >= 0].tolist())
+        expected = {}
+        for i, root in enumerate(trace.next_roots.tolist()):
+          group = int(trace.group[i])
+          if group in touched:
+            sums = expected.setdefault(group, [0, 0, 0, 0])
+            for k, value in enumerate((1, steps[0, root], steps[1, root],
+                                       keys.subtree_nodes[root])):
+              sums[k] += int(value)
+        got = current.next_groups_below(infoset)
+        assert sorted(got["group"].tolist()) == sorted(expected)
+        for k, group in enumerate(got["group"].tolist()):
+          assert [int(got[name][k]) for name in ("roots", "walked", "found",
+                                                  "nodes")] == expected[group]
+        checked += bool(touched)
+  assert checked
+
+
+def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
+  """plan_ahead: nothing reserved or skipped when the next subgames fit a move of
+  their own; when they are late, the candidates' search and the costliest setup
+  (margined) are reserved; costly subgames that are not late are skipped, and
+  ahead_candidates leaves them out; nothing when there is no time to estimate or
+  the reserve would not fit."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
+  whole.iterate(3)
+  budget = move_budget.SubgameBudget(sampling=False)
+  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
+                 and len(whole.next_groups_below(i)["group"]))
+  groups = whole.next_groups_below(infoset)
+  setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
+                                       groups["found"])
+  far = time.perf_counter() + 100.0
+  assert budget.plan_ahead(whole, infoset, 100.0, far) == (0.0, set())
+  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all late
+  assert skipped == set() and reserve == pytest.approx(
+      whole.ahead_candidates_seconds() +
+      move_budget.FIRST_ITERATION_MARGIN * setup.max())
+  assert budget.plan_ahead(whole, infoset, 1.0, time.perf_counter() - 1.0) == (0.0,
+                                                                                None)
+  assert budget.plan_ahead(types.SimpleNamespace(), infoset, None, far) == (0.0, None)
+  monkeypatch.setattr(move_budget, "AHEAD_RESERVE_SHARE", 1e9)  # none late
+  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all costly
+  assert reserve == 0.0 and skipped == set(groups["group"].tolist())
+  action = next(a for a in range(int(tree.infoset_num_actions[infoset]))
+                if whole.ahead_candidates(infoset, a))
+  assert whole.ahead_candidates(infoset, action, skipped=skipped) == []
+  monkeypatch.undo()
+  monkeypatch.setattr(move_budget, "SETUP_SECONDS", 10.0)
+  deadline = time.perf_counter() + 11.0  # time to estimate, not for the reserve
+  assert budget.plan_ahead(whole, infoset, 1e-9, deadline) == (0.0, set())
+
+
+def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
+  """With time left after its iterations (here none start after the first), the
+  bot's first decision builds the next subgames below its action (the record lists
+  them); the next decision enters one without building it and says so; with
+  build_ahead=False it builds at the decision; iteration budgets build nothing."""
+  game = pyspiel.load_game("kuhn_poker")
+  monkeypatch.setattr(protocol, "_RUN_MARGIN", 1e6)  # one iteration a run, then none
+
+  def second_decision(**kwargs):
+    for seed in range(40):
+      bot = continual_resolving.ContinualResolvingBot(game, 0, solver="cfr+",
+                                                      seed=seed, **kwargs)
+      state = game.new_initial_state()
+      for card in (0, 1):
+        state.apply_action(card)
+      if bot.step(state) == 0:  # pass; the opponent bets: a second decision
+        state.apply_action(0)
+        state.apply_action(1)
+        bot.step(state)
+        return bot.decisions
+    raise AssertionError("the bot never passed")
+
+  first, second = second_decision(preplay="0.3s", move="0.3s")
+  assert len(first["built_ahead"]) == 1  # the one subgame after pass, bet
+  assert second["new_subgame"] and second["iterations_ahead"] == 1
+  assert second["built_ahead_seconds"] == first["built_ahead"][0]["seconds"]
+  for record in (first, second):  # the parts of a decision's time
+    assert 0 < record["setup_seconds"] + record["iterate_seconds"] <= record["seconds"]
+  first, second = second_decision(preplay="0.3s", move="0.3s", build_ahead=False)
+  assert "built_ahead" not in first
+  assert second["new_subgame"] and "iterations_ahead" not in second
+  assert second["iterations"] == 1
+  first, second = second_decision(preplay="5it", move="5it")
+  assert "built_ahead" not in first and "iterations_ahead" not in second
+  # Every next subgame late: the first decision reserves time, and builds ahead.
+  monkeypatch.setattr(move_budget, "AHEAD_RESERVE_SHARE", 0.0)
+  first, second = second_decision(preplay="0.3s", move="0.3s")
+  assert first["ahead_reserve_seconds"] > 0 and len(first["built_ahead"]) == 1
+  assert second["iterations_ahead"] == 1
