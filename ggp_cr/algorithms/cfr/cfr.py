@@ -500,7 +500,9 @@ class DCFRPlusSolver(GeneralCFRSolver):
   ((t-1)^alpha + 1) + r_t]^+, strategy weights t^gamma; the paper's alpha = 1.5,
   gamma = 4, alternating updates.
 
-  The paper's formula is followed (its published code divides by (t-1)^alpha + 1.5).
+  The paper's formula is followed; the authors' code (PDCFRPlus, dcfr_plus.py)
+  divides by (t-1)^alpha + 1.5, which after 1,000 iterations is 3% lower on kuhn_poker
+  and 4x lower on liars_dice(dice_sides=4) (docs/reproductions.md).
   """
   _KIND = regret_matching.DRM_PLUS
 
@@ -529,7 +531,8 @@ class HSDCFRSolver(GeneralCFRSolver):
 
   The paper writes DCFR as discount-then-add, R_{t+1} = R_t d_t + r_{t+1}; this runs
   OpenSpiel's add-then-discount order, whose regrets are the paper's times d_t and
-  hence give the same strategies.
+  hence give the same strategies. Measured against the paper's claim, HS-DCFR(30)
+  beats DCFR after 1,000 iterations only on goofspiel (docs/reproductions.md).
   """
 
   def __init__(self, game, gamma0=30.0, horizon=schedules.PAPER_HORIZON, **kwargs):

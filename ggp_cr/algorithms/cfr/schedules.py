@@ -13,6 +13,13 @@ and the discounts within the ranges DCFR's analysis covers.
 With a schedule the cumulative strategy is discounted before each iteration's
 strategy is added, S_t = S_{t-1} ((t-1)/t)^gamma(t) + pi_i sigma_t (the paper's
 Eq. 3; with a constant gamma this is the t^gamma weighting of cfr.py).
+
+Source: Eq. 4 as three independent implementations quote it, identically (the
+paper's body and code were not at hand). The paper's Eq. 2 discounts R_t at iteration
+t + 1; cfr.py discounts at the end of iteration t with alpha(t), one step of 3/n
+earlier than evaluating it at t + 1. With this schedule HS-DCFR(30) is behind DCFR
+after 1,000 iterations on kuhn_poker, leduc_poker and liars_dice, against the paper's
+claim (docs/reproductions.md, "Modern CFR variants").
 """
 
 import dataclasses
