@@ -295,7 +295,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0))
+      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0),
+                                      turn_seconds=seconds)
       self._first_resolver(record, budget)
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (docs/algorithms/resolving.md).
@@ -324,8 +325,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       infoset, _ = self._path.lookup(self.resolver, key)
       ahead_deadline = budget.deadline(move_budget.RESOLVE_SHARE)
       # The iterations stop early enough to build a costly next subgame ahead.
-      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, seconds,
-                                                 ahead_deadline)
+      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, budget)
       if reserve:
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(
@@ -339,7 +339,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     if ahead:
       built = self._budget.build_ahead(
           self.resolver, infoset, index, self.config.variant,
-          self._resolve_seed(self._resolves + 1), ahead_deadline,  # (seed not drawn)
+          self._resolve_seed(self._resolves + 1), budget,  # (seed not drawn)
           skipped)
       if built:
         record["built_ahead"] = built
