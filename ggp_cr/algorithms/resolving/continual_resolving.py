@@ -356,10 +356,10 @@ class ContinualResolvingBot(pyspiel.Bot):
 # Build function of the registry's cr player (config/builtin.py).
 
 def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
-             cfrd_aware, dl, playouts, terminate):
+             cfrd_aware, dl, playouts, terminate, tree=None):
   return ContinualResolvingBot(
       game, player_id, preplay=budget.preplay, move=budget.online_move(), solver=solver,
       variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
       exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
       cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed,
-      terminate_values=terminate)
+      terminate_values=terminate, tree=tree)

@@ -269,6 +269,13 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
   return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,})"
 
 
+def check_tree_of(tree, game):
+  """Raises ValueError unless `tree` is the CompiledTree of pyspiel game `game`."""
+  if str(getattr(tree, "game_string", None)) != str(game):
+    raise ValueError(f"tree must be the compiled tree of {game}; got one of "
+                     f"{getattr(tree, 'game_string', type(tree).__name__)}.")
+
+
 def tree_source(game, cache_dir=None):
   """Where cached_tree(game, cache_dir) would find the tree: "process" (memoised),
   "disk" (a cache file exists in `cache_dir`; it may still be refused) or None."""

@@ -47,9 +47,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
     return "live", "live path requested", None, None
   del config  # every solver and option of settings.ResolverConfig runs on both paths
   if tree is not None:
-    if tree.game_string != str(game):
-      raise ValueError(f"tree is the compiled tree of {tree.game_string}, not of "
-                       f"{game}.")
+    compiled_tree.check_tree_of(tree, game)
     reason = "tree given by the caller"
   else:
     tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
