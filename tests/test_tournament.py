@@ -308,10 +308,9 @@ def test_workers_hand_the_compiled_tree_they_load_to_the_bots(tmp_path, monkeypa
   saving it to the cache directory, and hands it to every bot it makes
   (registry.make_bot's `tree`), leaving no tree behind in a module global; without it
   no tree is loaded nor handed."""
-  import collections  # pylint: disable=import-outside-toplevel
   config = tournament.TournamentConfig.create("kuhn_poker", ["random", "ismcts(5)"], 1)
   game = registry.load_game("kuhn_poker")
-  monkeypatch.setattr(compiled_tree, "_in_process_cache", collections.OrderedDict())
+  monkeypatch.setattr(compiled_tree, "PROCESS_TREES", compiled_tree._ProcessTrees())  # pylint: disable=protected-access
   monkeypatch.setattr(tournament, "_WORKER_CACHE", {})
   handed = []
   make_bot = registry.make_bot
