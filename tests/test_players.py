@@ -266,5 +266,5 @@ def test_make_bot_hands_the_callers_tree_to_players_that_take_one():
     assert bot.path == "compiled" and bot.path_reason == "tree given by the caller"
   assert registry.make_bot("random", game, 1, 1, tree=tree) is not None
   other = compiled_tree.compile_game(pyspiel.load_game("leduc_poker"))
-  with pytest.raises(ValueError, match="compiled tree of kuhn_poker"):
+  with pytest.raises(ValueError, match="not of kuhn_poker"):
     registry.make_bot("cr(solver=cfr+)", game, 0, 1, tree=other)

@@ -285,8 +285,9 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
 def check_tree_of(tree, game):
   """Raises ValueError unless `tree` is the CompiledTree of pyspiel game `game`."""
   if str(getattr(tree, "game_string", None)) != str(game):
-    raise ValueError(f"tree must be the compiled tree of {game}; got one of "
-                     f"{getattr(tree, 'game_string', type(tree).__name__)}.")
+    raise ValueError(f"tree is the compiled tree of "
+                     f"{getattr(tree, 'game_string', type(tree).__name__)}, not of "
+                     f"{game}; give the tree of {game} (or none).")
 
 
 def tree_source(game, cache_dir=None):
