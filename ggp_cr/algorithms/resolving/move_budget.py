@@ -1,13 +1,10 @@
 """How continual resolving fits a compiled subgame into a timed move ([S] §3.4.1).
 
-On the compiled path (compiled_resolver) a new subgame is resolved within the move
-only if its setup and its first CFR+ iteration fit. This module holds the time
-estimates both use (setup per root and per trace step, per next root, per node of
-an average-strategy pass; the first iteration per node); `SubgameBudget` holds the
-estimate of one iteration's seconds per subgame node, measured in the match, gives
-`next_subgame` its limits, runs and re-measures the first iteration, and builds the
-next subgames ahead with what a move leaves (`build_ahead`). A sampling solver's
-iterations cost microseconds: only its setup is bounded.
+One table of fitted costs (setup, trace, defer, iteration, average pass); `MoveBudget`,
+one decision's time, which the bot hands down to the solver, and `SetupLimits`, the
+stage of it that sets a subgame up (CompiledResolver.next_subgame); `SubgameBudget`,
+a match's measured iteration estimate, which makes those limits, runs the first
+iteration and builds the next subgames ahead; `SetupClock`, a setup's pace.
 """
 
 import dataclasses

@@ -1,30 +1,10 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is the compiled path's protocol.Resolver with the full-width CFR+ solver, depth-limited
-CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `view_solvers.depth_limited`, on copied
-views only, its estimates the exact values of each iteration's strategy as the live
-path's) or the sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the
-live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from
-integer ids only: a view (copied_view.GadgetView for the whole game at the first
-decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is
-small, COPY_NODES_LIMIT, or its roots are nested, else in_place_view.SubgameView,
-solved in place by either solver: view_sampling.InPlaceSampler samples it), the
-SubgameTrace of the bot's next turns below it, and the next-root estimates collected
-each iteration. Opponent root keys the sampling never reached get, at the whole game,
-o's exact counterfactual best-response value against the solve's average strategy, as
-the live path (live_resolver.Resolver._unsampled_values); elsewhere the game's minimum
-utility. The bot keeps one per visited subgame: it looks its infoset up in `trace`
-(found: `next_subgame` builds the next resolver; absent: the same resolver keeps
-improving) and acts from `probabilities`.
-
-Fallbacks as the live path: a next subgame whose own next-turn histories have zero
-estimated reach, or that is too large to build in time, raises
-protocol.CannotResolve; the bot then keeps the current resolver and calls `defer`:
-it plays the current solve's strategy in the refused subgame (a valid continuation
-of its strategy so far), and the next turns below the refused subgame are traced,
-their estimates collected by the current solve's further iterations, so the next
-subgame it enters can be resolved. An unsafe gadget with zero joint reach at the
-bot's histories becomes a resolve gadget (the info dict says so).
+`CompiledResolver` is the compiled path's protocol.Resolver: a view of the subgame
+(copied when small, COPY_NODES_LIMIT, else in place), its solver (view_solvers), the
+trace of the bot's next turns below it and the next roots' estimates; `next_subgame`
+builds the next one within a move_budget.SetupLimits, and `defer` keeps solving when
+it cannot. Solvers, views and fallbacks: docs/algorithms/resolving.md, "Module notes".
 """
 
 import time
