@@ -67,7 +67,7 @@ def _match(game, seat, seed):
   entered = []
   bot = continual_resolving.ContinualResolvingBot(
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
-      solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed)
+      solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed, tree=tree)
   rng = np.random.default_rng([_SEED.value, seed])
   state = game.new_initial_state()
   ratios = []

@@ -1,5 +1,6 @@
 """The package layout's promises (spec README.md, principle 5): light imports, one-way
-imports between modules, no oversized module, every public name still exported."""
+imports between modules and packages, one concept per module stated first, every
+public name still exported."""
 
 import ast
 import pathlib
@@ -12,7 +13,16 @@ import ggp_cr
 import ggp_cr.algorithms
 
 _ROOT = pathlib.Path(ggp_cr.__file__).parent
-_MAX_MODULE_LINES = 600
+# A module holds one concept: its docstring opens with it, in at most _CONCEPT_LINES
+# lines before the first blank line, and no two modules (commands aside) open alike.
+# In the packages whose derivations live on their docs page (_NOTES_ON_THE_PAGE:
+# docs/algorithms/<package>.md, "Module notes") the whole docstring is the concept
+# and one short paragraph (_DOCSTRING_LINES). _SANITY_LINES only catches a runaway
+# file: a module is split by concept, never to fit a line count.
+_CONCEPT_LINES = 3
+_DOCSTRING_LINES = 10
+_NOTES_ON_THE_PAGE = ("ggp_cr.algorithms.resolving",)
+_SANITY_LINES = 1_500
 
 
 def _loaded_after(code):
@@ -140,9 +150,43 @@ def test_no_import_cycle_between_packages():
           todo.extend(below.get(node, ()))
 
 
-def test_no_module_over_the_line_limit():
-  long = {name: len(path.read_text().splitlines()) for name, path in _modules()}
-  assert {n: k for n, k in long.items() if k > _MAX_MODULE_LINES} == {}
+def _concept(path):
+  """(the docstring's opening paragraph as one line, that paragraph's lines, the
+  docstring's lines), or (None, 0, 0)."""
+  doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False)
+  if not doc:
+    return None, 0, 0
+  lines = doc.strip("\n").split("\n")
+  blank = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+  return " ".join(line.strip() for line in lines[:blank]), blank, len(lines)
+
+
+def test_each_module_states_its_one_concept_first():
+  opened = {}
+  for name, path in _modules():
+    concept, opening, lines = _concept(path)
+    assert concept, f"{name} has no docstring stating its concept"
+    assert opening <= _CONCEPT_LINES, (
+        f"{name} opens with {opening} lines; state its one concept in at most "
+        f"{_CONCEPT_LINES}, details after a blank line")
+    if name.startswith(_NOTES_ON_THE_PAGE):
+      assert lines <= _DOCSTRING_LINES, (
+          f"{name}'s docstring has {lines} lines; keep the concept and a short "
+          "paragraph, and move derivations to its docs page's Module notes")
+    if not name.startswith("ggp_cr.examples."):  # a command opens as what it runs
+      assert concept not in opened, f"{name} and {opened.get(concept)} open alike"
+      opened[concept] = name
+    length = len(path.read_text(encoding="utf-8").splitlines())
+    assert length <= _SANITY_LINES, f"{name}: {length} lines, more than one concept?"
+
+
+def test_the_concept_rule_catches_what_it_should(tmp_path):
+  """_concept reads the opening paragraph and the docstring's length."""
+  module = tmp_path / "m.py"
+  module.write_text('"""One thing.\nSaid in two lines.\n\nDetails.\n"""\nX = 1\n')
+  assert _concept(module) == ("One thing. Said in two lines.", 2, 4)
+  module.write_text("X = 1\n")
+  assert _concept(module) == (None, 0, 0)
 
 
 def test_algorithms_exports_every_public_name():

@@ -11,6 +11,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import timing
+from ggp_cr.algorithms.tree import compiled_tree
 
 
 def test_parse_player_fills_defaults_and_positional_arguments():
@@ -252,3 +253,18 @@ def test_a_match_first_frees_the_garbage_of_earlier_matches(monkeypatch, interva
     assert left == 0
   else:
     assert left > 0
+
+
+def test_make_bot_hands_the_callers_tree_to_players_that_take_one():
+  """registry.make_bot's `tree`: cr, online_solving and oos run on the tree the
+  caller holds (not one they look for); other players ignore it; a tree of another
+  game is refused, naming the game."""
+  game = pyspiel.load_game("kuhn_poker")
+  tree = compiled_tree.compile_game(game)
+  for spec in ("cr(solver=cfr+)", "online_solving", "oos"):
+    bot = registry.make_bot(spec, game, 0, 1, limits.Budget.parse("10it", "10it"), tree=tree)
+    assert bot.path == "compiled" and bot.path_reason == "tree given by the caller"
+  assert registry.make_bot("random", game, 1, 1, tree=tree) is not None
+  other = compiled_tree.compile_game(pyspiel.load_game("leduc_poker"))
+  with pytest.raises(ValueError, match="not of kuhn_poker"):
+    registry.make_bot("cr(solver=cfr+)", game, 0, 1, tree=other)

@@ -303,24 +303,33 @@ def test_noplay_summarizes_a_file_while_another_run_writes_it(tmp_path):
   assert result.returncode == 1 and "not a tournament results file" in result.stderr
 
 
-def test_workers_load_the_compiled_tree_first_when_asked(tmp_path, monkeypatch):
-  """With a TreeLoading every worker loads the game's tree before its first match (so
-  cr / oos / online_solving find it in the process whatever the game's size), saving
-  it to the cache directory; without it no tree is loaded."""
-  import collections  # pylint: disable=import-outside-toplevel
+def test_workers_hand_the_compiled_tree_they_load_to_the_bots(tmp_path, monkeypatch):
+  """With a TreeLoading every worker loads the game's tree before its first match,
+  saving it to the cache directory, and hands it to every bot it makes
+  (registry.make_bot's `tree`), leaving no tree behind in a module global; without it
+  no tree is loaded nor handed."""
   config = tournament.TournamentConfig.create("kuhn_poker", ["random", "ismcts(5)"], 1)
   game = registry.load_game("kuhn_poker")
-  monkeypatch.setattr(compiled_tree, "_in_process_cache", collections.OrderedDict())
+  monkeypatch.setattr(compiled_tree, "PROCESS_TREES", compiled_tree._ProcessTrees())  # pylint: disable=protected-access
   monkeypatch.setattr(tournament, "_WORKER_CACHE", {})
+  handed = []
+  make_bot = registry.make_bot
+
+  def recording_make_bot(*args, tree=None, **kwargs):
+    handed.append(tree)
+    return make_bot(*args, tree=tree, **kwargs)
+
+  monkeypatch.setattr(registry, "make_bot", recording_make_bot)
   tournament.run_tournament(config, tmp_path / "plain.csv", progress=None)
-  assert compiled_tree.tree_source(game) is None
+  assert handed and all(tree is None for tree in handed)
+  del handed[:]
   cache = tmp_path / "trees"
   cache.mkdir()
   tournament.run_tournament(config, tmp_path / "loaded.csv", progress=None,
                             tree=tournament.TreeLoading(str(cache)))
-  assert compiled_tree.tree_source(game) == "process"
-  assert compiled_tree.tree_source(game, str(cache)) in ("process", "disk")
-  assert any(cache.iterdir())
+  assert handed and all(tree.game_string == str(game) for tree in handed)
+  assert compiled_tree.tree_source(game) is None  # nothing left in the process cache
+  assert compiled_tree.tree_source(game, str(cache)) == "disk"
 
 
 def test_pairs_with_adds_a_player_in_a_second_file(tmp_path):

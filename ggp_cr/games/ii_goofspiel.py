@@ -11,7 +11,6 @@ of prizes won, `point_difference` pays the difference of the sums.
 Action k of a player bids card k + 1; chance action k reveals prize k + 1.
 """
 
-import functools
 
 import pyspiel
 
@@ -40,13 +39,14 @@ WON, DRAW, LOST = "won", "draw", "lost"
 RESULTS = (WON, DRAW, LOST)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _actions_of(mask):
-  """The sorted actions whose bits are set in `mask` (bit k: card or prize k + 1).
-
-  Cached, so callers share the returned tuple.
-  """
-  return tuple(a for a in range(mask.bit_length()) if mask >> a & 1)
+  """The sorted actions whose bits are set in `mask` (bit k: card or prize k + 1)."""
+  actions = []
+  while mask:
+    low = mask & -mask
+    actions.append(low.bit_length() - 1)
+    mask ^= low
+  return tuple(actions)
 
 
 def result(own, other):

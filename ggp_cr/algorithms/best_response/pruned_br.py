@@ -8,7 +8,6 @@ docs/algorithms/best_response.md.
 
 import dataclasses
 import math
-import weakref
 
 import numba
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.best_response import policy_validation
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 _TERMINAL = -4
 _CHANCE = -1
@@ -70,26 +70,24 @@ class BestResponseResult:
     return self.histories_total - self.histories_visited
 
 
-_infoset_index_cache = weakref.WeakKeyDictionary()
-
-
 def infoset_histories(tree):
   """(start, histories): infoset I's histories are histories[start[I]:start[I + 1]].
 
   Built once per tree (a stable sort of the decision nodes by information set), so
   within an information set the histories are in breadth-first order.
   """
-  index = _infoset_index_cache.get(tree)
-  if index is None:
-    decision = np.flatnonzero(tree.node_infoset >= 0)
-    order = np.argsort(tree.node_infoset[decision], kind="stable")
-    histories = decision[order].astype(np.int32)
-    counts = np.bincount(tree.node_infoset[decision], minlength=tree.num_infosets)
-    start = np.zeros(tree.num_infosets + 1, dtype=np.int64)
-    np.cumsum(counts, out=start[1:])
-    index = (start, histories)
-    _infoset_index_cache[tree] = index
-  return index
+  return flat_tree.per_tree("infoset_histories", tree, _infoset_histories)
+
+
+def _infoset_histories(tree):
+  """infoset_histories, built."""
+  decision = np.flatnonzero(tree.node_infoset >= 0)
+  order = np.argsort(tree.node_infoset[decision], kind="stable")
+  histories = decision[order].astype(np.int32)
+  counts = np.bincount(tree.node_infoset[decision], minlength=tree.num_infosets)
+  start = np.zeros(tree.num_infosets + 1, dtype=np.int64)
+  np.cumsum(counts, out=start[1:])
+  return start, histories
 
 
 def utility_bounds(tree, player):

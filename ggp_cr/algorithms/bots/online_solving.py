@@ -38,15 +38,19 @@ def check_compiled(compiled):
 
 
 def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NODES_LIMIT,
-                cache_dir=None):
+                cache_dir=None, tree=None):
   """(tree, reason): the compiled tree the solver runs on, or None (live) and why
-  (module docstring); `compiled` as check_compiled accepts."""
+  (module docstring); `compiled` as check_compiled accepts; `tree` the game's
+  CompiledTree when the caller holds it (used as it is)."""
   compiled = check_compiled(compiled)
   compiled_tree.check_nodes_limit(nodes_limit)
   if compiled == "false":
     return None, "live solver requested"
   if targeting == targets.PST:
     tree, reason = None, "public-subgame targeting needs live states"
+  elif tree is not None:
+    compiled_tree.check_tree_of(tree, game)
+    reason = "tree given by the caller"
   else:
     tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
   if tree is None and compiled == "true":
@@ -71,11 +75,12 @@ class OnlineSolvingBot(pyspiel.Bot):
     compiled: 'auto', 'true' or 'false' (module docstring); a solver string that sets
       its own `compiled` keeps it (a contradicting 'true'/'false' here is an error).
     compiled_nodes_limit: the largest tree 'auto' extracts.
+    tree: the game's CompiledTree when the caller holds it (then not looked for).
   """
 
   def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0",
                move=limits.DEFAULT_MOVE, targeting=targets.IST, seed=0, compiled="auto",
-               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
+               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT, tree=None):
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
     if player_id not in (0, 1):
@@ -90,6 +95,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     self._targeting = targeting
     self._seed = outcome_sampling.new_seed(seed)
     self.path = self.path_reason = None
+    self._tree = tree
     self._make_solver = self._solver_factory(solver, check_compiled(compiled),
                                              compiled_nodes_limit)
     self._rng = np.random.default_rng(self._seed)
@@ -116,11 +122,13 @@ class OnlineSolvingBot(pyspiel.Bot):
       self.path_reason = f"the solver string sets compiled={given}"
     else:
       tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                           nodes_limit)
+                                           nodes_limit, tree=self._tree)
       spec = registry.with_parameter(spec, "compiled",
                                      "false" if tree is None else "true")
     self.path = "compiled" if spec.parameters["compiled"] else "live"
-    return lambda seed: registry.make_solver(spec, self._game, seed)
+    on = (self._tree if self.path == "compiled" and self._tree is not None and
+          spec.solver_type.accepts_tree else self._game)
+    return lambda seed: registry.make_solver(spec, on, seed)
 
   def player_id(self):
     return self._player_id
@@ -205,13 +213,13 @@ class OOSBot(OnlineSolvingBot):
     gamma: the explorative regret matching's uniform share, in [0, 1] (0.01).
     reweight: re-weight iterations after each target change (OOS); False gives the
       thesis's MC-CFR behaviour.
-    compiled, compiled_nodes_limit: as OnlineSolvingBot.
+    compiled, compiled_nodes_limit, tree: as OnlineSolvingBot.
   """
 
   def __init__(self, game, player_id, preplay="0", move=limits.DEFAULT_MOVE,
                targeting=targets.IST, targeting_probability=0.9,
                exploration=0.6, gamma=0.01, reweight=True, seed=0, compiled="auto",
-               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT):
+               compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT, tree=None):
     gamma = outcome_sampling.check_probability("ERM gamma", gamma)
     self._delta = outcome_sampling.check_probability("Targeting probability delta",
                                                      targeting_probability)
@@ -222,13 +230,13 @@ class OOSBot(OnlineSolvingBot):
     self._reweight = bool(reweight)
     super().__init__(game, player_id, solver=None, preplay=preplay, move=move,
                      targeting=targeting, seed=seed, compiled=compiled,
-                     compiled_nodes_limit=compiled_nodes_limit)
+                     compiled_nodes_limit=compiled_nodes_limit, tree=tree)
 
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> OOS's solver: compiled or live (module docstring); sets `path`."""
     del solver
     tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                         nodes_limit)
+                                         nodes_limit, tree=self._tree)
     self.path = "live" if tree is None else "compiled"
     if tree is None:
       return lambda seed: outcome_sampling.OutcomeSamplingSolver(
@@ -244,14 +252,15 @@ class OOSBot(OnlineSolvingBot):
 
 # Build functions of the registry's online_solving and oos players (config/builtin.py).
 
-def build_online_solving(game, player_id, seed, budget, solver, targeting, compiled):
+def build_online_solving(game, player_id, seed, budget, solver, targeting, compiled,
+                         tree=None):
   return OnlineSolvingBot(game, player_id, solver=solver, preplay=budget.preplay,
                           move=budget.online_move(), targeting=targeting, seed=seed,
-                          compiled=compiled)
+                          compiled=compiled, tree=tree)
 
 
 def build_oos(game, player_id, seed, budget, targeting, delta, e, gamma, reweight,
-              compiled):
+              compiled, tree=None):
   return OOSBot(game, player_id, preplay=budget.preplay, move=budget.online_move(),
                 targeting=targeting, targeting_probability=delta, exploration=e,
-                gamma=gamma, reweight=reweight, seed=seed, compiled=compiled)
+                gamma=gamma, reweight=reweight, seed=seed, compiled=compiled, tree=tree)

@@ -105,7 +105,19 @@ class StrategyBot(pyspiel.Bot):
     return self.step_with_policy(state)[1]
 
 
-_SOLVED_POLICIES = {}
+# The last strategy a solver or strategy player was built from in this process
+# ({what made it: its TabularPolicy}; algorithms.process_state lists it): a tournament
+# makes a new bot every match.
+_STRATEGY = {}
+
+
+def _remembered(key, make):
+  """make(), or what it gave for `key` when it was the last asked."""
+  if key not in _STRATEGY:
+    policy = make()
+    _STRATEGY.clear()
+    _STRATEGY[key] = policy
+  return _STRATEGY[key]
 
 
 def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
@@ -115,8 +127,8 @@ def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
   have passed, whichever comes first.
   """
   spec = registry.parse_solver(solver)
-  key = (str(game), str(spec), iterations, seconds, seed)
-  if key not in _SOLVED_POLICIES:
+
+  def solve():
     instance = registry.make_solver(spec, game, seed)
     step = contracts.step_function(instance)
     deadline = None if seconds is None else time.perf_counter() + seconds
@@ -125,9 +137,9 @@ def solved_policy(game, solver, iterations=None, seconds=None, seed=0):
            (deadline is None or time.perf_counter() < deadline)):
       step()
       done += 1
-    _SOLVED_POLICIES.clear()
-    _SOLVED_POLICIES[key] = contracts.python_average_policy(instance, game)
-  return _SOLVED_POLICIES[key]
+    return contracts.python_average_policy(instance, game)
+
+  return _remembered(("solved", str(game), str(spec), iterations, seconds, seed), solve)
 
 
 def build_solver(game, player_id, seed, budget, name, iterations, seconds, solver_seed):
@@ -138,21 +150,18 @@ def build_solver(game, player_id, seed, budget, name, iterations, seconds, solve
                      solved_policy(game, name, iterations, seconds, solver_seed), seed)
 
 
-_LOADED_STRATEGIES = {}
-
-
 def build_strategy(game, player_id, seed, budget, path):
   """A strategy file written by the solve example (strategy_files.py)."""
   del budget
   from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=g-import-not-at-top
   from ggp_cr.algorithms.tree import strategy_files  # pylint: disable=g-import-not-at-top
-  key = (str(game), path, os.stat(path).st_mtime_ns)
-  if key not in _LOADED_STRATEGIES:
+
+  def load():
     tree = compiled_tree.cached_tree(game)
-    _LOADED_STRATEGIES.clear()
-    _LOADED_STRATEGIES[key] = tree.slots_to_tabular_policy(
-        strategy_files.load_strategy(path, tree))
-  return StrategyBot(player_id, _LOADED_STRATEGIES[key], seed)
+    return tree.slots_to_tabular_policy(strategy_files.load_strategy(path, tree))
+
+  return StrategyBot(player_id, _remembered(
+      ("file", str(game), path, os.stat(path).st_mtime_ns), load), seed)
 
 
 # human

@@ -52,12 +52,14 @@ class SolverType:
 
 @dataclasses.dataclass(frozen=True)
 class PlayerType:
-  """A registered player: `build(game, player_id, seed, budget, **params)` -> Bot."""
+  """A registered player: `build(game, player_id, seed, budget, **params)` -> Bot;
+  `accepts_tree`: `build` also takes `tree=`, the game's CompiledTree its caller holds."""
   name: str
   summary: str
   build: Callable[..., Any]
   parameters: tuple = ()
   interactive: bool = False
+  accepts_tree: bool = False
 
   def usage(self):
     return spec_strings.usage(self.name, self.parameters)
@@ -107,10 +109,12 @@ def register_solver(name, summary, build, parameters=(), accepts_tree=False):
                                       accepts_tree))
 
 
-def register_player(name, summary, build, parameters=(), interactive=False):
+def register_player(name, summary, build, parameters=(), interactive=False,
+                    accepts_tree=False):
   """Registers a player type under `name` (lower case); returns the PlayerType."""
   return _PLAYERS.register(
-      PlayerType(name.lower(), summary, build, tuple(parameters), interactive))
+      PlayerType(name.lower(), summary, build, tuple(parameters), interactive,
+                 accepts_tree))
 
 
 def solver_names():
@@ -173,16 +177,22 @@ def make_solver(spec, game, seed=0):
   return spec.solver_type.build(game, seed, **spec.parameters)
 
 
-def make_bot(spec, game, player_id, seed, budget=limits.Budget()):
+def make_bot(spec, game, player_id, seed, budget=limits.Budget(), tree=None):
   """Creates the bot of `spec` (a PlayerSpec or string) for one seat of one match:
-  `player_id` is the seat, an int in [0, game.num_players())."""
+  `player_id` is the seat, an int in [0, game.num_players()). `tree`: the game's
+  CompiledTree when the caller holds it, handed to players that accept one
+  (`accepts_tree`: they then use it rather than look for one)."""
   spec = parse_player(spec)
   seats = game.num_players()
   if (isinstance(player_id, bool) or not isinstance(player_id, numbers.Integral) or
       not 0 <= player_id < seats):
     raise ValueError(f"player_id must be a seat of {game}: an int in [0, {seats - 1}], "
                      f"got {player_id!r}.")
-  return spec.player_type.build(game, int(player_id), seed, budget, **spec.parameters)
+  extra = {}
+  if tree is not None and spec.player_type.accepts_tree:
+    extra["tree"] = tree
+  return spec.player_type.build(game, int(player_id), seed, budget, **spec.parameters,
+                                **extra)
 
 
 def load_game(text):

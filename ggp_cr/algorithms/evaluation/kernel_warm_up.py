@@ -47,11 +47,11 @@ def saying_when_compiling(say):
 def warm_up(config, tree=None, say=print):
   """Plays one match of each player of the TournamentConfig `config` against itself
   with one iteration a move, results discarded; with `tree` (a TreeLoading) loads the
-  game's compiled tree first, as each worker would."""
+  game's compiled tree first and hands it to the bots, as each worker does."""
   game = registry.load_game(config.game)
   with saying_when_compiling(say):
-    if tree is not None:
-      compiled_tree.cached_tree(game, tree.cache_dir)
+    compiled = None if tree is None else compiled_tree.compile_game(game,
+                                                                    tree.cache_dir)
     for player in config.players:
       seeds = matches.match_seeds(config.seed, player, player, 0, 0)
-      matches.run_match(game, (player, player), seeds, _BUDGET)
+      matches.run_match(game, (player, player), seeds, _BUDGET, tree=compiled)

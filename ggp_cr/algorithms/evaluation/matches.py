@@ -156,7 +156,7 @@ def play(game, bots, chance_seed, names=None, on_move=None):
                      decisions)
 
 
-def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None):
+def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None, tree=None):
   """Creates the seats' bots from player specs (timing pre-play) and plays one match.
 
   Args:
@@ -165,6 +165,7 @@ def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None):
     seeds: a MatchSeeds (see match_seeds).
     budget: pre-play and per-move limits passed to each bot.
     on_move: optional callback(move, state) for a live move log.
+    tree: the game's CompiledTree when the caller holds it (registry.make_bot).
   """
   specs = [registry.parse_player(spec) for spec in specs]
   if len(specs) != game.num_players():
@@ -172,7 +173,8 @@ def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None):
   bots, init_seconds = [], []
   for seat, spec in enumerate(specs):
     start = time.perf_counter()
-    bots.append(registry.make_bot(spec, game, seat, seeds.bots[seat], budget))
+    bots.append(registry.make_bot(spec, game, seat, seeds.bots[seat], budget,
+                                  tree=tree))
     init_seconds.append(time.perf_counter() - start)
   result = play(game, bots, seeds.chance, [str(spec) for spec in specs], on_move)
   result.init_seconds = init_seconds

@@ -170,7 +170,7 @@ class TreeLoading:
   """Each worker loads the game's compiled tree before its first match: from
   `cache_dir` (extracted and saved there on the first run), or extracted in memory
   (cache_dir None). Players with a compiled and a live path (cr, oos,
-  online_solving: compiled_tree.available_tree) then take the compiled one whatever
+  online_solving: registry.make_bot's `tree`) then take the compiled one whatever
   the game's size; without it they extract only games within their own limit (by
   default the memory limit, and 2,000,000 histories on the generic walk), else play
   live. A tree past the memory limit (tree_limits) is refused: TreeTooLarge."""
@@ -187,14 +187,14 @@ def play_planned(config_json, planned, tree=None):
     config = TournamentConfig.from_json(config_json)
     _WORKER_CACHE.clear()
     game = registry.load_game(config.game)
-    if tree is not None:
-      compiled_tree.cached_tree(game, tree.cache_dir)
-    _WORKER_CACHE[key] = (config, game, config.budget)
-  config, game, budget = _WORKER_CACHE[key]
+    compiled = (None if tree is None else
+                compiled_tree.compile_game(game, tree.cache_dir))
+    _WORKER_CACHE[key] = (config, game, config.budget, compiled)
+  config, game, budget, compiled = _WORKER_CACHE[key]
   seeds = matches.match_seeds(config.seed, planned.row, planned.col, planned.seating,
                               planned.index)
   seats = planned.seats
-  result = matches.run_match(game, seats, seeds, budget)
+  result = matches.run_match(game, seats, seeds, budget, tree=compiled)
   row_seat = planned.seating
   return {
       "pair": planned.pair, "seating": planned.seating, "match": planned.index,

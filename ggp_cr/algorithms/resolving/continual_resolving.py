@@ -295,7 +295,8 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0))
+      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0),
+                                      turn_seconds=seconds)
       self._first_resolver(record, budget)
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (docs/algorithms/resolving.md).
@@ -324,8 +325,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       infoset, _ = self._path.lookup(self.resolver, key)
       ahead_deadline = budget.deadline(move_budget.RESOLVE_SHARE)
       # The iterations stop early enough to build a costly next subgame ahead.
-      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, seconds,
-                                                 ahead_deadline)
+      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, budget)
       if reserve:
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(
@@ -339,7 +339,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     if ahead:
       built = self._budget.build_ahead(
           self.resolver, infoset, index, self.config.variant,
-          self._resolve_seed(self._resolves + 1), ahead_deadline,  # (seed not drawn)
+          self._resolve_seed(self._resolves + 1), budget,  # (seed not drawn)
           skipped)
       if built:
         record["built_ahead"] = built
@@ -356,10 +356,10 @@ class ContinualResolvingBot(pyspiel.Bot):
 # Build function of the registry's cr player (config/builtin.py).
 
 def build_cr(game, player_id, seed, budget, solver, variant, keep, cbr, rm, e, cse, bl,
-             cfrd_aware, dl, playouts, terminate):
+             cfrd_aware, dl, playouts, terminate, tree=None):
   return ContinualResolvingBot(
       game, player_id, preplay=budget.preplay, move=budget.online_move(), solver=solver,
       variant=variant, keep_solver_data=keep, use_cbr=cbr, regret_matcher=rm,
       exploration=e, cumulative_strategy_exponent=cse, baseline=bl,
       cfrd_aware_sampling=cfrd_aware, depth_limit=dl, playouts=playouts, seed=seed,
-      terminate_values=terminate)
+      terminate_values=terminate, tree=tree)

@@ -1,13 +1,10 @@
 """How continual resolving fits a compiled subgame into a timed move ([S] §3.4.1).
 
-On the compiled path (compiled_resolver) a new subgame is resolved within the move
-only if its setup and its first CFR+ iteration fit. This module holds the time
-estimates both use (setup per root and per trace step, per next root, per node of
-an average-strategy pass; the first iteration per node); `SubgameBudget` holds the
-estimate of one iteration's seconds per subgame node, measured in the match, gives
-`next_subgame` its limits, runs and re-measures the first iteration, and builds the
-next subgames ahead with what a move leaves (`build_ahead`). A sampling solver's
-iterations cost microseconds: only its setup is bounded.
+One table of fitted costs (setup, trace, defer, iteration, average pass); `MoveBudget`,
+one decision's time, which the bot hands down to the solver, and `SetupLimits`, the
+stage of it that sets a subgame up (CompiledResolver.next_subgame); `SubgameBudget`,
+a match's measured iteration estimate, which makes those limits, runs the first
+iteration and builds the next subgames ahead; `SetupClock`, a setup's pace.
 """
 
 import dataclasses
@@ -231,10 +228,17 @@ class SetupClock:
 @dataclasses.dataclass(frozen=True)
 class MoveBudget:
   """One decision's time: its start (time.perf_counter()) and seconds (0 with an
-  iteration budget: then nothing has a deadline). The bot makes one per decision and
-  hands it to the path that enters a subgame."""
+  iteration budget: then nothing has a deadline); `turn_seconds` the online move's
+  own seconds when a match's first decision also has the pre-play's (default
+  `seconds`). The bot makes one per decision and hands it down to the solver."""
   start: float
   seconds: float
+  turn_seconds: float = None
+
+  @property
+  def move_seconds(self):
+    """The online move's own seconds (without a first decision's pre-play)."""
+    return self.seconds if self.turn_seconds is None else self.turn_seconds
 
   def deadline(self, share=1.0):
     """The time `share` of the move ends (None without seconds)."""
@@ -249,6 +253,33 @@ class MoveBudget:
     if not self.seconds:
       return None
     return max(self.deadline(share) - time.perf_counter(), 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class SetupLimits:
+  """The stage of a MoveBudget that sets one subgame up (CompiledResolver.next_subgame
+  and build_ahead; SubgameBudget.entering makes it); the default limits nothing.
+
+  The subgame has at most `max_nodes` nodes; its setup, estimated `setup_margin` times,
+  ends before time.perf_counter() `deadline` leaving `first_iteration_seconds(nodes,
+  next_roots)` free; a setup running late (SetupClock) is given up if it would not end
+  before `late_deadline` (default `deadline`)."""
+  deadline: float = None
+  max_nodes: float = None
+  first_iteration_seconds: object = None
+  late_deadline: float = None
+  setup_margin: float = 1.0
+
+  @property
+  def give_up(self):
+    """The deadline a setup running late is held to."""
+    return self.deadline if self.late_deadline is None else self.late_deadline
+
+  def reserve(self, nodes, next_roots):
+    """Seconds kept free after the setup for the first iteration (0 if none)."""
+    if self.first_iteration_seconds is None:
+      return 0.0
+    return self.first_iteration_seconds(nodes, next_roots)
 
 
 class SubgameBudget:
@@ -279,25 +310,33 @@ class SubgameBudget:
     return FIRST_ITERATION_MARGIN * (nodes * self.seconds_per_node +
                                      ITERATION_SECONDS_PER_NEXT_ROOT * next_roots)
 
-  def limits(self, seconds, deadline):
-    """next_subgame's max_nodes, deadline and first_iteration_seconds for a subgame
-    built within `seconds` by time.perf_counter() `deadline` (None: no limit): a
-    CFR+ subgame's first iteration must fit after its setup. A sampling solver's
-    setup only is bounded."""
-    if self.sampling or deadline is None:
-      return None, deadline, None
-    return (seconds / (FIRST_ITERATION_MARGIN * self.seconds_per_node), deadline,
-            self.first_iteration_seconds)
+  def entering(self, move):
+    """The SetupLimits of entering a subgame within MoveBudget `move`: a CFR+
+    subgame's setup and first iteration must fit RESOLVE_SHARE of it; a sampling
+    solver's setup only is bounded, by SAMPLING_SETUP_SHARE (running late, by
+    RESOLVE_SHARE)."""
+    late = move.deadline(RESOLVE_SHARE)
+    if self.sampling:
+      return SetupLimits(deadline=move.deadline(SAMPLING_SETUP_SHARE),
+                         late_deadline=late)
+    if late is None:
+      return SetupLimits()
+    return SetupLimits(
+        deadline=late, late_deadline=late,
+        max_nodes=move.share(RESOLVE_SHARE) / (FIRST_ITERATION_MARGIN *
+                                              self.seconds_per_node),
+        first_iteration_seconds=self.first_iteration_seconds)
 
-  def first_iteration(self, built, nodes, record, deadline):
+  def first_iteration(self, built, nodes, record, move, share=1.0):
     """Runs the first CFR+ iteration of the compiled resolver `built` (`nodes` nodes)
-    when it ends before time.perf_counter() `deadline` (None: always), as
+    when it ends before `share` of MoveBudget `move` (no seconds: always), as
     `first_iteration_seconds` estimates it; adds it to `record`'s iterations and
     re-measures the estimate (the mean of the previous one and the new measurement;
     subgames under MEASURED_NODES, whose fixed costs would inflate it, do not
     count). Raises CannotResolve if it would not fit: a subgame the bot switched to
     must be solved, and the anytime loop would not start an iteration it has no
     estimate for."""
+    deadline = move.deadline(share)
     if deadline is None:
       return
     now = time.perf_counter()
@@ -316,10 +355,10 @@ class SubgameBudget:
       self.seconds_per_node = 0.5 * (self.seconds_per_node +
                                      max(elapsed - next_roots, 0.0) / nodes)
 
-  def plan_ahead(self, current, infoset, seconds, deadline):
-    """Before a CFR+ move of `seconds` iterates with the compiled resolver
+  def plan_ahead(self, current, infoset, move):
+    """Before a CFR+ move (MoveBudget `move`) iterates with the compiled resolver
     `current` at the bot's infoset `infoset`: (seconds its iterations should leave
-    free before time.perf_counter() `deadline`, build_ahead's; the next subgames
+    free before RESOLVE_SHARE of the move, build_ahead's; the next subgames
     build_ahead should skip), from the setup and first-iteration estimates of the
     next subgames below the infoset, whatever the bot's action.
 
@@ -344,6 +383,7 @@ class SubgameBudget:
     subgames with one CFR+ iteration before the bot acted, whose average strategy
     is uniform. Returns (0.0, None) (nothing skipped) when there is no time to
     estimate."""
+    seconds, deadline = move.move_seconds, move.deadline(RESOLVE_SHARE)
     if self.sampling or not seconds or (
         time.perf_counter() + 2 * current.ahead_candidates_seconds() + SETUP_SECONDS >
         deadline):
@@ -361,9 +401,9 @@ class SubgameBudget:
       return search + float(need[late].max()), skipped
     return 0.0, skipped
 
-  def build_ahead(self, current, infoset, action_index, variant, seed, deadline,
+  def build_ahead(self, current, infoset, action_index, variant, seed, move,
                   skipped=None):
-    """Spends what is left of the move, up to time.perf_counter() `deadline`,
+    """Spends what is left of the move, up to RESOLVE_SHARE of MoveBudget `move`,
     building with the compiled resolver `current` the next subgames the bot may
     enter at its next turn below its action of index `action_index` at its infoset
     `infoset`, likeliest first, each with its first iteration if that fits too
@@ -378,6 +418,8 @@ class SubgameBudget:
     tried unless finding them and the least setup (SETUP_SECONDS) fit; the groups
     in `skipped` (plan_ahead's) are not built. Returns a list of what was built
     (roots, nodes, iterations, seconds)."""
+    deadline = move.deadline(RESOLVE_SHARE)
+    limits = SetupLimits(deadline=deadline, setup_margin=FIRST_ITERATION_MARGIN)
     if (time.perf_counter() + current.ahead_candidates_seconds() +
         SETUP_SECONDS > deadline):
       return []
@@ -390,8 +432,8 @@ class SubgameBudget:
         info = current.build_ahead(
             candidate, variant,
             lambda view, nodes: self.first_iteration(view, nodes, {"iterations": 0},
-                                                     deadline),
-            deadline, seed=seed, setup_margin=FIRST_ITERATION_MARGIN)
+                                                     move, RESOLVE_SHARE),
+            limits, seed=seed)
       except protocol.CannotResolve:
         continue
       built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],

@@ -183,9 +183,21 @@ def _native_extractor(game, route):
   return native
 
 
-_in_process_cache = collections.OrderedDict()
-_refused = {}  # available_tree's (game string, limit arguments) -> why it refused
 _IN_PROCESS_CACHE_SIZE = 4
+
+
+class _ProcessTrees:
+  """What this process knows of games' trees: `trees` (the last
+  _IN_PROCESS_CACHE_SIZE compiled, by game string) and `refused` (available_tree's
+  (game string, limit arguments) -> why it refused)."""
+
+  def __init__(self):
+    self.trees = collections.OrderedDict()
+    self.refused = {}
+
+
+# The one process-wide memo of trees (algorithms.process_state lists it).
+PROCESS_TREES = _ProcessTrees()
 
 
 def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
@@ -194,14 +206,15 @@ def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   game_string = str(game)
-  tree = _in_process_cache.get(game_string)
+  trees = PROCESS_TREES.trees
+  tree = trees.get(game_string)
   if tree is None:
     tree = compile_game(game, cache_dir, workers=workers, max_nodes=max_nodes)
-    _in_process_cache[game_string] = tree
-    if len(_in_process_cache) > _IN_PROCESS_CACHE_SIZE:
-      _in_process_cache.popitem(last=False)
+    trees[game_string] = tree
+    if len(trees) > _IN_PROCESS_CACHE_SIZE:
+      trees.popitem(last=False)
   else:
-    _in_process_cache.move_to_end(game_string)
+    trees.move_to_end(game_string)
   return tree
 
 
@@ -252,7 +265,7 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
   check_nodes_limit(nodes_limit)
   source = tree_source(game, cache_dir)
   request = (str(game), nodes_limit, memory_share, memory)
-  refused = _refused.get(request)
+  refused = PROCESS_TREES.refused.get(request)
   if source is None and refused is not None:
     return None, refused
   limit = None if source else extraction_limit(game, nodes_limit, memory_share, memory)
@@ -260,7 +273,7 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
     tree = cached_tree(game, cache_dir, max_nodes=limit)
   except TreeTooLarge as error:
     refused = f"tree too large for the compiled path: {error}"
-    _refused[request] = refused  # not extracted again
+    PROCESS_TREES.refused[request] = refused  # not extracted again
     return None, refused
   if source == "process":
     return tree, "tree compiled in this process"
@@ -269,10 +282,18 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
   return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,})"
 
 
+def check_tree_of(tree, game):
+  """Raises ValueError unless `tree` is the CompiledTree of pyspiel game `game`."""
+  if str(getattr(tree, "game_string", None)) != str(game):
+    raise ValueError(f"tree is the compiled tree of "
+                     f"{getattr(tree, 'game_string', type(tree).__name__)}, not of "
+                     f"{game}; give the tree of {game} (or none).")
+
+
 def tree_source(game, cache_dir=None):
   """Where cached_tree(game, cache_dir) would find the tree: "process" (memoised),
   "disk" (a cache file exists in `cache_dir`; it may still be refused) or None."""
-  if str(game) in _in_process_cache:
+  if str(game) in PROCESS_TREES.trees:
     return "process"
   if cache_dir is not None and os.path.exists(_cache_path(cache_dir, game)):
     return "disk"

@@ -272,6 +272,13 @@ def test_next_groups_below_sum_every_root_of_the_groups_below_the_infoset(game_s
   assert checked
 
 
+def _move(seconds, deadline):
+  """A MoveBudget whose move has `seconds` and whose RESOLVE_SHARE ends at
+  time.perf_counter() `deadline` (a first decision's pre-play counted in)."""
+  return move_budget.MoveBudget(deadline - move_budget.RESOLVE_SHARE, 1.0,
+                                turn_seconds=seconds)
+
+
 def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   """plan_ahead: nothing reserved or skipped when the next subgames fit a move of
   their own; when they are late, the candidates' search and the costliest setup
@@ -289,16 +296,17 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
                                        groups["found"])
   far = time.perf_counter() + 100.0
-  assert budget.plan_ahead(whole, infoset, 100.0, far) == (0.0, set())
-  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all late
+  assert budget.plan_ahead(whole, infoset, _move(100.0, far)) == (0.0, set())
+  reserve, skipped = budget.plan_ahead(whole, infoset, _move(1e-9, far))  # all late
   assert skipped == set() and reserve == pytest.approx(
       whole.ahead_candidates_seconds() +
       move_budget.FIRST_ITERATION_MARGIN * setup.max())
-  assert budget.plan_ahead(whole, infoset, 1.0, time.perf_counter() - 1.0) == (0.0,
-                                                                                None)
-  assert budget.plan_ahead(types.SimpleNamespace(), infoset, None, far) == (0.0, None)
+  assert budget.plan_ahead(whole, infoset,
+                           _move(1.0, time.perf_counter() - 1.0)) == (0.0, None)
+  assert budget.plan_ahead(types.SimpleNamespace(), infoset,
+                           _move(0.0, far)) == (0.0, None)
   monkeypatch.setattr(move_budget, "AHEAD_RESERVE_SHARE", 1e9)  # none late
-  reserve, skipped = budget.plan_ahead(whole, infoset, 1e-9, far)  # all costly
+  reserve, skipped = budget.plan_ahead(whole, infoset, _move(1e-9, far))  # costly
   assert reserve == 0.0 and skipped == set(groups["group"].tolist())
   action = next(a for a in range(int(tree.infoset_num_actions[infoset]))
                 if whole.ahead_candidates(infoset, a))
@@ -306,7 +314,7 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   monkeypatch.undo()
   monkeypatch.setattr(move_budget, "SETUP_SECONDS", 10.0)
   deadline = time.perf_counter() + 11.0  # time to estimate, not for the reserve
-  assert budget.plan_ahead(whole, infoset, 1e-9, deadline) == (0.0, set())
+  assert budget.plan_ahead(whole, infoset, _move(1e-9, deadline)) == (0.0, set())
 
 
 def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):

@@ -22,6 +22,11 @@ from test_paths_agree import GAMES
 from test_paths_agree import _random_match
 
 
+def _within(seconds):
+  """Setup limits of a move ending `seconds` from now."""
+  return move_budget.SetupLimits(deadline=time.perf_counter() + seconds)
+
+
 def _slow_check(self, stage):
   """SetupClock.check of a setup found running at 3 times its estimate."""
   del stage
@@ -38,7 +43,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   refused = int(current.trace.own_infosets[0])
   resolved, _ = current.next_subgame(refused, "resolve")  # what a build would trace
   with pytest.raises(protocol.CannotResolve, match="nodes, more than"):
-    current.next_subgame(refused, "resolve", max_nodes=1)
+    current.next_subgame(refused, "resolve", move_budget.SetupLimits(max_nodes=1))
   trace = current.trace
   assert not current.defer(refused, max_roots=0) and current.trace is trace
   # The estimate counts every root, whatever the trace below them finds.
@@ -50,7 +55,7 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
   # ... at the pace of the refused setup, if it was given up running slow.
   monkeypatch.setattr(move_budget.SetupClock, "check", _slow_check)
   with pytest.raises(protocol.CannotResolve, match="forced"):
-    current.next_subgame(refused, "resolve", deadline=time.perf_counter() + 1e6)
+    current.next_subgame(refused, "resolve", _within(1e6))
   assert not current.defer(refused, max_seconds=2 * group + 0.5)
   assert current.defer(refused, max_seconds=3 * group + 0.5)
   current = _first_subgame(player)
@@ -66,15 +71,16 @@ def test_after_a_refused_subgame_the_next_one_below_it_is_resolved(player, monke
                                 current.trace.next_roots)
   below = int(current.trace.own_infosets[0])
   with pytest.raises(protocol.CannotResolve, match="would not fit the move"):
-    current.next_subgame(below, "resolve", deadline=time.perf_counter() - 1.0)
+    current.next_subgame(below, "resolve", _within(-1.0))
   with pytest.raises(protocol.CannotResolve, match="would not fit the move"):
     # The setup fits, but not with the first iteration's time kept free after it.
-    current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0,
-                         first_iteration_seconds=lambda nodes, next_roots: 10.0 * nodes)
+    current.next_subgame(below, "resolve", move_budget.SetupLimits(
+        deadline=time.perf_counter() + 10.0,
+        first_iteration_seconds=lambda nodes, next_roots: 10.0 * nodes))
   # The pass of the average would not fit (its estimate, a second a node).
   monkeypatch.setattr(move_budget, "AVERAGE_PASS_SECONDS_PER_NODE", 1.0)
   with pytest.raises(protocol.CannotResolve, match="no iterations"):
-    current.next_subgame(below, "resolve", deadline=time.perf_counter() + 10.0)
+    current.next_subgame(below, "resolve", _within(10.0))
   monkeypatch.undo()
   for infoset in current.trace.own_infosets.tolist():  # one pass of the average
     try:

@@ -25,6 +25,11 @@ from test_build_ahead import _first_subgame
 from test_paths_agree import GAMES
 
 
+def _within(seconds):
+  """Setup limits of a move ending `seconds` from now."""
+  return move_budget.SetupLimits(deadline=time.perf_counter() + seconds)
+
+
 def _second_decision(game, iteration_seconds_per_node):
   """The record of player 0's second decision (chance's first outcomes, both players
   check/call) of a cfr+ bot with 0.05 s moves whose per-node iteration estimate is
@@ -87,8 +92,9 @@ def test_a_subgame_too_large_for_the_budget_is_not_built():
   resolver.iterate(5)
   infoset = int(resolver.trace.own_infosets[0])
   with pytest.raises(protocol.CannotResolve, match="nodes, more than"):
-    resolver.next_subgame(infoset, "resolve", max_nodes=1)
-  _, info = resolver.next_subgame(infoset, "resolve", max_nodes=tree.num_nodes)
+    resolver.next_subgame(infoset, "resolve", move_budget.SetupLimits(max_nodes=1))
+  _, info = resolver.next_subgame(infoset, "resolve",
+                                  move_budget.SetupLimits(max_nodes=tree.num_nodes))
   assert 0 < info["subgame_nodes"] <= tree.num_nodes
   record = _second_decision(game, 1.0)  # every subgame is too large for the move
   assert record["enters_new_subgame"] and not record["new_subgame"]
@@ -216,7 +222,7 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
 
   monkeypatch.setattr(move_budget, "setup_stages", stages)
   built, _ = current.next_subgame(infoset, "resolve",
-                                  deadline=time.perf_counter() + 0.5)
+                                  _within(0.5))
   assert views == [1] and built is not None
   original_inputs = compiled_resolver.next_root_estimates.NextRootEstimates.inputs
 
@@ -227,7 +233,7 @@ def test_a_setup_slower_than_estimated_is_given_up_before_its_view(monkeypatch):
   monkeypatch.setattr(compiled_resolver.next_root_estimates.NextRootEstimates,
                       "inputs", slow_inputs)
   with pytest.raises(protocol.CannotResolve, match="its setup took .* ms to its inputs"):
-    current.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5)
+    current.next_subgame(infoset, "resolve", _within(0.5))
   assert views == [1]
 
 
@@ -283,18 +289,20 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   whole.next_subgame(infoset, "resolve", seed=1)  # (kernels loaded, untimed)
   del samplers[:]
   now = time.perf_counter()
-  built, info = whole.next_subgame(infoset, "resolve", deadline=now + 0.5, seed=1)
+  built, info = whole.next_subgame(
+      infoset, "resolve", move_budget.SetupLimits(deadline=now + 0.5), seed=1)
   assert samplers == [1] and "view" not in info  # in place
   delay.append(0.3)  # the rest at about 76 times the pace: 0.38 s
   with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
-    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.5, seed=1)
+    whole.next_subgame(infoset, "resolve", _within(0.5), seed=1)
   assert samplers == [1]
   delay[0] = 0.03  # about 9 times: 34 + 45 ms, past 60 ms, within 500
   with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
-    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.06, seed=1)
+    whole.next_subgame(infoset, "resolve", _within(0.06), seed=1)
   now = time.perf_counter()
-  built, _ = whole.next_subgame(infoset, "resolve", deadline=now + 0.06, seed=1,
-                                late_deadline=now + 0.5)
+  built, _ = whole.next_subgame(
+      infoset, "resolve",
+      move_budget.SetupLimits(deadline=now + 0.06, late_deadline=now + 0.5), seed=1)
   assert samplers == [1, 1] and built is not None
   # The sampler's trace, slow: given up before its structures.
   delay[0] = 0.0
@@ -306,7 +314,7 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
 
   monkeypatch.setattr(subgame_trace, "trace_subgames", slow_trace)
   with pytest.raises(protocol.CannotResolve, match="ms to its trace"):
-    whole.next_subgame(infoset, "resolve", deadline=time.perf_counter() + 0.2, seed=1)
+    whole.next_subgame(infoset, "resolve", _within(0.2), seed=1)
   assert samplers == [1, 1]
   monkeypatch.setattr(subgame_trace, "trace_subgames", original_trace)
   # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
@@ -317,9 +325,9 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   delay[0] = 0.3
   with pytest.raises(protocol.CannotResolve, match="ms to its plan"):
     whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
-                       deadline=time.perf_counter() + 0.5)
+                       _within(0.5))
   assert not made
   delay[0] = 0.0
   whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
-                     deadline=time.perf_counter() + 0.5)
+                     _within(0.5))
   assert made == [1]

@@ -47,9 +47,7 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
     return "live", "live path requested", None, None
   del config  # every solver and option of settings.ResolverConfig runs on both paths
   if tree is not None:
-    if tree.game_string != str(game):
-      raise ValueError(f"tree is the compiled tree of {tree.game_string}, not of "
-                       f"{game}.")
+    compiled_tree.check_tree_of(tree, game)
     reason = "tree given by the caller"
   else:
     tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
@@ -129,18 +127,13 @@ class CompiledPath:
     setup may use SAMPLING_SETUP_SHARE of it, larger subgames sampled in place; a
     CFR+ subgame's setup the move up to its first iteration, run here); raises
     protocol.CannotResolve (its `built`: a subgame set up but not solved once)."""
-    sampling = self.config.sampling
-    share = (move_budget.SAMPLING_SETUP_SHARE if sampling else
-             move_budget.RESOLVE_SHARE)
     built = None
     try:
       # A setup running late is given up if it would not end within the move.
-      built, info = current.next_subgame(
-          infoset, self.config.variant,
-          *budget.limits(move.share(move_budget.RESOLVE_SHARE), move.deadline(share)),
-          seed=seed, late_deadline=move.deadline(move_budget.RESOLVE_SHARE))
-      if not sampling and not info.get("iterations_ahead"):
-        budget.first_iteration(built, info["subgame_nodes"], record, move.deadline())
+      built, info = current.next_subgame(infoset, self.config.variant,
+                                         budget.entering(move), seed=seed)
+      if not self.config.sampling and not info.get("iterations_ahead"):
+        budget.first_iteration(built, info["subgame_nodes"], record, move)
     except protocol.CannotResolve as error:
       error.built = built
       raise

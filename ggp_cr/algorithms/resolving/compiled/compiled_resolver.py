@@ -1,30 +1,10 @@
 """One subgame of continual resolving on the compiled tree ([S] ch. 2, §3.4.1, §6).
 
-`CompiledResolver` is the compiled path's protocol.Resolver with the full-width CFR+ solver, depth-limited
-CFR+ (dl_cfr+, [S] §3.3.2, §5.2.3, App. A.5: `view_solvers.depth_limited`, on copied
-views only, its estimates the exact values of each iteration's strategy as the live
-path's) or the sampling solvers (vr_mccfr, mc_cfr: view_sampling.ViewSampler, the
-live path's CFR-D-aware gate, bounded playouts and w/q-weighted estimates), built from
-integer ids only: a view (copied_view.GadgetView for the whole game at the first
-decision; for later subgames, `subgame_view`: a copying GadgetView when the subgame is
-small, COPY_NODES_LIMIT, or its roots are nested, else in_place_view.SubgameView,
-solved in place by either solver: view_sampling.InPlaceSampler samples it), the
-SubgameTrace of the bot's next turns below it, and the next-root estimates collected
-each iteration. Opponent root keys the sampling never reached get, at the whole game,
-o's exact counterfactual best-response value against the solve's average strategy, as
-the live path (live_resolver.Resolver._unsampled_values); elsewhere the game's minimum
-utility. The bot keeps one per visited subgame: it looks its infoset up in `trace`
-(found: `next_subgame` builds the next resolver; absent: the same resolver keeps
-improving) and acts from `probabilities`.
-
-Fallbacks as the live path: a next subgame whose own next-turn histories have zero
-estimated reach, or that is too large to build in time, raises
-protocol.CannotResolve; the bot then keeps the current resolver and calls `defer`:
-it plays the current solve's strategy in the refused subgame (a valid continuation
-of its strategy so far), and the next turns below the refused subgame are traced,
-their estimates collected by the current solve's further iterations, so the next
-subgame it enters can be resolved. An unsafe gadget with zero joint reach at the
-bot's histories becomes a resolve gadget (the info dict says so).
+`CompiledResolver` is the compiled path's protocol.Resolver: a view of the subgame
+(copied when small, COPY_NODES_LIMIT, else in place), its solver (view_solvers), the
+trace of the bot's next turns below it and the next roots' estimates; `next_subgame`
+builds the next one within a move_budget.SetupLimits, and `defer` keeps solving when
+it cannot. Solvers, views and fallbacks: docs/algorithms/resolving.md, "Module notes".
 """
 
 import time
@@ -328,26 +308,17 @@ class CompiledResolver(protocol.AnytimeRun):
     return ("enter", int(group[0])) + _own_reach(trace, infoset, group, w[group],
                                                  opponent_reach[group])
 
-  def next_subgame(self, infoset, variant, max_nodes=None, deadline=None,
-                   first_iteration_seconds=None, seed=None, late_deadline=None):
+  def next_subgame(self, infoset, variant, limits=None, seed=None):
     """(next CompiledResolver, info) for the bot's next-turn infoset `infoset` (in
-    `trace`); raises CannotResolve when its estimated reach is zero, its subgame
-    has more than `max_nodes` nodes (a view that would not be built in time), or
-    its setup (move_budget's SETUP_SECONDS, SETUP_SECONDS_PER_ROOT a root
-    (sampling solvers: SAMPLING_SETUP_SECONDS_PER_ROOT, and _PER_FOUND a next turn
-    found), TRACE_SECONDS_PER_WALKED and _PER_FOUND a node walked and a turn
-    found by the trace below) would not end `first_iteration_seconds(nodes,
-    next_roots)` (the time its first iteration needs, move_budget.SubgameBudget;
-    next roots at most the next turns found) before time.perf_counter()
-    `deadline`, or, checked between its stages, runs so far over that estimate
-    that the rest would not end before `late_deadline` (default `deadline`; a
-    sampling bot's setup has a share of the move, but may run late up to the
-    move's end; move_budget.SetupClock). After `defer` with no iteration since,
-    the inputs are those of this solve's average strategy (one pass, whose
-    estimate, _average_pass_seconds, must fit as well).
-    `seed` seeds a sampling solver's next resolver. A subgame `build_ahead` made
-    for the infoset's group (no iteration since) is returned at once, after the
-    same test of the bot's own reach; its info says so."""
+    `trace`); raises CannotResolve when its estimated reach is zero or it does not
+    fit move_budget.SetupLimits `limits` (default: none): more nodes than its
+    `max_nodes`, a setup (move_budget.setup_stages, and after `defer` with no
+    iteration since one pass of the average strategy, _average_pass_seconds) that
+    would not end the first iteration's reserve before its `deadline`, or one running
+    so far over its estimate that the rest would not end before its `late_deadline`
+    (move_budget.SetupClock). `seed` seeds a sampling solver's next resolver. A
+    subgame `build_ahead` made for the infoset's group (no iteration since) is
+    returned at once, after the same test of the bot's own reach; its info says so."""
     group = self.trace.group_roots(infoset)
     ahead = self._ahead.pop((int(group[0]), variant), None)
     if ahead is not None:
@@ -356,8 +327,7 @@ class CompiledResolver(protocol.AnytimeRun):
         raise CannotResolve("the estimated reach of the bot's own information state "
                             "is zero")
       return built, info
-    return self._build(group, infoset, variant, max_nodes, deadline,
-                       first_iteration_seconds, seed, late_deadline=late_deadline)[:2]
+    return self._build(group, infoset, variant, limits, seed)[:2]
 
   def _actions_below(self, infoset):
     """Per next root, the index of the action taken above it at the bot's infoset
@@ -410,11 +380,9 @@ class CompiledResolver(protocol.AnytimeRun):
         touched, subgame_trace.trace_steps(self.view.whole, self.view.player),
         self.view.state_keys.subtree_nodes)
 
-  def build_ahead(self, infoset, variant, first_iteration, deadline=None, seed=None,
-                  setup_margin=1.0):
+  def build_ahead(self, infoset, variant, first_iteration, limits=None, seed=None):
     """Sets up now the next subgame of the bot's next-turn infoset `infoset`, as
-    `next_subgame` would if its setup, estimated as there and counted `setup_margin`
-    times, ends before time.perf_counter() `deadline` (no test of the infoset's
+    `next_subgame` would within move_budget.SetupLimits `limits` (no test of the infoset's
     own reach, which `next_subgame` makes when it hands it over), then calls
     `first_iteration(built, nodes)`, which runs its first iteration or raises
     CannotResolve (it would not fit): the subgame is then kept set up, and the
@@ -427,8 +395,7 @@ class CompiledResolver(protocol.AnytimeRun):
       raise ValueError("build_ahead builds resolve and max-margin gadgets only.")
     group = self.trace.group_roots(infoset)
     start = time.perf_counter()
-    built, info, w, opponent_reach = self._build(group, None, variant, None, deadline,
-                                                 None, seed, setup_margin)
+    built, info, w, opponent_reach = self._build(group, None, variant, limits, seed)
     carried = built.iterations  # (keep_solver_data continues the count)
     try:
       first_iteration(built, info["subgame_nodes"])
@@ -444,13 +411,12 @@ class CompiledResolver(protocol.AnytimeRun):
     """How many next subgames build_ahead holds."""
     return len(self._ahead)
 
-  def _build(self, group, infoset, variant, max_nodes, deadline,
-             first_iteration_seconds, seed, setup_margin=1.0, late_deadline=None):
-    """next_subgame's build for the next roots `group` ((resolver, info, w, o's
-    reach at the group's roots)); the own-reach tests when `infoset` is given; the
-    setup estimate counted `setup_margin` times in the deadline's test; a setup
-    running late is given up if it would not end before `late_deadline` (default
-    `deadline`)."""
+  def _build(self, group, infoset, variant, limits, seed):
+    """next_subgame's build for the next roots `group` within move_budget.SetupLimits
+    `limits` ((resolver, info, w, o's reach at the group's roots)); the own-reach
+    tests when `infoset` is given."""
+    limits = move_budget.SetupLimits() if limits is None else limits
+    max_nodes, deadline = limits.max_nodes, limits.deadline
     trace = self.trace
     nodes = trace.next_roots[group]
     size = int(self.view.state_keys.subtree_nodes[nodes].sum())
@@ -464,19 +430,17 @@ class CompiledResolver(protocol.AnytimeRun):
       steps = self._trace_steps(nodes)
       self._last_setup = (int(group[0]), steps, None)
       walked, found = steps["walked"], steps["found"]
-      if first_iteration_seconds is not None:
-        # Kept free for the first iteration, after the setup (its next roots: at
-        # most one per next turn found).
-        reserve = first_iteration_seconds(size, found)
+      # Kept free for the first iteration, after the setup (its next roots: at most
+      # one per next turn found).
+      reserve = limits.reserve(size, found)
       stages = move_budget.setup_stages(len(group), walked, found, sampling)
       setup = float(sum(stages.values()))
-      if time.perf_counter() + setup_margin * setup + reserve > deadline:
+      if time.perf_counter() + limits.setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")
       # A setup running far slower than estimated is given up between its stages.
-      clock = move_budget.SetupClock(
-          stages, deadline if late_deadline is None else late_deadline, reserve)
+      clock = move_budget.SetupClock(stages, limits.give_up, reserve)
       self._last_setup = (int(group[0]), steps, clock)
     profile = None
     inputs = "its iterations since the last refusal"

@@ -1,25 +1,10 @@
 """Resolving gadgets as views on the compiled tree of the whole game ([S] §1.4.2,
 ch. 2, §6; [H] §G-I).
 
-`GadgetView` is gadget_game.GadgetGame without pyspiel: given the whole game's
-CompiledTree, the subgame's root nodes R, w(h) = π_{-o}(h) per root, the opponent's
-unnormalised counterfactual values CBV(I) per opponent root key (subgame_trace'
-integer keys) and the variant, it lays the gadget out as a small CompiledTree of its
-own: the gadget's prefix nodes (resolve: chance over roots, o's Follow/Terminate gate
-per root information set; max_margin: o's choice of I, chance over h ∈ I; unsafe:
-chance over the joint reach), then the subtrees below the roots copied from the whole
-tree's index arrays in the gadget's breadth-first order. The layout is the pyspiel
-gadget's compiled tree node for node (same node, infoset and slot numbering), so
-every exhaustive kernel (cfr.CFRPlusSolver, best response, node reaches and values)
-runs on it unchanged, and gadget_game.py's payoff conventions (module docstring there)
-hold: resolve and unsafe payoffs are o's original utilities times the gadget's scale,
-max_margin's are k_I·u_o(z) − CBV(I). Building a view walks only the subgame, with
-integer ids; the whole game (`variant=None`, roots [0]) is a view too. A root below
-another root is copied twice, as the pyspiel gadget holds both histories.
-view_sampling.py runs compiled MC-CFR / VR-MCCFR on a view as continual resolving
-samples (CFR-D-aware gate, bounded playouts, estimate collection).
-
-The next subgames' inputs collected while solving a view: next_root_estimates.py.
+`GadgetView` is gadget_game.GadgetGame without pyspiel: the gadget laid out as a small
+CompiledTree of its own, node for node the pyspiel gadget's compiled tree, so every
+exhaustive kernel runs on it unchanged; the whole game (`variant=None`, roots [0]) is a
+view too. The layout and payoffs: docs/algorithms/resolving.md, "Module notes".
 """
 
 import collections.abc

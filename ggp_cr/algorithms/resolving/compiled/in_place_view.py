@@ -1,30 +1,10 @@
 """Gadget views that do not copy the subgame ([S] §1.4.2, ch. 2, §6; [H] §G-I).
 
-`SubgameView` is a copied_view.GadgetView whose CFR+ runs on the whole game's
-compiled tree itself, restricted to the subgame. In the tree's breadth-first numbering
-a root's descendants at each depth are one contiguous range, and in the depth-first
-post-order of cfr's traversal its subtree is one contiguous segment; so a resolve sets
-up per root and depth (thousands of ranges at thesis sizes) instead of per node (the
-copying view lays out millions of nodes, about 100 ns each), and an iteration costs
-what CFR+ costs on the copy.
-
-The gadget's prefix is not laid out either. Each pass sets the roots' reach from it
-(p: 1; o: the Follow probability of the root's gate (resolve), the probability of
-choosing its information set (max_margin), or 1 (unsafe); chance: the root's gadget
-probability), and o's regrets and sums at the gadget's infosets are updated from the
-roots' values after the pass. The view's terminals hold the copy's payoffs (o's:
-scale_j·u_o − shift_j below root j; player 0's the negative when o = 1), written
-once per view into its own value array, so every sum is formed as on the copy and in
-the same order: CFR+ (RM+, alternating updates, linear averaging) equals
-cfr.CFRPlusSolver on the copying view to rounding (tests/resolving/compiled/test_in_place_view.py; RM+
-turns regrets that are zero up to rounding into different strategies, so the same
-arithmetic matters).
-
-The view's slot form is the whole tree's slots followed by the gadget's (resolve: two
-per gate, Follow then Terminate; max_margin: one per choice), valid at the subgame's
-and the gadget's information sets. Roots nested in another root's subtree (the copy
-holds both histories) raise NestedRoots; callers use the copying view then.
-view_sampling.InPlaceSampler runs the sampling solvers on a SubgameView.
+`SubgameView` is a copied_view.GadgetView whose CFR+ runs on the whole game's compiled
+tree itself, restricted to the subgame (set up per root and depth, not per node), and
+equals cfr.CFRPlusSolver on the copying view to rounding. Roots nested in another
+root's subtree raise NestedRoots (callers copy then). How the prefix, payoffs and slots
+work: docs/algorithms/resolving.md, "Module notes".
 """
 
 import numba

@@ -1,23 +1,10 @@
 """Compiled VR-MCCFR / MC-CFR on gadget views, as continual resolving samples
 ([S] §3.3.3, ch. 2, App. A.5).
 
-`ViewSampler` is live_solvers.SamplingSolver on a copied_view.GadgetView's tree
-(the pyspiel gadget's compiled tree node for node): compiled_outcome_sampling's
-kernel with the live path's semantics switched on by arrays over the view's nodes:
-CFR-D-aware sampling at the resolve gadget's follow/terminate node (Follow walked
-with probability 1, Terminate valued exactly), playouts for new information sets
-only at or below the bot's next turn in another subgame (recall.END, so every next
-root a sample passes is valued), and the sampled values at the next roots, weighted
-by w(h)/q(h), scatter-added into next_root_estimates.SampledNextRootEstimates. It
-draws from the same SplitMix64 stream in the same order as the live solver, so with
-equal seeds both hold the same tables and estimates to rounding
-(tests/resolving/compiled/test_view_sampling.py).
-
-`InPlaceSampler` samples a in_place_view.SubgameView the same way without copying
-the subgame (the kernel's in-place mode: the gadget's prefix given apart, the whole
-tree walked below the sampled root, payoffs transformed per root), so a subgame of
-millions of nodes is sampled from its first microseconds; with the seed of a copying
-ViewSampler it holds the same tables and estimates to rounding.
+`ViewSampler` is live_solvers.SamplingSolver on a copied_view.GadgetView (the same
+random stream, tables and estimates to rounding); `InPlaceSampler` samples an
+in_place_view.SubgameView without copying it. The live path's semantics they switch
+on: docs/algorithms/resolving.md, "Module notes".
 """
 
 import numba

@@ -1,19 +1,10 @@
 """Solver data carried over to the next subgame on the compiled path (continual
 resolving's keep_solver_data; MCCR / gtlib2, [S] ch. 2, §3.4.1).
 
-The live path (live_solvers: FullWidthSolver._warm_start, SamplingSolver's `warm`)
-starts a subgame's solver from the previous subgame's tables at the information
-states both hold (the gadget's own infosets start fresh) and continues its iteration
-count. `carry_over` does the same between two compiled views' solvers, matching
-infosets by their whole-tree id: CFR+ and dl_cfr+ (cfr.GeneralCFRSolver on a copy,
-in_place_view.SubgameCFRPlus in place) copy regrets, cumulative and current
-strategy, the iteration and the weights' log scale; the sampling solvers
-(view_sampling.ViewSampler, InPlaceSampler) copy every per-infoset table of
-compiled_outcome_sampling (regrets, current strategy, cumulative strategy,
-baselines, visits, regret updates, last averaging iteration, and whether it is in
-memory: a carried infoset is no longer new, so no playout starts there) and the
-iteration count. Random streams are not carried: each subgame's solver has its own
-seed, as on the live path.
+`carry_over` starts a compiled view's solver from the previous view's tables at the
+infosets both hold (matched by whole-tree id) and continues its iteration count, as
+the live path's warm starts do; random streams are not carried. What each solver
+copies: docs/algorithms/resolving.md, "Module notes".
 """
 
 import numpy as np

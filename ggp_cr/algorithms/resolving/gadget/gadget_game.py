@@ -1,49 +1,10 @@
 """Resolving gadgets as game transforms ([S] §1.4.2, §2, §6; [H] §E.5, §G–I).
 
-A gadget turns a subgame of a game into a game of its own that any solver can solve:
-every gadget here is a pyspiel game whose states wrap the original game's states.
-Player p (the resolving player) re-solves its strategy in the subgame; the opponent o
-keeps its trunk strategy.
-
-The subgame is described by a `Subgame`: the original game, p, the root histories R,
-w(h) = π_{-o}(h) (chance × p's reach) per root, and the opponent's counterfactual
-values per opponent root information set I, keyed by o's `information_state_string`
-at the root histories (whether or not o acts there).
-
-Value convention (one for the whole module): values are UNNORMALISED counterfactual
-values, as in Burch et al. 2014, [S] §1.4.2 (v2R) and [H] Lemma 7 / eq. I.3:
-
-    CBV(I) = Σ_{h∈I} w(h) · v_o(h),   k_I = Σ_{h∈I} w(h),   CBV_norm(I) = CBV(I) / k_I,
-
-where v_o(h) is o's expected utility below h (under p's strategy and o's
-counterfactual best response for exact values). The subgame margin ([H] Def. 5) is
-SM = min_{I: k_I>0} (CBV_before(I) − CBV_after(I)) in the same unnormalised units,
-which is what the max-margin gadget maximises.
-
-Gadgets (K = Σ_R w):
-- resolve (CFR-D, Burch et al. 2014; [S] §1.4.2; [H] §H.2): chance picks h ∈ R with
-  probability w(h)/K; o, at an information set keyed by its root key I(h), chooses
-  Follow (play on from h) or Terminate (o gets CBV_norm(I)); every payoff is
-  multiplied by K, so the gadget's values are on the scale of the counterfactual values.
-- max_margin (Moravčík et al. 2016; [H] §I.4–I.5): o first chooses I among the root
-  information sets with k_I > 0, then chance deals h ∈ I with probability w(h)/k_I; o's
-  terminal utility is k_I·(u_o(z) − CBV_norm(I)) = k_I·u_o(z) − CBV(I). p does not see
-  the choice. o's value of choosing I is then CBV_after(I) − CBV(I) ([H] Lemma 7).
-- unsafe ([H] §G.2): chance picks h ∈ R with the joint reach π(h) = w(h)·π_o(h),
-  normalised; payoffs multiplied by Σ_R π(h); no alternative for o.
-Roots with zero chance probability are left out (they cannot be reached in the gadget).
-
-Every gadget is zero-sum: p's payoff is minus o's, so in a constant-sum original game
-p's gadget payoffs are its own utilities shifted by the constant. Inside the subgame
-both players' information state strings are the original game's strings, so a gadget
-strategy maps back onto p's original information sets (`resolved_strategy`,
-`combine`). The gadget's own decision nodes have strings starting with `gadget:`.
-Gadgets are not registered with pyspiel (not loadable by name, not serializable).
-
-Subgame inputs from a trunk strategy, exactly, on the original game's compiled tree:
-`subgame_root_nodes` (closure under augmented information sets, or by public state),
-`subgame_from_trunk` (w, o's reach, and exact CBR or trunk counterfactual values),
-`opponent_root_values`, `subgame_margin` and `combine`.
+A `Subgame` (p, roots R, w, o's unnormalised CBV per root key) and `GadgetGame`: the
+resolve, max-margin and unsafe gadgets as pyspiel games whose states wrap the
+original's (the reference the compiled views equal); their numbers come from
+gadget.prefix. Conventions and constructions: docs/algorithms/resolving.md
+("Conventions", "Module notes").
 """
 
 import hashlib

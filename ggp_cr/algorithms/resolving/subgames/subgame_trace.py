@@ -1,27 +1,10 @@
 """Continual resolving's subgames on the compiled tree of the whole game ([S] ch. 2).
 
-The integer counterpart of continual_resolving's `_Trace` / `_SubgameMap` (the
-reference semantics, on live states): a history ha is a subgame root if P(h) and
-P(ha) are the two players; from the roots of the subgame being solved, every path is
-followed (tracking states FIRST, CURRENT, AFTER_ROOT, END of `recall.
-advance`) until it reaches the resolving player's next turn s in a different subgame;
-the pair (r, s), r the closest root above s, joins r, the player's information set at
-s and the opponent's information state at s in one union-find group. At its next turn
-the player looks its information set up: found, its group's roots are the next
-subgame's roots.
-
-Everything is node, infoset and integer key ids; no pyspiel state and no string is
-touched while tracing. The one thing the tree does not hold is the information state
-of the player who does not act at a decision node (the opponent's key at s and at the
-next roots): `StateKeys` interns those strings once per tree (cached on disk next to
-the tree) into integer keys, by the game's native state keys if it has them
-(native_extraction.state_keys: from the tree's arrays and the game's rules, in
-numba) or else by a pyspiel walk over the whole game.
-
-Key convention: `StateKeys.keys[p, node]` is player p's key at a decision node: its
-infoset index where p acts, and where the other player acts the index of p's infoset
-with the same information state string if there is one, else `num_infosets + i` (i an
-interned string); -1 at chance and terminal nodes. Equal keys mean equal strings.
+`SubgameTrace` follows every path below the subgame's roots to the bot's next turns in
+other subgames and groups them (union-find) into next subgames, with integer ids only;
+`StateKeys` interns the non-acting player's information states once per tree (cached
+on disk). The trace's rules and the key convention: docs/algorithms/resolving.md,
+"Module notes".
 """
 
 import os
