@@ -410,7 +410,7 @@ from ggp_cr.algorithms.config import worker_counts  # pylint: disable=g-import-n
 from ggp_cr.algorithms.evaluation import kernel_warm_up  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=g-import-not-at-top,wrong-import-position
-from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _KILL_PLAYERS = ("random", "cr", "oos")
 _KILL_MATCHES = 12

@@ -13,13 +13,13 @@ import numpy as np
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 import pyspiel
 
+from ggp_cr.algorithms import worker_processes
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.best_response import ismcts_br
 from ggp_cr.algorithms.best_response import pruned_br
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import timing
-from ggp_cr.algorithms.evaluation import worker_processes
 
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 

@@ -25,8 +25,8 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import progress_bars
+from ggp_cr.algorithms import worker_processes
 from ggp_cr.algorithms.config import worker_counts
-from ggp_cr.algorithms.evaluation import worker_processes
 from ggp_cr.algorithms.tree import generic_extraction
 from ggp_cr.algorithms.tree import tree_limits
 
