@@ -445,6 +445,20 @@ def _alive(pid):
     return False
 
 
+def _left_behind(process, kill, children):
+  """Sends `kill` to `process`, then the `children` still alive 15 s after it ended
+  (SIGKILLed, so that the test leaves nothing behind either)."""
+  process.send_signal(kill)
+  process.wait(timeout=60)
+  stop = time.monotonic() + 15
+  while any(_alive(pid) for pid in children) and time.monotonic() < stop:
+    time.sleep(0.1)
+  left = [pid for pid in children if _alive(pid)]
+  for pid in left:
+    os.kill(pid, signal.SIGKILL)
+  return left
+
+
 def _tournament_command(output):
   return [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=kuhn_poker",
           *[f"--player={p}" for p in _KILL_PLAYERS], f"--preplay={_KILL_BUDGET}",
@@ -472,14 +486,7 @@ def test_killed_two_worker_tournament_leaves_no_process_and_resumes_exactly(tmp_
       assert time.monotonic() < deadline, "no rows within 240 s"
       workers = _descendants(process.pid)
       time.sleep(0.05)
-    process.send_signal(kill)
-    process.wait(timeout=60)
-    stop = time.monotonic() + 15
-    while any(_alive(pid) for pid in workers) and time.monotonic() < stop:
-      time.sleep(0.1)
-    left = [pid for pid in workers if _alive(pid)]
-    for pid in left:
-      os.kill(pid, signal.SIGKILL)
+    left = _left_behind(process, kill, workers)
     assert not left, f"{kill.name}: workers {left} outlived their parent"
   finished = subprocess.run(_tournament_command(output), capture_output=True, text=True,
                             cwd=REPO, env=env, timeout=600, check=False)
@@ -848,8 +855,10 @@ def test_fuzz_cli_edges(tmp_path):
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import ast
+import ctypes
 import re
 
+from ggp_cr.algorithms.evaluation import br_comparison
 from ggp_cr.algorithms.tree import parallel_extraction
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
@@ -955,14 +964,7 @@ def test_killed_parent_of_a_parallel_extraction_leaves_no_process(tmp_path):
     time.sleep(1)  # the workers take their long runs
     children = _descendants(process.pid)
     assert len(children) >= 2, children  # the two workers (and a resource tracker)
-    process.kill()
-    process.wait(timeout=60)
-    stop = time.monotonic() + 15
-    while any(_alive(pid) for pid in children) and time.monotonic() < stop:
-      time.sleep(0.1)
-    left = [pid for pid in children if _alive(pid)]
-    for pid in left:
-      os.kill(pid, signal.SIGKILL)
+    left = _left_behind(process, signal.SIGKILL, children)
     assert not left, f"processes {left} outlived their SIGKILLed parent"
   finally:
     if process.poll() is None:
@@ -985,3 +987,16 @@ def test_extraction_workers_are_capped_at_the_cores(capsys):
   out = capsys.readouterr().out
   assert f"workers={useful + 1} capped at {useful}: {useful} usable core(s)" in out, out
   assert f"for {useful} workers" in out, out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl")
+def test_memory_probe_of_best_response_dies_with_its_parent(tmp_path):
+  """The forked process measuring a method's peak memory asks the kernel for SIGKILL
+  when its parent dies (it outlived a killed best_response run before)."""
+  def probe():
+    signal_number = ctypes.c_int()
+    ctypes.CDLL(None).prctl(2, ctypes.byref(signal_number), 0, 0, 0)  # GET_PDEATHSIG
+    (tmp_path / "signal").write_text(str(signal_number.value))
+  if br_comparison.peak_memory_mb(probe) is None:
+    pytest.skip("no /proc/self/clear_refs")
+  assert int((tmp_path / "signal").read_text()) == signal.SIGKILL
