@@ -1,5 +1,7 @@
 """Seeded fuzzing of bad inputs (issue 12): game parameters, solver and player strings,
-numbers, state API calls, crafted files, CSV rows and CLI flags.
+numbers, state API calls, crafted files, CSV rows and CLI flags; issue 43's blocks at
+the end: killed workers, counts, worker caps, out-of-plan rows, API edges, and every
+example's integer flags and every worker pool.
 
 Every input must end in a result or a clear error (ValueError / pyspiel.SpielError,
 or for a CLI a non-zero exit with a one-line message): no crash, no hang (each call
