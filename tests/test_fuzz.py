@@ -1,5 +1,7 @@
 """Seeded fuzzing of bad inputs (issue 12): game parameters, solver and player strings,
-numbers, state API calls, crafted files, CSV rows and CLI flags.
+numbers, state API calls, crafted files, CSV rows and CLI flags; issue 43's blocks at
+the end: killed workers, counts, worker caps, out-of-plan rows, API edges, and every
+example's integer flags and every worker pool.
 
 Every input must end in a result or a clear error (ValueError / pyspiel.SpielError,
 or for a CLI a non-zero exit with a one-line message): no crash, no hang (each call
@@ -410,7 +412,7 @@ from ggp_cr.algorithms.config import worker_counts  # pylint: disable=g-import-n
 from ggp_cr.algorithms.evaluation import kernel_warm_up  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import tournament  # pylint: disable=g-import-not-at-top,wrong-import-position
 from ggp_cr.algorithms.evaluation import tournament_summary  # pylint: disable=g-import-not-at-top,wrong-import-position
-from ggp_cr.algorithms.evaluation import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
+from ggp_cr.algorithms import worker_processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _KILL_PLAYERS = ("random", "cr", "oos")
 _KILL_MATCHES = 12
@@ -445,6 +447,20 @@ def _alive(pid):
     return False
 
 
+def _left_behind(process, kill, children):
+  """Sends `kill` to `process`, then the `children` still alive 15 s after it ended
+  (SIGKILLed, so that the test leaves nothing behind either)."""
+  process.send_signal(kill)
+  process.wait(timeout=60)
+  stop = time.monotonic() + 15
+  while any(_alive(pid) for pid in children) and time.monotonic() < stop:
+    time.sleep(0.1)
+  left = [pid for pid in children if _alive(pid)]
+  for pid in left:
+    os.kill(pid, signal.SIGKILL)
+  return left
+
+
 def _tournament_command(output):
   return [sys.executable, "-m", "ggp_cr.examples.tournament", "--game=kuhn_poker",
           *[f"--player={p}" for p in _KILL_PLAYERS], f"--preplay={_KILL_BUDGET}",
@@ -472,14 +488,7 @@ def test_killed_two_worker_tournament_leaves_no_process_and_resumes_exactly(tmp_
       assert time.monotonic() < deadline, "no rows within 240 s"
       workers = _descendants(process.pid)
       time.sleep(0.05)
-    process.send_signal(kill)
-    process.wait(timeout=60)
-    stop = time.monotonic() + 15
-    while any(_alive(pid) for pid in workers) and time.monotonic() < stop:
-      time.sleep(0.1)
-    left = [pid for pid in workers if _alive(pid)]
-    for pid in left:
-      os.kill(pid, signal.SIGKILL)
+    left = _left_behind(process, kill, workers)
     assert not left, f"{kill.name}: workers {left} outlived their parent"
   finished = subprocess.run(_tournament_command(output), capture_output=True, text=True,
                             cwd=REPO, env=env, timeout=600, check=False)
@@ -838,3 +847,158 @@ def test_fuzz_cli_edges(tmp_path):
   assert not wrong, "\n".join(map(str, wrong))
   _report("CLI edges", collections.Counter(
       "refused in one line" if result.returncode else "played" for result in results))
+
+
+# Issue 43, follow-up: every example's integer flags, every worker pool ---------------
+# Each integer flag of each example is checked against its range before any work (one
+# line naming the flag and the range); every worker pool of the package (parallel
+# extraction, the best-response memory probe, the tournament) dies with its parent
+# and is capped at the usable cores.
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import ast
+import ctypes
+import re
+
+from ggp_cr.algorithms.evaluation import br_comparison
+from ggp_cr.algorithms.tree import parallel_extraction
+# pylint: enable=g-import-not-at-top,wrong-import-position
+
+EXAMPLES = os.path.join(REPO, "ggp_cr", "examples")
+_RANGE = r"must be an integer in \[[0-9,]+, [0-9,]+\], got"
+COUNT_CLI_CASES = [
+    # (module, bad flag, the flag named in the one-line error)
+    ("mixed_sampling_exploration", "--seeds=10000000000000", "--seeds"),
+    ("mixed_sampling_exploration", "--iterations=0", "--iterations"),
+    ("offline_mccfr_comparison", "--points_per_decade=1000000000", "--points_per_decade"),
+    ("offline_mccfr_comparison", "--workers=10000000000000", "--workers"),
+    ("cfrd_eval", "--repeats=10000000000000", "--repeats"),
+    ("cfrd_eval", "--player=2", "--player"),
+    ("best_response", "--runs=1000000000", "--runs"),
+    ("best_response", "--ismcts_seeds=0", "--ismcts_seeds"),
+    ("evaluate", "--matches=10000000000000", "--matches"),
+    ("cr_exploitability", "--seeds=10000000000000", "--seeds"),
+    ("cr_exploitability", "--preplay=-1", "--preplay"),
+    ("solve", "--seed=-1", "--seed"),
+    ("play", "--match=10000000000000", "--match"),
+    ("game_info", "--progress_every=-1", "--progress_every"),
+    ("tournament", "--seed=100000000000", "--seed"),
+]
+
+
+def _integer_flag_definitions(path):
+  """(line, how) of every integer flag an example defines, from its source."""
+  found = []
+  for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+      if node.func.attr in ("DEFINE_integer", "DEFINE_multi_integer"):
+        found.append((node.lineno, node.func.attr))
+  return found
+
+
+def test_every_example_integer_flag_has_a_checked_range():
+  """No example defines an integer flag outside cli.integer_flag (which states and
+  checks its range before main)."""
+  unchecked = {name: found for name in sorted(os.listdir(EXAMPLES))
+               if name.endswith(".py") and name != "cli.py"
+               for found in [_integer_flag_definitions(os.path.join(EXAMPLES, name))]
+               if found}
+  assert not unchecked, unchecked
+
+
+def test_example_counts_are_refused_in_one_line_before_any_work(tmp_path):
+  env = dict(os.environ, PYTHONPATH=REPO)
+
+  def run(case):
+    module, flag, _ = case
+    try:
+      return subprocess.run(
+          [sys.executable, "-m", f"ggp_cr.examples.{module}", flag,
+           f"--output_dir={tmp_path / 'out'}" if module in (
+               "mixed_sampling_exploration", "offline_mccfr_comparison",
+               "best_response", "solve") else "--game=kuhn_poker"],
+          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+          env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+      return None
+
+  with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    results = list(pool.map(run, COUNT_CLI_CASES))
+  wrong = []
+  for (module, flag, name), result in zip(COUNT_CLI_CASES, results):
+    if result is None:
+      wrong.append((module, flag, "hang"))
+      continue
+    lines = result.stderr.strip().splitlines()
+    if (result.returncode != 1 or len(lines) != 1 or
+        not re.search(f"{name} {_RANGE}", lines[0]) or result.stdout):
+      wrong.append((module, flag, result.returncode, result.stdout[-300:],
+                    result.stderr[-800:]))
+  assert not wrong, "\n".join(map(str, wrong))
+  assert not (tmp_path / "out").exists(), "a refused run wrote its output directory"
+  _report("example counts", collections.Counter(
+      f"{name} refused in one line" for _, _, name in COUNT_CLI_CASES))
+
+
+_EXTRACTION_SCRIPT = """
+import time
+import pyspiel
+from ggp_cr.algorithms.tree import parallel_extraction
+parallel_extraction.extract_parallel(pyspiel.load_game("kuhn_poker"), 2,
+                                     frontier_size=2, keep_workers=True)
+pool = parallel_extraction._pool(2)  # the pool kept for later extractions
+busy = [pool.apply_async(time.sleep, (600,)) for _ in range(2)]  # a long walk each
+print("extracted", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killed_parent_of_a_parallel_extraction_leaves_no_process(tmp_path):
+  """A worker walking a long run outlived a SIGKILLed parent until its run ended
+  (idle ones stop at the closed task queue); now the kernel ends it with the parent."""
+  process = subprocess.Popen([sys.executable, "-c", _EXTRACTION_SCRIPT],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+  try:
+    line = process.stdout.readline()
+    assert line == "extracted\n", process.stderr.read()[-1500:]
+    time.sleep(1)  # the workers take their long runs
+    children = _descendants(process.pid)
+    assert len(children) >= 2, children  # the two workers (and a resource tracker)
+    left = _left_behind(process, signal.SIGKILL, children)
+    assert not left, f"processes {left} outlived their SIGKILLed parent"
+  finally:
+    if process.poll() is None:
+      process.kill()
+      process.wait()
+  _report("killed extraction", collections.Counter(
+      {"processes ended with their parent": len(children)}))
+
+
+def test_extraction_workers_are_capped_at_the_cores(capsys):
+  serial = compiled_tree.compile_game("kuhn_poker")
+  useful = worker_counts.usable_cores()
+  try:
+    tree = parallel_extraction.extract_parallel(pyspiel.load_game("kuhn_poker"),
+                                                useful + 1, frontier_size=2,
+                                                progress=True)
+  finally:
+    parallel_extraction.shutdown_pools()
+  assert compiled_tree.tree_differences(serial, tree) == []
+  out = capsys.readouterr().out
+  assert f"workers={useful + 1} capped at {useful}: {useful} usable core(s)" in out, out
+  assert f"for {useful} workers" in out, out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl")
+def test_memory_probe_of_best_response_dies_with_its_parent(tmp_path):
+  """The forked process measuring a method's peak memory asks the kernel for SIGKILL
+  when its parent dies (it outlived a killed best_response run before)."""
+  def probe():
+    signal_number = ctypes.c_int()
+    ctypes.CDLL(None).prctl(2, ctypes.byref(signal_number), 0, 0, 0)  # GET_PDEATHSIG
+    (tmp_path / "signal").write_text(str(signal_number.value))
+  if br_comparison.peak_memory_mb(probe) is None:
+    pytest.skip("no /proc/self/clear_refs")
+  assert int((tmp_path / "signal").read_text()) == signal.SIGKILL

@@ -48,4 +48,6 @@ STATE = (
      "the per-game numba extractors"),
     ("algorithms.tree.native_extraction", "_STATE_KEYS", "registry",
      "the per-game native state-key walks"),
+    ("examples.cli", "_INTEGER_FLAGS", "registry",
+     "the examples' integer flags with their ranges (integer_flag), checked by run()"),
 )

@@ -54,6 +54,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.bots import fixed_policies
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import br_comparison
@@ -68,29 +69,32 @@ _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _POLICY = flags.DEFINE_string("policy", "random(seed=3)",
                               "uniform | random(seed=N) | strategy(path=FILE) | "
                               "solver(name=SPEC,iterations=N).")
-_PLAYER = flags.DEFINE_integer("player", 0, "The responder, 0 or 1.")
+_PLAYER = cli.integer_flag("player", 0, "The responder", maximum=1)
 _METHODS = flags.DEFINE_string("methods", ",".join(METHODS),
                                f"Comma-separated subset of {', '.join(METHODS)}.")
 _EPSILONS = flags.DEFINE_string("epsilons", "0.01,0.1,1",
                                 "Additive error bounds of the approximate BRS.")
 _ETAS = flags.DEFINE_string("etas", "0.1,0.5,1", "Relative error bounds (in [0, 1]).")
-_START_DEPTH = flags.DEFINE_integer("start_depth", 0,
-                                    "Depth from which the approximation may act.")
+_START_DEPTH = cli.integer_flag("start_depth", 0,
+                                "Depth from which the approximation may act.")
 _SIMULATIONS = flags.DEFINE_string("ismcts_simulations", "1,10,100,1000,10000",
                                    "ISMCTS-BR budgets: simulations per searched "
                                    "information set.")
-_ISMCTS_SEEDS = flags.DEFINE_integer("ismcts_seeds", 5,
-                                     "Seeds per ISMCTS-BR budget (for the plot).")
+_ISMCTS_SEEDS = cli.integer_flag("ismcts_seeds", 5,
+                                 "Seeds per ISMCTS-BR budget (for the plot).",
+                                 minimum=1, maximum=number_ranges.MAX_KEPT)
 _UCT_C = flags.DEFINE_float("uct_c", 1.0, "ISMCTS-BR's UCB1 constant (returns in [0, 1]).")
-_RUNS = flags.DEFINE_integer("runs", 3, "Timed runs per method (median reported).")
-_PRUNING_TRIALS = flags.DEFINE_integer("pruning_trials", 0,
-                                       "Random opponents per kind for [B] §6.2.2's "
-                                       "pruning figures (0: skip).")
+_RUNS = cli.integer_flag("runs", 3, "Timed runs per method (median reported).",
+                         minimum=1, maximum=number_ranges.MAX_KEPT)
+_PRUNING_TRIALS = cli.integer_flag("pruning_trials", 0,
+                                   "Random opponents per kind for [B] §6.2.2's "
+                                   "pruning figures (0: skip).",
+                                   maximum=number_ranges.MAX_KEPT)
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "best_response_results",
                                   "Directory of the CSV files and the plot.")
-_WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor ignore it).", lower_bound=1)
+_WORKERS = cli.workers_flag(
+    "Processes walking the game tree on the generic route (1: serial; games with a "
+    "native extractor ignore it)")
 
 
 def _parse_numbers(text, name):
@@ -104,22 +108,17 @@ def main(argv):
   if unknown:
     raise app.UsageError(f"--methods: unknown {sorted(unknown)}; choose from "
                          f"{', '.join(METHODS)}.")
-  if _PLAYER.value not in (0, 1):
-    raise app.UsageError(f"--player must be 0 or 1, got {_PLAYER.value}.")
-  if _RUNS.value < 1 or _ISMCTS_SEEDS.value < 1 or _PRUNING_TRIALS.value < 0:
-    raise app.UsageError("--runs and --ismcts_seeds must be >= 1, --pruning_trials "
-                         ">= 0.")
   try:
+    budgets = [number_ranges.count(part, "--ismcts_simulations", minimum=1)
+               for part in _SIMULATIONS.value.split(",") if part]
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
     game = registry.load_game(_GAME.value)
     start = time.perf_counter()
-    tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
+    tree = compiled_tree.cached_tree(game, workers=cli.useful_workers(_WORKERS))
     build_seconds = time.perf_counter() - start
     slots = fixed_policies.fixed_policy_slots(_POLICY.value, game, tree)
     epsilons = _parse_numbers(_EPSILONS.value, "--epsilons")
     etas = _parse_numbers(_ETAS.value, "--etas")
-    budgets = [int(b) for b in _parse_numbers(_SIMULATIONS.value,
-                                              "--ismcts_simulations")]
   except (ValueError, pyspiel.SpielError) as error:
     raise app.UsageError(str(error)) from None
   player = _PLAYER.value

@@ -50,6 +50,7 @@ from absl import flags
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.best_response import exact_br
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import gadget_runs
 from ggp_cr.algorithms.evaluation import results_csv
@@ -67,12 +68,12 @@ _HISTORY = flags.DEFINE_string(
 _ROOTS_BY = flags.DEFINE_enum(
     "roots_by", "augmented", ["augmented", "public"],
     "How the subgame's roots are found (trunk_inputs.subgame_root_nodes).")
-_PLAYER = flags.DEFINE_integer("player", None, "Resolving player (default: the one "
-                               "acting at --history).")
+_PLAYER = cli.integer_flag("player", None, "Resolving player (default: the one "
+                           "acting at --history)", maximum=1)
 _TRUNK_SOLVER = flags.DEFINE_string("trunk_solver", "cfr+",
                                     "Solver string computing the trunk.")
-_TRUNK_ITERATIONS = flags.DEFINE_integer("trunk_iterations", 100,
-                                         "Iterations of --trunk_solver.")
+_TRUNK_ITERATIONS = cli.integer_flag("trunk_iterations", 100,
+                                     "Iterations of --trunk_solver.", minimum=1)
 _TRUNK_STRATEGY = flags.DEFINE_string(
     "trunk_strategy", None, "Load the trunk from this strategy file (.npz) instead.")
 _SAVE_TRUNK = flags.DEFINE_string("save_trunk", None,
@@ -83,21 +84,24 @@ _VALUES = flags.DEFINE_enum("values", "cbr", ["cbr", "trunk"],
                             "Opponent values: exact counterfactual best response, or "
                             "the opponent's trunk strategy.")
 _SIGMAS = flags.DEFINE_list("sigmas", ["0"], "Relative noise levels sigma >= 0.")
-_REPEATS = flags.DEFINE_integer("repeats", 10, "Noise draws per sigma > 0.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the noise.")
+_REPEATS = cli.integer_flag("repeats", 10, "Noise draws per sigma > 0.", minimum=1)
+_SEED = cli.integer_flag("seed", 0, "Seed of the noise.",
+                         maximum=number_ranges.MAX_SEED)
 _SOLVER = flags.DEFINE_string("solver", "cfr+", "Solver string for the gadget.")
-_ITERATIONS = flags.DEFINE_integer("iterations", 1000, "Gadget solver iterations.")
-_EVAL_EVERY = flags.DEFINE_integer("eval_every", 10,
-                                   "Evaluate every this many iterations (and at 1).")
+_ITERATIONS = cli.integer_flag("iterations", 1000, "Gadget solver iterations.",
+                               minimum=1)
+_EVAL_EVERY = cli.integer_flag("eval_every", 10,
+                               "Evaluate every this many iterations (and at 1).",
+                               minimum=1)
 _EVAL_AT = flags.DEFINE_list("eval_at", [], "Also evaluate at these iterations.")
 _ROUTE = flags.DEFINE_enum("route", "compiled", list(gadget_runs.ROUTES),
                            "Gadget as a view on the compiled tree, or a pyspiel game.")
 _OUTPUT = flags.DEFINE_string("output", "cfrd_eval.csv", "CSV path.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing --output.")
 _PLOT = flags.DEFINE_string("plot", None, "PNG path (default: --output with .png).")
-_WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor ignore it).", lower_bound=1)
+_WORKERS = cli.workers_flag(
+    "Processes walking the game tree on the generic route (1: serial; games with a "
+    "native extractor ignore it)")
 
 def _parse_history(text):
   try:
@@ -122,9 +126,6 @@ def _check_flags():
   if unknown or not _VARIANTS.value:
     raise app.UsageError(f"--variants must be a non-empty list of "
                          f"{', '.join(gadget_game.VARIANTS)}; got {_VARIANTS.value}.")
-  for flag in (_TRUNK_ITERATIONS, _ITERATIONS, _EVAL_EVERY, _REPEATS):
-    if flag.value < 1:
-      raise app.UsageError(f"--{flag.name} must be >= 1, got {flag.value}.")
   for flag in (_TRUNK_SOLVER, _SOLVER):
     try:
       registry.parse_solver(flag.value)
@@ -146,13 +147,10 @@ def _check_flags():
 
 def _eval_at():
   try:
-    points = tuple(int(i) for i in _EVAL_AT.value)
-  except ValueError:
-    raise app.UsageError(f"--eval_at must be iteration numbers, got "
-                         f"{_EVAL_AT.value}.") from None
-  if any(i < 1 for i in points):
-    raise app.UsageError(f"--eval_at must be >= 1, got {_EVAL_AT.value}.")
-  return points
+    return tuple(number_ranges.count(i, "--eval_at", minimum=1)
+                 for i in _EVAL_AT.value)
+  except ValueError as error:
+    raise app.UsageError(str(error)) from None
 
 
 def _config_path():
@@ -233,6 +231,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   _check_flags()
+  eval_at = _eval_at()
   history = _parse_history(_HISTORY.value)
   sigmas = _parse_sigmas(_SIGMAS.value)
   try:
@@ -240,7 +239,7 @@ def main(argv):
   except ValueError as error:
     raise app.UsageError(str(error)) from None
   try:
-    tree = compiled_tree.compile_game(game, workers=_WORKERS.value)
+    tree = compiled_tree.compile_game(game, workers=cli.useful_workers(_WORKERS))
     trunk_inputs.history_node(tree, history)
     trunk = _trunk(tree)
     subgame = trunk_inputs.subgame_from_trunk(tree, trunk, history, _PLAYER.value,
@@ -266,7 +265,7 @@ def main(argv):
           flush=True)
 
   run = gadget_runs.Run(_SOLVER.value, _ITERATIONS.value, _EVAL_EVERY.value,
-                        _SEED.value, _eval_at(), _ROUTE.value)
+                        _SEED.value, eval_at, _ROUTE.value)
   with output:
     try:
       gadget_runs.sweep(tree, trunk, subgame, _VALUES.value, sigmas, _REPEATS.value,

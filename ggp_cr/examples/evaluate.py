@@ -27,6 +27,7 @@ from absl import app
 from absl import flags
 
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import evaluators
 from ggp_cr.algorithms.evaluation import figures
@@ -44,14 +45,15 @@ _EVALUATORS = flags.DEFINE_multi_enum("evaluator", ["traversing"],
 _PREPLAY = flags.DEFINE_string("preplay", "0", "Pre-play budget ('1s', '1000it', 0).")
 _MOVES = flags.DEFINE_multi_string("move", ["10it", "100it", "1000it"],
                                    "Per-move budgets, repeat the flag ('100it', '0.5s').")
-_MATCHES = flags.DEFINE_integer("matches", 200, "Matches of the game-playing evaluator.")
+_MATCHES = cli.integer_flag("matches", 200, "Matches of the game-playing evaluator.",
+                            minimum=1)
 _WEIGHTING = flags.DEFINE_enum("weighting", "visits", list(evaluators.WEIGHTINGS),
                                "How the game-playing evaluator weights strategies.")
 _SCOPE = flags.DEFINE_enum(
     "scope", "successors", list(evaluators.SCOPES),
     "Which information sets a game-playing decision contributes: successors (Lisý et "
     "al.), thesis ([S] §3.5) or current.")
-_SEED = flags.DEFINE_integer("seed", 0, "Base seed.")
+_SEED = cli.integer_flag("seed", 0, "Base seed.", maximum=number_ranges.MAX_SEED)
 _OUTPUT = flags.DEFINE_string("output", "evaluate.csv", "Results CSV path.")
 
 COLUMNS = ["game", "player", "evaluator", "preplay", "move", "move_amount", "move_unit",
@@ -89,9 +91,6 @@ def main(argv):
     if len(units) > 1 or any(b.move.is_zero for b in budgets):
       raise ValueError("--move budgets must all be positive and in one unit "
                        "(all iterations, e.g. '100it', or all seconds, e.g. '0.5s').")
-    if _SEED.value < 0 or _MATCHES.value < 1:
-      raise ValueError(f"--seed must be >= 0 and --matches >= 1, got {_SEED.value} and "
-                       f"{_MATCHES.value}.")
     output_paths.check_file(_OUTPUT.value, "--output")
     output = results_csv.AppendOnlyCsv(_OUTPUT.value, COLUMNS)
   except ValueError as error:

@@ -27,11 +27,11 @@ _TURN_BASED = flags.DEFINE_bool(
     "turn_based", False,
     "Count a simultaneous-move game's turn-based version "
     "(pyspiel.convert_to_turn_based); a sequential game is counted as it is.")
-_PROGRESS_EVERY = flags.DEFINE_integer(
+_PROGRESS_EVERY = cli.integer_flag(
     "progress_every", 1_000_000, "Print progress every this many histories (0: never).")
-_MAX_HISTORIES = flags.DEFINE_integer(
+_MAX_HISTORIES = cli.integer_flag(
     "max_histories", None, "Refuse games with more histories (default: the generic "
-    "extraction's limit, a share of available memory).", lower_bound=1)
+    "extraction's limit, a share of available memory).", minimum=1)
 
 
 def load(game_string, turn_based):

@@ -34,16 +34,16 @@ from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.examples import cli
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
-_ITERATIONS = flags.DEFINE_integer("iterations", 1024, "Iterations per run (I).")
+_ITERATIONS = cli.integer_flag("iterations", 1024, "Iterations per run (I).", minimum=1)
 _LAMBDAS = flags.DEFINE_list("lambdas", ["0", "0.25", "0.5", "0.75", "1"],
                              "Exploration lambdas in [0, 1].")
-_SEEDS = flags.DEFINE_integer("seeds", 10, "Seeds per method and lambda.")
+_SEEDS = cli.integer_flag("seeds", 10, "Seeds per method and lambda.", minimum=1)
 _OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", os.path.join("results", "mixed_sampling"),
     "Directory of the CSV and plot.")
-_WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor ignore it).", lower_bound=1)
+_WORKERS = cli.workers_flag(
+    "Processes walking the game tree on the generic route (1: serial; games with a "
+    "native extractor ignore it)")
 
 # [M] Table 5.1 (Leduc Hold'em, 2^10 iterations, OpenSpiel exploitability).
 
@@ -65,14 +65,12 @@ def _lambdas():
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  if _ITERATIONS.value < 1 or _SEEDS.value < 1:
-    raise app.UsageError("--iterations and --seeds must be >= 1.")
   lambdas = _lambdas()
   try:
     game = registry.load_game(_GAME.value)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
-  tree = compiled_tree.cached_tree(game, workers=_WORKERS.value)
+  tree = compiled_tree.cached_tree(game, workers=cli.useful_workers(_WORKERS))
   try:
     output_paths.check_directory(_OUTPUT_DIR.value, "--output_dir")
   except ValueError as error:

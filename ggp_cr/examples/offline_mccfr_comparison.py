@@ -42,6 +42,7 @@ from absl import app
 from absl import flags
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import offline_comparison
 from ggp_cr.algorithms.evaluation import results_csv
@@ -63,23 +64,23 @@ _SOLVERS = flags.DEFINE_multi_string(
     "solver", list(offline_comparison.THESIS_NAMES),
     "Solver string (repeatable) with a visited_states "
     "count, e.g. the defaults: the thesis's VR-MCCFR and MC-CFR candidates and MC-CFR+.")
-_VISITED_STATES = flags.DEFINE_integer(
-    "visited_states", 10_000_000, "Budget of visited states per run.")
-_POINTS_PER_DECADE = flags.DEFINE_integer(
-    "points_per_decade", 4, "Evaluations per factor 10 of visited states.")
-_SEEDS = flags.DEFINE_integer("seeds", 5, "Runs (seeds 0, 1, ...) per game and solver.")
+_VISITED_STATES = cli.integer_flag(
+    "visited_states", 10_000_000, "Budget of visited states per run.", minimum=1)
+_POINTS_PER_DECADE = cli.integer_flag(
+    "points_per_decade", 4, "Evaluations per factor 10 of visited states.", minimum=1,
+    maximum=number_ranges.MAX_KEPT)
+_SEEDS = cli.integer_flag("seeds", 5, "Runs (seeds 0, 1, ...) per game and solver.",
+                          minimum=1)
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", NAME),
                                   "Directory of the CSV and the plot.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Replace an existing CSV.")
-_WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor ignore it).", lower_bound=1)
+_WORKERS = cli.workers_flag(
+    "Processes walking the game tree on the generic route (1: serial; games with a "
+    "native extractor ignore it)")
 
 
 def _check_flags():
   """(games, solver specs, budgets), or UsageError naming the bad flag."""
-  if _SEEDS.value < 1:
-    raise app.UsageError(f"--seeds must be >= 1, got {_SEEDS.value}.")
   try:
     budgets = solver_runs.log_spaced_budgets(_VISITED_STATES.value,
                                              _POINTS_PER_DECADE.value)
@@ -102,6 +103,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   games, specs, budgets = _check_flags()
+  workers = cli.useful_workers(_WORKERS)
   csv_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.csv")
   if os.path.exists(csv_path) and not _OVERWRITE.value:
     raise app.UsageError(f"{csv_path} exists; pass --overwrite to replace it or choose "
@@ -118,7 +120,7 @@ def main(argv):
       for spec in specs:
         for seed in range(_SEEDS.value):
           try:
-            offline_comparison.run(output, game, spec, seed, budgets, _WORKERS.value)
+            offline_comparison.run(output, game, spec, seed, budgets, workers)
           except ValueError as error:
             raise app.UsageError(str(error)) from None
   plot_path = os.path.join(_OUTPUT_DIR.value, f"{NAME}.png")

@@ -17,6 +17,7 @@ from absl import app
 from absl import flags
 
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.examples import cli
@@ -30,8 +31,8 @@ _MOVE = flags.DEFINE_string(
     "move", str(limits.DEFAULT_MOVE),
     "Per-move budget: '30s', '500ms', '1000it' or 0 (every online player's default, "
     f"{limits.DEFAULT_MOVE}).")
-_SEED = flags.DEFINE_integer("seed", 0, "Base seed.")
-_MATCH = flags.DEFINE_integer("match", 0, "Match index (selects the seeds).")
+_SEED = cli.integer_flag("seed", 0, "Base seed.", maximum=number_ranges.MAX_SEED)
+_MATCH = cli.integer_flag("match", 0, "Match index (selects the seeds).")
 _LIST_PLAYERS = flags.DEFINE_bool("list_players", False, "List the players and exit.")
 
 

@@ -57,7 +57,6 @@ from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
-from ggp_cr.algorithms.config import worker_counts
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.files import result_names
@@ -70,8 +69,8 @@ _GAME = flags.DEFINE_string("game", "kuhn_poker",
 _SOLVER = flags.DEFINE_string("solver", "cfr+", "Solver string, see --list_solvers.")
 _LIST_SOLVERS = flags.DEFINE_bool("list_solvers", False,
                                   "Print the accepted solvers and exit.")
-_ITERATIONS = flags.DEFINE_integer("iterations", None,
-                                   "Stop after this many iterations.")
+_ITERATIONS = cli.integer_flag("iterations", None, "Stop after this many iterations.",
+                               minimum=1)
 _TIME_LIMIT = flags.DEFINE_float("time_limit", None,
                                  "Stop after this many seconds of solver time.")
 _EVAL_EVERY = flags.DEFINE_string(
@@ -87,7 +86,8 @@ _RESUME = flags.DEFINE_bool(
     "evaluation), up to the new --iterations / --time_limit.")
 _PLOT_X = flags.DEFINE_enum("plot_x", "time", ["time", "iterations", "visited_states"],
                             "x axis of the plot.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of solvers that sample.")
+_SEED = cli.integer_flag("seed", 0, "Seed of solvers that sample.",
+                         maximum=number_ranges.MAX_SEED)
 _CACHE_DIR = flags.DEFINE_string(
     "cache_dir", None, "Cache compiled game trees in this directory (e.g. results/trees).")
 _SAVE_STRATEGY = flags.DEFINE_string(
@@ -95,22 +95,13 @@ _SAVE_STRATEGY = flags.DEFINE_string(
 _LOAD_STRATEGY = flags.DEFINE_string(
     "load_strategy", None,
     "Evaluate this strategy file instead of solving (its game unless --game is given).")
-_WORKERS = flags.DEFINE_integer(
-    "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
-    "games with a native extractor and trees of at most 100,000 histories ignore it; "
-    "capped at the usable cores).", lower_bound=1)
+_WORKERS = cli.workers_flag(
+    "Processes walking the game tree on the generic route (1: serial; games with a "
+    "native extractor and trees of at most 100,000 histories ignore it)")
 
 def load_game(game_string):
   try:
     return registry.load_game(game_string)
-  except ValueError as error:
-    raise app.UsageError(str(error)) from None
-
-
-def _useful_workers():
-  """--workers capped at the usable cores, said in one line when capped."""
-  try:
-    return worker_counts.useful_workers(_WORKERS.value, None, "--workers", print)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
 
@@ -122,7 +113,7 @@ def evaluate_strategy_file(path):
       game_string = strategy_files.read_game_string(path)
     game = load_game(game_string)
     tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
-                                       workers=_useful_workers())
+                                       workers=cli.useful_workers(_WORKERS))
     slots = strategy_files.load_strategy(path, tree)
   except ValueError as error:
     raise app.UsageError(str(error)) from None
@@ -136,13 +127,9 @@ def evaluate_strategy_file(path):
 def _check_flags():
   if _ITERATIONS.value is None and _TIME_LIMIT.value is None:
     raise app.UsageError("Give --iterations and/or --time_limit.")
-  if _ITERATIONS.value is not None and _ITERATIONS.value < 1:
-    raise app.UsageError(f"--iterations must be >= 1, got {_ITERATIONS.value}.")
   if _TIME_LIMIT.value is not None and not _TIME_LIMIT.value > 0:
     raise app.UsageError(f"--time_limit must be > 0 seconds, got {_TIME_LIMIT.value}.")
   try:
-    if _ITERATIONS.value is not None:
-      number_ranges.count(_ITERATIONS.value, "--iterations")
     if _TIME_LIMIT.value is not None:
       number_ranges.seconds(_TIME_LIMIT.value, "--time_limit")
     return solver_runs.parse_eval_every(_EVAL_EVERY.value)
@@ -193,7 +180,7 @@ def main(argv):
     target = game
     if spec.solver_type.accepts_tree:
       target = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value,
-                                          progress=True, workers=_useful_workers())
+                                          progress=True, workers=cli.useful_workers(_WORKERS))
     solver = registry.make_solver(spec, target, seed=_SEED.value)
     evaluator = solver_runs.AverageStrategyEvaluator(game, solver,
                                                      _CACHE_DIR.value)

@@ -45,6 +45,7 @@ from absl import app
 from absl import flags
 
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import tournament
 from ggp_cr.algorithms.evaluation import tournament_summary
@@ -67,18 +68,19 @@ _MERGE_WITH = flags.DEFINE_multi_string(
     "Another results file of the same game, budgets and seed (e.g. a --pairs_with "
     "run's) whose pairs join this one's in the printed summary, <output>.summary.csv "
     "and the heat-map (repeat for several); --output's rows are unchanged.")
-_MATCHES = flags.DEFINE_integer("matches", 50, "Matches per pair and seating.")
+_MATCHES = cli.integer_flag("matches", 50, "Matches per pair and seating.", minimum=1)
 _PREPLAY = flags.DEFINE_string("preplay", "1000it",
                                "Pre-play budget: '10s', '500ms', '1000it' or 0.")
 _MOVE = flags.DEFINE_string(
     "move", "300it",
     "Per-move budget: '30s', '500ms', '1000it' or 0 (every online player's default, "
     f"{limits.DEFAULT_MOVE}).")
-_SEED = flags.DEFINE_integer("seed", 0, "Base seed of all matches.")
+_SEED = cli.integer_flag("seed", 0, "Base seed of all matches.",
+                         maximum=number_ranges.MAX_SEED)
 _OUTPUT = flags.DEFINE_string("output", os.path.join("results", "tournament.csv"),
                               "Results CSV path.")
-_WORKERS = flags.DEFINE_integer("workers", os.cpu_count() or 1,
-                                "Parallel matches (1: in this process).")
+_WORKERS = cli.integer_flag("workers", os.cpu_count() or 1,
+                            "Parallel matches (1: in this process).", minimum=1)
 _EXECUTOR = flags.DEFINE_enum("executor", "local", list(tournament.EXECUTORS),
                               "Where matches run.")
 _RAY_ADDRESS = flags.DEFINE_string("ray_address", None,

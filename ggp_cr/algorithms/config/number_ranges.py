@@ -18,6 +18,11 @@ MAX_SECONDS = 7 * 24 * 3600.0
 MAX_COUNT = 10**12
 # Exploration constants (UCT c).
 MAX_CONSTANT = 1e6
+# Seeds: numpy's legacy seeding (np.random.seed, RandomState) takes 32 bits.
+MAX_SEED = 2**32 - 1
+# Repetitions whose every result is held in memory at once (timed runs of which the
+# median is taken, seeds of a plot, random opponents, evaluations per decade).
+MAX_KEPT = 100_000
 
 
 def check(value, what, minimum=None, maximum=None, allowed=()):
@@ -60,13 +65,14 @@ def count(value, what, minimum=0):
   return int(number)
 
 
-def integer(value, what, minimum=0):
-  """An int (or numpy integer) in [minimum, MAX_COUNT]: floats, strings and bools are
-  refused, unlike `count`'s typed numbers (for counts given in code, not as text)."""
+def integer(value, what, minimum=0, maximum=MAX_COUNT):
+  """An int (or numpy integer) in [minimum, maximum]: floats, strings and bools are
+  refused, unlike `count`'s typed numbers (for counts given in code or as integer
+  flags, not as text)."""
   if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-    raise ValueError(f"{what} must be an integer in [{minimum}, {MAX_COUNT:,}], got "
+    raise ValueError(f"{what} must be an integer in [{minimum:,}, {maximum:,}], got "
                      f"{value!r} ({type(value).__name__}).")
-  if not minimum <= value <= MAX_COUNT:
-    raise ValueError(f"{what} must be an integer in [{minimum}, {MAX_COUNT:,}], got "
+  if not minimum <= value <= maximum:
+    raise ValueError(f"{what} must be an integer in [{minimum:,}, {maximum:,}], got "
                      f"{value!r}.")
   return int(value)

@@ -13,6 +13,7 @@ import numpy as np
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 import pyspiel
 
+from ggp_cr.algorithms import worker_processes
 from ggp_cr.algorithms.best_response import exact_br
 from ggp_cr.algorithms.best_response import ismcts_br
 from ggp_cr.algorithms.best_response import pruned_br
@@ -23,7 +24,8 @@ from ggp_cr.algorithms.evaluation import timing
 METHODS = ("openspiel_python", "openspiel_cpp", "exact", "brs", "approximate", "ismcts")
 
 
-def _run_and_report_memory(function, connection):
+def _run_and_report_memory(function, connection, parent):
+  worker_processes.tie_to_parent(parent)
   try:
     with open("/proc/self/clear_refs", "w") as file:
       file.write("5")  # resets the peak resident set size
@@ -43,8 +45,8 @@ def _status_kilobytes(field):
 
 
 def peak_memory_mb(function):
-  """Peak resident memory (MB) that one call of `function` adds, in a forked process;
-  None where /proc or fork is unavailable."""
+  """Peak resident memory (MB) that one call of `function` adds, in a forked process
+  that dies with this one (worker_processes); None where /proc or fork is unavailable."""
   if not os.path.exists("/proc/self/clear_refs"):
     return None
   try:
@@ -52,7 +54,7 @@ def peak_memory_mb(function):
   except ValueError:
     return None
   receiver, sender = context.Pipe(duplex=False)
-  process = context.Process(target=_run_and_report_memory, args=(function, sender))
+  process = context.Process(target=_run_and_report_memory, args=(function, sender, os.getpid()))
   process.start()
   result = receiver.recv() if receiver.poll(3600) else None
   process.join()

@@ -28,6 +28,7 @@ import pathlib
 import pandas as pd
 
 from ggp_cr.algorithms import progress_bars
+from ggp_cr.algorithms import worker_processes
 from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import number_ranges
@@ -37,7 +38,6 @@ from ggp_cr.algorithms.evaluation import kernel_warm_up
 from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import tournament_plan
-from ggp_cr.algorithms.evaluation import worker_processes
 from ggp_cr.algorithms.files import output_paths
 from ggp_cr.algorithms.tree import compiled_tree
 

@@ -12,17 +12,21 @@ processes, which reload the game by its string and replay each history. The top'
 preorder followed by the runs' preorders in frontier order is a sequence whose stable
 sort by depth is the breadth-first order, so once the parts' infosets are merged by
 (player, key) and their slots renumbered, generic_extraction's breadth-first renumbering
-applies unchanged.
+applies unchanged. The worker processes die with their parent, even on SIGKILL
+(worker_processes.tie_to_parent), and are capped at the usable cores (worker_counts).
 """
 
 import atexit
 import bisect
 import multiprocessing
+import os
 
 import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import progress_bars
+from ggp_cr.algorithms import worker_processes
+from ggp_cr.algorithms.config import worker_counts
 from ggp_cr.algorithms.tree import generic_extraction
 from ggp_cr.algorithms.tree import tree_limits
 
@@ -44,10 +48,12 @@ def check_workers(workers):
 
 
 def _pool(workers):
-  """A 'spawn' process pool of `workers` processes, kept for later extractions."""
+  """A 'spawn' process pool of `workers` processes tied to this one, kept for later
+  extractions."""
   pool = _pools.get(workers)
   if pool is None:
-    pool = multiprocessing.get_context("spawn").Pool(workers)
+    pool = multiprocessing.get_context("spawn").Pool(
+        workers, initializer=worker_processes.tie_to_parent, initargs=(os.getpid(),))
     _pools[workers] = pool
   return pool
 
@@ -206,9 +212,12 @@ def extract_parallel(game, workers, frontier_size=None, progress=False,
   such a depth is extracted serially. `progress` shows a bar over the runs. The worker
   processes are stopped afterwards unless `keep_workers` (then `shutdown_pools` stops
   them). TreeTooLarge past `max_nodes` histories: at once if the estimated size is far
-  larger (tree_limits), else once the walked parts pass it.
+  larger (tree_limits), else once the walked parts pass it. `workers` is capped at the
+  usable cores (said when `progress`).
   """
   check_workers(workers)
+  workers = worker_counts.useful_workers(workers, None, "workers",
+                                         print if progress else None)
   game_string = str(game)
   try:
     reloaded = repr(str(pyspiel.load_game(game_string)))

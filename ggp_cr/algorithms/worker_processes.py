@@ -9,7 +9,9 @@ thread exits when the parent's pid changes; it also closes the file descriptors 
 parent names (a forked worker would otherwise share the results file and its lock).
 The pool's processes are terminated when the generator fails or is closed, and
 `sigterm_as_interrupt` turns SIGTERM into KeyboardInterrupt in the parent, so that a
-killed run is torn down as on Ctrl-C.
+killed run is torn down as on Ctrl-C. Every worker process of the package is tied this
+way: the tournament's pool, the parallel extraction's and the best-response memory
+probe (a top-level module: tree and evaluation both use it).
 """
 
 import concurrent.futures
