@@ -29,7 +29,7 @@ STATE = (
     ("algorithms.resolving.continual_resolving", "_WARM", "numba",
      "whether the full-width kernels were loaded (_warm_up_full_width)"),
     ("algorithms.evaluation.tournament", "_WORKER_CACHE", "workers",
-     "a worker's tournament configuration, game and compiled tree"),
+     "a worker's (and the warm-up's) tournament configuration, game and compiled tree"),
     ("algorithms.tree.parallel_extraction", "_pools", "workers",
      "the extraction's worker pools"),
     ("algorithms.tree.parallel_extraction", "_worker_games", "workers",

@@ -12,9 +12,7 @@ import contextlib
 import importlib.util
 
 from ggp_cr.algorithms.config import limits
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.tree import compiled_tree
 
 MESSAGE = "compiling kernels (first run only) ..."
 _BUDGET = limits.Budget.parse("1it", "1it")
@@ -44,14 +42,11 @@ def saying_when_compiling(say):
     yield
 
 
-def warm_up(config, tree=None, say=print):
+def warm_up(config, game, tree=None, say=print):
   """Plays one match of each player of the TournamentConfig `config` against itself
-  with one iteration a move, results discarded; with `tree` (a TreeLoading) loads the
-  game's compiled tree first and hands it to the bots, as each worker does."""
-  game = registry.load_game(config.game)
+  on `game` with one iteration a move, results discarded, handing the bots `tree`
+  (the game's CompiledTree or None) as each worker does."""
   with saying_when_compiling(say):
-    compiled = None if tree is None else compiled_tree.compile_game(game,
-                                                                    tree.cache_dir)
     for player in config.players:
       seeds = matches.match_seeds(config.seed, player, player, 0, 0)
-      matches.run_match(game, (player, player), seeds, _BUDGET, tree=compiled)
+      matches.run_match(game, (player, player), seeds, _BUDGET, tree=tree)

@@ -177,11 +177,10 @@ class TreeLoading:
   cache_dir: str | None = None
 
 
-def play_planned(config_json, planned, tree=None):
-  """Plays one planned match and returns its CSV row (a dict); runs in any worker.
-
-  `tree`: None, or a TreeLoading: the worker loads the game's compiled tree before
-  its first match (see run_tournament)."""
+def worker_setup(config_json, tree=None):
+  """(config, game, budget, compiled tree or None) of a tournament in this process,
+  made once and kept in _WORKER_CACHE: by each worker before its first match, and by
+  run_tournament's warm-up before local workers are forked (they inherit it)."""
   key = json.dumps([config_json, tree], sort_keys=True, default=str)
   if key not in _WORKER_CACHE:
     config = TournamentConfig.from_json(config_json)
@@ -190,7 +189,15 @@ def play_planned(config_json, planned, tree=None):
     compiled = (None if tree is None else
                 compiled_tree.compile_game(game, tree.cache_dir))
     _WORKER_CACHE[key] = (config, game, config.budget, compiled)
-  config, game, budget, compiled = _WORKER_CACHE[key]
+  return _WORKER_CACHE[key]
+
+
+def play_planned(config_json, planned, tree=None):
+  """Plays one planned match and returns its CSV row (a dict); runs in any worker.
+
+  `tree`: None, or a TreeLoading: the worker loads the game's compiled tree before
+  its first match (see run_tournament)."""
+  config, game, budget, compiled = worker_setup(config_json, tree)
   seeds = matches.match_seeds(config.seed, planned.row, planned.col, planned.seating,
                               planned.index)
   seats = planned.seats
@@ -417,9 +424,10 @@ def run_tournament(config, output, workers=1, executor="local", ray_address=None
     if progress is not None:
       progress(f"{len(planned)} matches planned, {len(done)} already in "
                f"{results.path}, {remaining} to play ({executor}, {workers} worker(s)).")
-    if remaining:
-      kernel_warm_up.warm_up(config, tree, progress)  # before the clock and the fork
     config_json = config.to_json()
+    if remaining:  # before the clock and the fork, with the workers' own setup
+      _, game, _, compiled = worker_setup(config_json, tree)
+      kernel_warm_up.warm_up(config, game, compiled, progress)
     if not remaining:
       stream = iter(())
     elif executor == "ray":

@@ -156,8 +156,9 @@ PARALLEL_MIN_HISTORIES = 100_000
 
 def _serially_if_small(game, game_string, progress, max_nodes, workers):
   """The tree of `game` walked serially if it has at most PARALLEL_MIN_HISTORIES
-  histories (or `max_nodes`, if smaller: TreeTooLarge beyond it), else None."""
-  if max_nodes is not None and max_nodes <= PARALLEL_MIN_HISTORIES:
+  histories (or `max_nodes`, if smaller: TreeTooLarge beyond it), else None; compile_game
+  always gives a limit."""
+  if max_nodes <= PARALLEL_MIN_HISTORIES:
     tree = generic_extraction.extract(game, game_string, progress, max_nodes)
   else:
     try:
