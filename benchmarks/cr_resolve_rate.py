@@ -152,9 +152,11 @@ def main(argv):
       # One CFR+ iteration from zero regrets leaves a uniform average strategy.
       print(f"  share acted on after one iteration (built ahead + in the decision): "
             f"{sum(b == 1 for b in before) / len(before):.3f}")
-    acted_after = statistics.median(before) if before else 0
-    fewest = int(acted_after) if fewest is None else min(fewest, int(acted_after))
-    print(f"  iterations before acting (median): {acted_after:g}")
+    # A game whose matches entered no new subgame has no median to count.
+    if entered:
+      acted_after = int(statistics.median(before)) if before else 0
+      fewest = acted_after if fewest is None else min(fewest, acted_after)
+      print(f"  iterations before acting (median): {acted_after}")
     for reason, count in reasons.most_common():
       print(f"  not resolved ({count}): {reason}")
     slowest = dict(max(zip(ratios, decisions), key=lambda pair: pair[0])[1])
@@ -167,7 +169,7 @@ def main(argv):
                   "subgame_nodes", "roots", "ahead_reserve_seconds", "built_ahead",
                   "fallback")
         if k in slowest))
-  print(f"min median iterations: {fewest}")
+  print(f"min median iterations: {fewest if fewest is not None else 'none entered'}")
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")
 
