@@ -8,11 +8,12 @@ are kept. Per game it prints the whole tree's CFR+ iteration (cfr.CFRPlusSolver)
 ns per node and pass (two passes an iteration, alternating updates), then for up to
 --subgames of the kept subgames of distinct sizes, solved in place
 (in_place_view.SubgameView, roots nested: skipped), their iteration's ns per node and
-pass, its ratio to the whole tree's, and the share of the iteration outside the two
-passes' kernels (gadget gates, regret matching, Python). Medians of --repeats timed
-iterations after one untimed; the last line is `max in-place/whole ratio: <float>`
-over subgames of at least MEASURED_NODES nodes (move_budget.VIEW_SLOWDOWN's
-measurement). Wall clock: quote the load.
+pass, its ratio to the whole tree's, how many position ranges and post-order
+segments its passes walk (in_place_view._ranges), and the share of the iteration
+outside the two passes' kernels (gadget gates, regret matching, Python). Medians of
+--repeats timed iterations after one untimed; the last line is `max in-place/whole
+ratio: <float>` over subgames of at least move_budget.MEASURED_NODES nodes
+(move_budget.VIEW_SLOWDOWN's measurement). Wall clock: quote the load.
 
   python benchmarks/subgame_node_rate.py --cache_dir=DIR [--game=...] [--matches=1]
       [--subgames=6] [--repeats=5]
@@ -39,10 +40,13 @@ _GAMES = flags.DEFINE_multi_string(
              "python_leduc(max_raises=3,cards_per_suit=30)", "python_latent_ttt"],
     "Games (repeat the flag).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Directory of the cached trees.")
-_MATCHES = flags.DEFINE_integer("matches", 1, "Matches per seat whose subgames are kept.")
-_SUBGAMES = flags.DEFINE_integer("subgames", 6, "Subgames timed per game (distinct sizes).")
+_MATCHES = flags.DEFINE_integer("matches", 1,
+                                "Matches per seat whose subgames are kept.")
+_SUBGAMES = flags.DEFINE_integer("subgames", 6,
+                                 "Subgames timed per game (distinct sizes).")
 _REPEATS = flags.DEFINE_integer("repeats", 5, "Timed iterations per solver (median).")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of chance, the random player and the bot.")
+_SEED = flags.DEFINE_integer("seed", 0,
+                             "Seed of chance, the random player and the bot.")
 
 
 def _subgames(game, tree):
@@ -89,10 +93,11 @@ def _median_seconds(run):
 
 def _passes(solver):
   """The iteration's two passes alone (the solver's own tables, both players)."""
+  # pylint: disable=protected-access
   def run():
     for player in (0, 1):
-      solver._traverse(player, solver._strategy, 1.0, solver._regrets,  # pylint: disable=protected-access
-                       solver._cumulative)  # pylint: disable=protected-access
+      solver._traverse(player, solver._strategy, 1.0, solver._regrets,
+                       solver._cumulative)
   return run
 
 
@@ -125,7 +130,10 @@ def main(argv):
       ns = 1e9 * iteration / (2 * nodes)
       if nodes >= move_budget.MEASURED_NODES:
         worst = max(worst, ns / whole_ns)
-      print(f"  {nodes:,} nodes, {len(arguments[3]):,} roots: {ns:.2f} ns a node and "
+      # pylint: disable-next=protected-access
+      ranges, segments = len(solver._down_lo), len(solver._up_lo)
+      print(f"  {nodes:,} nodes, {len(arguments[3]):,} roots ({ranges:,} ranges top-"
+            f"down, {segments:,} segments bottom-up): {ns:.2f} ns a node and "
             f"pass ({1000 * iteration:.2f} ms an iteration), {ns / whole_ns:.2f} x the "
             f"whole tree's; outside the passes {max(1 - passes / iteration, 0.0):.2f}",
             flush=True)
