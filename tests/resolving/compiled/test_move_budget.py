@@ -331,25 +331,3 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   whole.next_subgame(int(whole.trace.own_infosets[0]), "resolve",
                      _within(0.5))
   assert made == [1]
-
-
-def test_compiled_cfr_plus_iterates_at_a_share_of_the_run_margin(monkeypatch):
-  """A compiled CFR+ resolver's anytime loop starts an iteration while
-  RUN_MARGIN_SHARE of the protocol's margin times its recent longest fits (1.25 at
-  2); a sampling resolver keeps the protocol's margin; both follow it."""
-  tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
-  keys = subgame_trace.StateKeys.build(tree)
-  cfr_plus = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
-  sampling = compiled_resolver.CompiledResolver.whole_game(
-      tree, keys, 0, config=settings.ResolverConfig(solver="vr_mccfr"), seed=1)
-  assert cfr_plus.run_margin == pytest.approx(1.25)
-  assert sampling.run_margin == protocol.AnytimeRun().run_margin == 2.0
-  # An iteration of 0.5 s fits a 1 s move at 1.25 times, not at 2.
-  decay = protocol._RUN_DECAY  # pylint: disable=protected-access
-  cfr_plus.timing["per_iteration"] = sampling.timing["per_iteration"] = 0.5 / decay
-  start = time.perf_counter()
-  assert cfr_plus.will_iterate(limits.Limit(seconds=1.0), start)
-  assert not sampling.will_iterate(limits.Limit(seconds=1.0), start)
-  monkeypatch.setattr(protocol, "_RUN_MARGIN", 4.0)
-  assert cfr_plus.run_margin == pytest.approx(4.0 * move_budget.RUN_MARGIN_SHARE)
-  assert sampling.run_margin == 4.0
