@@ -104,12 +104,6 @@ VIEW_SLOWDOWN = 1.15
 # only if it still fits what is left.
 RESOLVE_SHARE = 0.95
 FIRST_ITERATION_MARGIN = 1.25
-# A compiled CFR+ resolver's anytime loop starts an iteration while this share of the
-# protocol's margin (protocol.AnytimeRun.run_margin, 2: 1.25) times the recent longest
-# one fits (CompiledResolver.run_margin): at 2, PAM{8}'s 45-65 ms iterations never
-# started in a 0.1 s move, whose decisions then ended after 60% of it (median) with
-# one iteration on each subgame, run ahead.
-RUN_MARGIN_SHARE = 0.625
 # A sampling solver's subgame setup may use this share of the move (its iterations
 # cost microseconds: the rest of the move samples hundreds to thousands of them).
 # At 0.6, PAM{8}'s 90-95k-root subgame (45-62 ms) and 490-510k-root last turn

@@ -83,21 +83,15 @@ class AnytimeRun:
   # anytime.spend's batches: one iteration per call (live solvers) or a share.
   batch_share = None
 
-  @property
-  def run_margin(self):
-    """`run` starts an iteration (batch) while this many times the recent longest
-    one fits (_RUN_MARGIN)."""
-    return _RUN_MARGIN
-
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
-    while `run_margin` times the recent longest iteration, or batch, still fits; the
-    estimate carries over to this resolver's later moves)."""
-    return anytime.spend(limit, start, self.solver.iterate, margin=self.run_margin,
+    while twice the recent longest iteration, or batch, still fits; the estimate
+    carries over to this resolver's later moves)."""
+    return anytime.spend(limit, start, self.solver.iterate, margin=_RUN_MARGIN,
                          decay=_RUN_DECAY, batch_share=self.batch_share,
                          timing=self.timing)
 
   def will_iterate(self, limit, start):
     """Whether `run(limit, start)`, called now, would run an iteration."""
-    return anytime.would_start(limit, start, margin=self.run_margin, decay=_RUN_DECAY,
+    return anytime.would_start(limit, start, margin=_RUN_MARGIN, decay=_RUN_DECAY,
                                timing=self.timing)

@@ -148,13 +148,6 @@ class CompiledResolver(protocol.AnytimeRun):
     return self.view.iterations
 
   @property
-  def run_margin(self):
-    """The anytime loop's margin (protocol.AnytimeRun.run_margin): for CFR+, whose
-    iterations are timed one by one, move_budget.RUN_MARGIN_SHARE of it."""
-    margin = super().run_margin
-    return margin if self.sampler is not None else move_budget.RUN_MARGIN_SHARE * margin
-
-  @property
   def visited_states(self):
     """Histories the solver has touched so far ([S] §5.1's visited states: a sampling
     solver's episodes' nodes, or each CFR+ pass's subgame nodes)."""
