@@ -86,19 +86,12 @@ AHEAD_SECONDS_PER_NEXT_ROOT = 1e-8
 # A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
 # ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
 # benchmarks/cr_compiled_resolve.py); replaced after pre-play by the whole game's
-# iterations times VIEW_SLOWDOWN and re-measured at every subgame's first iteration.
-# Building a view costs about 1-5 ms whatever its size; tracing its next turns is
-# bounded by the move's deadline (CannotResolve).
+# iterations times VIEW_SLOWDOWN (in-place views stream about 1.6 times slower than
+# the contiguous tree) and re-measured at every subgame's first iteration. Building a
+# view costs about 1-5 ms whatever its size; tracing its next turns is bounded by the
+# move's deadline (CannotResolve).
 ITERATION_SECONDS_PER_NODE = 3e-8
-# An in-place subgame's iteration per node over the whole tree's, measured in one run
-# (benchmarks/subgame_node_rate.py, subgames of at least MEASURED_NODES): PAM{8} 0.78-
-# 1.02, IIGS{6} 0.87, latent TTT 1.10, Leduc{3,30} 1.42-1.49 (900 roots whose nodes
-# lie scattered among other histories); a subgame's first iteration 1.13 times the
-# pre-play's median on PAM{8}. At 1.6 (an older measurement) the first subgame's
-# first iteration on PAM{8} was estimated at 92 ms (65 ms run) and, counted
-# FIRST_ITERATION_MARGIN times, never fitted a 0.1 s move of its own; at 1.15 the
-# margin still covers Leduc's 1.45.
-VIEW_SLOWDOWN = 1.15
+VIEW_SLOWDOWN = 1.6
 # A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
 # over (its estimate's error), fits this share of the move; the iteration then runs
 # only if it still fits what is left.
@@ -303,8 +296,8 @@ class SubgameBudget:
     (their median: the first iterations of a process or match pay for page faults or
     kernels loaded, 70 ms against 23 ms on PAM{8}, and a cold numba cache made a mean
     refuse every subgame of a match; `per_iteration` when there are none) on its
-    `num_nodes` nodes, times VIEW_SLOWDOWN (an in-place view's iteration per node
-    over the whole tree's)."""
+    `num_nodes` nodes: an in-place view streams about VIEW_SLOWDOWN times slower than
+    the whole tree."""
     per_iteration = float(np.median(samples)) if samples else per_iteration
     if per_iteration:
       self.seconds_per_node = VIEW_SLOWDOWN * per_iteration / num_nodes
