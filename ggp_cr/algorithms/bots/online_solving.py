@@ -38,10 +38,11 @@ def check_compiled(compiled):
 
 
 def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NODES_LIMIT,
-                cache_dir=None, tree=None):
+                cache_dir=None, tree=None, seconds=None):
   """(tree, reason): the compiled tree the solver runs on, or None (live) and why
   (module docstring); `compiled` as check_compiled accepts; `tree` the game's
-  CompiledTree when the caller holds it (used as it is)."""
+  CompiledTree when the caller holds it (used as it is); `seconds` what "auto" may
+  spend extracting it (None: no limit; compiled_tree.available_tree)."""
   compiled = check_compiled(compiled)
   compiled_tree.check_nodes_limit(nodes_limit)
   if compiled == "false":
@@ -52,7 +53,8 @@ def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NO
     compiled_tree.check_tree_of(tree, game)
     reason = "tree given by the caller"
   else:
-    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+    tree, reason = compiled_tree.available_tree(
+        game, nodes_limit, cache_dir, seconds=None if compiled == "true" else seconds)
   if tree is None and compiled == "true":
     raise ValueError(f"The compiled solver is not available: {reason}; use "
                      "compiled=auto or compiled=false.")
@@ -81,6 +83,7 @@ class OnlineSolvingBot(pyspiel.Bot):
   def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0",
                move=limits.DEFAULT_MOVE, targeting=targets.IST, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT, tree=None):
+    built = time.perf_counter()
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
     if player_id not in (0, 1):
@@ -108,6 +111,10 @@ class OnlineSolvingBot(pyspiel.Bot):
           self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
                    else "live")
       self.path_reason = "the solver callable's choice"
+    # The construction (path choice, extraction, warm-up) counts against the first
+    # match's timed pre-play.
+    self.construction_seconds = time.perf_counter() - built
+    self._unpaid = self.construction_seconds if self._preplay.seconds else 0.0
 
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> solver, for `solver` as the constructor takes it; sets `path`."""
@@ -121,8 +128,9 @@ class OnlineSolvingBot(pyspiel.Bot):
                          f"compiled={given} ({spec}); set it in one place.")
       self.path_reason = f"the solver string sets compiled={given}"
     else:
-      tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                           nodes_limit, tree=self._tree)
+      tree, self.path_reason = choose_tree(
+          self._game, compiled, self._targeting, nodes_limit, tree=self._tree,
+          seconds=compiled_tree.extraction_seconds(self._preplay))
       spec = registry.with_parameter(spec, "compiled",
                                      "false" if tree is None else "true")
     self.path = "compiled" if spec.parameters["compiled"] else "live"
@@ -146,6 +154,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     self.solver = self._make_solver((self._seed + self._matches) % 2**63)
     self.solver.warm_up()  # outside the budgets
     self._preplay_pending = not self._preplay.is_zero
+    self._unpaid = 0.0
     self.iterations_per_move = []
 
   def restart_at(self, state):
@@ -185,8 +194,12 @@ class OnlineSolvingBot(pyspiel.Bot):
     done = 0
     if self._preplay_pending:
       self._preplay_pending = False
-      done += self._run(self._preplay, start)
+      preplay_start = start - self._unpaid
+      self._unpaid = 0.0
+      done += self._run(self._preplay, preplay_start)
       start = time.perf_counter()
+      if self._preplay.seconds:  # a pre-play overrun is charged to the move
+        start = min(start, preplay_start + self._preplay.seconds)
     deadline = None
     if self._move.seconds:  # a fifth of the move for targeting work at most
       deadline = start + 0.2 * self._move.seconds
@@ -235,8 +248,9 @@ class OOSBot(OnlineSolvingBot):
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> OOS's solver: compiled or live (module docstring); sets `path`."""
     del solver
-    tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                         nodes_limit, tree=self._tree)
+    tree, self.path_reason = choose_tree(
+        self._game, compiled, self._targeting, nodes_limit, tree=self._tree,
+        seconds=compiled_tree.extraction_seconds(self._preplay))
     self.path = "live" if tree is None else "compiled"
     if tree is None:
       return lambda seed: outcome_sampling.OutcomeSamplingSolver(

@@ -130,6 +130,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                path="auto",
                compiled_nodes_limit=compiled_path.COMPILED_NODES_LIMIT,
                cache_dir=None, build_ahead=True, terminate_values="cfrd", tree=None):
+    built = time.perf_counter()
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -144,7 +145,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts, terminate_values=terminate_values)
     self.path, self.path_reason, tree, keys = compiled_path.choose_path(
-        game, self.config, path, compiled_nodes_limit, cache_dir, tree)
+        game, self.config, path, compiled_nodes_limit, cache_dir, tree,
+        seconds=compiled_tree.extraction_seconds(self._preplay))
     # The one choice of path: everything else goes through protocol.Path.
     self._path = (compiled_path.CompiledPath(tree, keys, player_id, self.config)
                   if tree is not None else
@@ -158,6 +160,10 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._build_ahead_enabled = bool(build_ahead)
     self._matches = 0
     self.restart()
+    # The construction (path choice, extraction, warm-up) counts against the first
+    # match's pre-play, as its prepared resolver does.
+    self._construction_seconds = (time.perf_counter() - built -
+                                  self._prepared_seconds)
 
   def player_id(self):
     return self._player_id
@@ -217,6 +223,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.decisions = []
     self._prepared = None
     self._budget = move_budget.SubgameBudget(self.config.sampling)
+    self._construction_seconds = 0.0
     self._prepare()
 
   def _prepare(self):
@@ -295,12 +302,17 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0),
+      # The bot's construction (first match) counts against a timed pre-play.
+      built = self._construction_seconds if preplay.seconds else 0.0
+      self._construction_seconds = 0.0
+      record["construction_seconds"] = built
+      budget = move_budget.MoveBudget(start - built,
+                                      seconds + (preplay.seconds or 0.0),
                                       turn_seconds=seconds)
       self._first_resolver(record, budget)
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (docs/algorithms/resolving.md).
-      preplay_start = start - record.get("prepared_seconds", 0.0)
+      preplay_start = start - built - record.get("prepared_seconds", 0.0)
       samples = self.resolver.timing["samples"] = []
       done = self.resolver.run(preplay, preplay_start)
       del self.resolver.timing["samples"]
