@@ -11,7 +11,8 @@ a later one's decision / move. Per game and player it prints the path taken and 
 the median construction (extraction) time, the median time a new subgame's setup
 took (cr), the median iterations a move, the share of new subgames resolved (cr:
 decisions whose own trace saw a new subgame that built it and ran at least one
-iteration on it, in the decision or built ahead; oos and online_solving re-solve
+iteration on it, in the decision or built ahead; after a live trace cut short, every
+later decision counts as an entry, so the share is a lower bound there; oos and online_solving re-solve
 the whole game at every move: decisions with at least one iteration) and the largest
 time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
 last `resolved: <float>`, the smallest share over games and players (bar >= 0.95).
@@ -79,9 +80,14 @@ def _iterations(bot):
   records = getattr(bot, "decisions", None)
   if isinstance(records, list):  # continual resolving's records
     iterations = [r["iterations"] for r in records]
-    entered = [r for r in records[1:] if r.get("enters_new_subgame")]
-    resolved = [r["new_subgame"] and
-                r["iterations"] + r.get("iterations_ahead", 0) > 0 for r in entered]
+    resolved, blind = [], False
+    for record in records[1:]:
+      # After a trace cut short the bot's own lookups see no new subgame: its later
+      # decisions count as unresolved entries (a lower bound).
+      if record.get("enters_new_subgame") or blind:
+        resolved.append(record["new_subgame"] and record["iterations"] +
+                        record.get("iterations_ahead", 0) > 0)
+      blind = blind or "not traced" in record.get("fallback", "")
     return iterations, resolved
   iterations = list(bot.iterations_per_move)
   return iterations, [i > 0 for i in iterations]
