@@ -2,7 +2,8 @@
 of any size, past the compiled tree's limit?
 
 As a new user would (registry.make_bot, the players' defaults, no tree given or
-cached), each of --players plays --matches matches in each seat against a uniform
+cached; the players' process warm-up first, as matches.run_match runs it, before the
+clock), each of --players plays --matches matches in each seat against a uniform
 random player on each of --games, with --preplay seconds of pre-play and --move
 seconds a move. A fresh bot is built for every match and its construction is timed
 (the path choice, any tree extraction, warm-ups): it counts against the pre-play, so
@@ -101,6 +102,12 @@ def main(argv):
     game = registry.load_game(game_string)
     for player in _PLAYERS.value:
       spec = registry.parse_player(player)
+      start = time.perf_counter()
+      registry.warm_up_player(spec)  # as matches.run_match: before the clock
+      warm = time.perf_counter() - start
+      if warm > 0.01:
+        print(f"{player}: process warm-up {warm:.2f} s (once, before the clock)",
+              flush=True)
       ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
       slowest = (0.0, None)
       for match in range(_MATCHES.value):

@@ -61,6 +61,22 @@ def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NO
   return tree, reason
 
 
+_WARM = []
+
+
+def warm_up_process():
+  """The registry's warm-up of the oos and online_solving players (registry.
+  PlayerType.warm_up): one Kuhn poker deal of each on the compiled and the live
+  solver, once per process, before any clock (issue 44)."""
+  if _WARM:
+    return
+  for compiled in ("true", "false"):
+    for bot_class in (OOSBot, OnlineSolvingBot):
+      players.warm_up_on_kuhn(lambda game, bot_class=bot_class, compiled=compiled: (
+          bot_class(game, 0, preplay="1it", move="1it", compiled=compiled)))
+  _WARM.append(True)
+
+
 class OnlineSolvingBot(pyspiel.Bot):
   """The thesis's solving player ([S] §3.4.2): re-solves the whole game every move.
 

@@ -36,6 +36,20 @@ def copy_bot(bot, shared=()):
   return other
 
 
+def warm_up_on_kuhn(make_bot):
+  """Plays seat 0's decisions of one Kuhn poker deal (cards 0 and 1; seat 1 bets
+  whenever it acts) with the bot `make_bot(game)` builds: what an online player's
+  process warm-up runs (registry.PlayerType.warm_up) so that its kernels and imports
+  are loaded before any clock."""
+  game = pyspiel.load_game("kuhn_poker")
+  bot = make_bot(game)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  while not state.is_terminal():
+    state.apply_action(bot.step(state) if state.current_player() == 0 else 1)
+
+
 def _rng(seed):
   return np.random.RandomState(seed % 2**32)
 
