@@ -123,13 +123,13 @@ def main(argv):
           if isinstance(records, list):
             setups += [r["setup_seconds"] for r in records[1:] if r["new_subgame"]]
           paths.add(f"{bot.path} ({bot.path_reason})")
-          top = max(match_ratios)
+          top = max(match_ratios, default=0.0)  # (no decision: the match ended)
           if top > slowest[0]:
             index = match_ratios.index(top)
             slowest = (top, f"match {match} seat {seat} decision {index}" + (
                 f", construction {seconds:.3f} s" if index == 0 else ""))
       share = sum(resolved) / len(resolved) if resolved else 1.0
-      worst = max(worst, max(ratios))
+      worst = max([worst] + ratios)
       smallest = min(smallest, share)
       setup = (f"; new subgame setup median {1000 * statistics.median(setups):.1f} "
                f"ms, max {1000 * max(setups):.1f} ms" if setups else "")
@@ -137,7 +137,8 @@ def main(argv):
             f"median {statistics.median(built):.2f} s, max {max(built):.2f} s{setup}; "
             f"iterations a move median {statistics.median(iterations):g}; resolved "
             f"{sum(resolved)}/{len(resolved)} ({share:.3f}); time/budget max "
-            f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}",
+            f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}; "
+            f"{len(ratios)} decisions",
             flush=True)
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")

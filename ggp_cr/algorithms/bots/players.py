@@ -257,16 +257,30 @@ def _check_sequential(game, name):
     raise ValueError(f"Player {name} needs a game with terminal rewards.")
 
 
-def _simulations(name, simulations, budget):
+def _simulations(name, simulations, budget, timed=False):
   """Explicit simulations, else the per-move budget in iterations (a zero budget:
-  limits.DEFAULT_MOVE, every online player's default)."""
+  limits.DEFAULT_MOVE, every online player's default); a budget in seconds is
+  refused unless the player is `timed` (then: no limit on simulations)."""
   if simulations is not None:
     return simulations
   if budget.move.seconds:
+    if timed:
+      return _UNLIMITED_SIMULATIONS
     raise ValueError(
         f"Player {name} runs a number of simulations, not seconds; give the per-move "
         f"budget in iterations ('500it') or set {name}(simulations=...).")
   return budget.online_move().iterations
+
+
+_UNLIMITED_SIMULATIONS = 2**62
+# A timed ISMCTS simulation starts while this many times the recent longest fits
+# (anytime.spend's margin, as continual resolving's), the estimate decaying so.
+_SEARCH_MARGIN = 2.0
+_SEARCH_DECAY = 0.95
+
+
+class _TimeUp(Exception):
+  """A timed search's move ended (timed ISMCTS)."""
 
 
 class _MCTSBot(_TurnChecked, mcts.MCTSBot):
@@ -274,7 +288,58 @@ class _MCTSBot(_TurnChecked, mcts.MCTSBot):
 
 
 class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
-  """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn."""
+  """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn.
+
+  With `seconds` (a move budget in seconds), a search runs simulations while twice
+  the recent longest fits in the move (at least one, if a history of the
+  information state is sampled in time: the enumerating resampler stops at the
+  deadline, and the bot then plays uniformly, noted in `fallbacks`);
+  `iterations_per_move` counts each decision's simulations (issue 44, item 4)."""
+  seconds = None
+  resampler = None  # an InfostateResampler, given the move's deadline
+
+  def reset(self):
+    super().reset()
+    self._last = self._longest = None
+    self._simulations_done = 0
+
+  def run_search(self, state):
+    if not self.seconds:
+      return super().run_search(state)
+    self._deadline = time.perf_counter() + self.seconds
+    if self.resampler is not None:
+      self.resampler.deadline = self._deadline
+    try:
+      return super().run_search(state)
+    except _TimeUp:
+      node = self._root_node
+      if self._allow_inconsistent_action_sets:
+        node = self.filter_illegals(node, state.legal_actions())
+      if node is not None and node.total_visits > 0:
+        return self.get_final_policy(state, node)
+      self.fallbacks.append("no history of the information state was sampled "
+                            "within the move; uniform play")
+      legal = state.legal_actions()
+      return [(action, 1.0 / len(legal)) for action in legal]
+    finally:
+      self.iterations_per_move.append(self._simulations_done)
+      if self.resampler is not None:
+        self.resampler.deadline = None
+
+  def sample_root_state(self, state):
+    if self.seconds:
+      now = time.perf_counter()
+      if self._last is None:
+        self._simulations_done = 0
+      else:
+        self._simulations_done += 1
+        took = now - self._last
+        self._longest = took if self._longest is None else max(
+            _SEARCH_DECAY * self._longest, took)
+        if now + _SEARCH_MARGIN * self._longest >= self._deadline:
+          raise _TimeUp
+      self._last = now
+    return super().sample_root_state(state)
 
 
 def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
@@ -288,6 +353,9 @@ def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
   return _seated(_MCTSBot(game, uct_c, simulations,
                           mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng),
                  player_id)
+
+
+_DEADLINE_EVERY = 256  # histories an enumeration visits between deadline checks
 
 
 class InfostateResampler:
@@ -304,6 +372,8 @@ class InfostateResampler:
     self._game = game
     self._rng = rng
     self._cache = {}
+    self.deadline = None  # time.perf_counter() at which to give up (_TimeUp)
+    self._visited = 0
 
   def _histories(self, state, player):
     key = state.information_state_string(player)
@@ -318,6 +388,10 @@ class InfostateResampler:
     return self._cache[key]
 
   def _collect(self, state, player, own, key, depth, weight, found):
+    self._visited += 1
+    if (self.deadline is not None and not self._visited % _DEADLINE_EVERY and
+        time.perf_counter() >= self.deadline):
+      raise _TimeUp
     if state.is_terminal():
       return
     if state.is_chance_node():
@@ -372,7 +446,7 @@ _ISMCTS_FINAL_POLICY = {
 
 def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
                   final_policy):
-  simulations = _simulations("ismcts", simulations, budget)
+  simulations = _simulations("ismcts", simulations, budget, timed=True)
   _check_sequential(game, "ismcts")
   if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
     raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
@@ -381,10 +455,13 @@ def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
   bot = _ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
                    simulations, random_state=rng,
                    final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
+  bot.seconds = budget.move.seconds or None
+  bot.iterations_per_move, bot.fallbacks = [], []
   if _supports_resampling(game):
     # The game's own resampler, drawing from the bot's seeded generator.
     bot.set_resampler(lambda state, player: state.resample_from_infostate(
         player, rng.uniform))
   else:
-    bot.set_resampler(InfostateResampler(game, rng))
+    bot.resampler = InfostateResampler(game, rng)
+    bot.set_resampler(bot.resampler)
   return _seated(bot, player_id)
