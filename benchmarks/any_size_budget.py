@@ -23,6 +23,7 @@ Wall clock: quote the machine's load.
       [--move=0.2] [--preplay=1] [--matches=3]
 """
 
+import gc
 import statistics
 import time
 
@@ -48,6 +49,28 @@ _MATCHES = flags.DEFINE_integer("matches", 3, "Matches per seat, game and player
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of chance, the random player and bots.")
 
 
+class _Collections:
+  """Seconds the garbage collector ran since `reset` (gc.callbacks)."""
+
+  def __init__(self):
+    self.seconds = 0.0
+    self._start = None
+    gc.callbacks.append(self)
+
+  def __call__(self, phase, info):
+    del info
+    if phase == "start":
+      self._start = time.perf_counter()
+    elif self._start is not None:
+      self.seconds += time.perf_counter() - self._start
+
+  def reset(self):
+    self.seconds = 0.0
+
+
+_GC = []
+
+
 def _match(game, spec, seat, seed, budget):
   """One match of `spec` in `seat` against uniform random: (time / budget of each
   decision, the bot, its construction seconds, whether each decision resolved)."""
@@ -57,15 +80,17 @@ def _match(game, spec, seat, seed, budget):
   built = time.perf_counter() - start
   rng = np.random.default_rng([_SEED.value, seed])
   state = game.new_initial_state()
-  ratios = []
+  ratios, details = [], []
   while not state.is_terminal():
     if state.is_chance_node():
       outcomes, probs = zip(*state.chance_outcomes())
       state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
     elif state.current_player() == seat:
+      _GC[0].reset()
       start = time.perf_counter()
       action = bot.step(state)
       seconds = time.perf_counter() - start
+      details.append(_details(bot, seconds))
       if ratios:
         ratios.append(seconds / _MOVE.value)
       else:
@@ -73,7 +98,21 @@ def _match(game, spec, seat, seed, budget):
       state.apply_action(action)
     else:
       state.apply_action(int(rng.choice(state.legal_actions())))
-  return ratios, bot, built
+  return ratios, bot, built, details
+
+
+def _details(bot, seconds):
+  """What the decision that took `seconds` spent its time on: the garbage collector,
+  and (cr) its setup and iterations."""
+  text = f"{seconds:.3f} s, gc {_GC[0].seconds:.3f} s"
+  records = getattr(bot, "decisions", None)
+  if isinstance(records, list) and records:
+    record = records[-1]
+    text += (f", setup {record['setup_seconds']:.3f} s, iterating "
+             f"{record['iterate_seconds']:.3f} s")
+    if "fallback" in record:
+      text += f", fallback: {record['fallback'][:80]}"
+  return text
 
 
 def _iterations(bot):
@@ -97,6 +136,7 @@ def _iterations(bot):
 def main(argv):
   del argv
   budget = limits.Budget.parse(f"{_PREPLAY.value}s", f"{_MOVE.value}s")
+  _GC.append(_Collections())
   worst, smallest = 0.0, 1.0
   for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
     game = registry.load_game(game_string)
@@ -112,8 +152,8 @@ def main(argv):
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
         for seat in (0, 1):
-          match_ratios, bot, seconds = _match(game, spec, seat, 2 * match + seat,
-                                              budget)
+          match_ratios, bot, seconds, details = _match(game, spec, seat,
+                                                       2 * match + seat, budget)
           ratios += match_ratios
           built.append(seconds)
           match_iterations, match_resolved = _iterations(bot)
@@ -126,8 +166,9 @@ def main(argv):
           top = max(match_ratios, default=0.0)  # (no decision: the match ended)
           if top > slowest[0]:
             index = match_ratios.index(top)
-            slowest = (top, f"match {match} seat {seat} decision {index}" + (
-                f", construction {seconds:.3f} s" if index == 0 else ""))
+            slowest = (top, f"match {match} seat {seat} decision {index}: " +
+                       details[index] + (f", construction {seconds:.3f} s"
+                                         if index == 0 else ""))
       share = sum(resolved) / len(resolved) if resolved else 1.0
       worst = max([worst] + ratios)
       smallest = min(smallest, share)
