@@ -177,9 +177,9 @@ def seconds_per_history(native, extra=0.0):
   return (NATIVE_SECONDS_PER_HISTORY if native else GENERIC_SECONDS_PER_HISTORY) + extra
 
 
-def _amount(value):
+def _amount(value, decimals=1):
   """`value` with thousands separators, or in scientific notation past 10^9."""
-  return f"{value:,.1f}" if value < 1e9 else f"{value:.2e}"
+  return f"{value:,.{decimals}f}" if value < 1e9 else f"{value:.2e}"
 
 
 def within_seconds(game, seconds, per_history):
@@ -193,7 +193,7 @@ def within_seconds(game, seconds, per_history):
   estimate = estimated_histories(game, groups=BUDGET_GROUPS, paths=BUDGET_PATHS)
   if estimate > affordable:
     return 0, (f"its extraction would take about {_amount(estimate * per_history)} s "
-               f"({_amount(estimate)} histories estimated x {per_history * 1e6:.2g} us), "
+               f"({_amount(estimate, 0)} histories estimated x {per_history * 1e6:.2g} us), "
                f"more than the {seconds:.3g} s it may take of the pre-play")
   return affordable, None
 
