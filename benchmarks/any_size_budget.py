@@ -87,10 +87,11 @@ def _match(game, spec, seat, seed, budget):
       state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
     elif state.current_player() == seat:
       _GC[0].reset()
+      cpu = time.process_time()
       start = time.perf_counter()
       action = bot.step(state)
       seconds = time.perf_counter() - start
-      details.append(_details(bot, seconds))
+      details.append(_details(bot, seconds, time.process_time() - cpu))
       if ratios:
         ratios.append(seconds / _MOVE.value)
       else:
@@ -101,10 +102,11 @@ def _match(game, spec, seat, seed, budget):
   return ratios, bot, built, details
 
 
-def _details(bot, seconds):
-  """What the decision that took `seconds` spent its time on: the garbage collector,
-  and (cr) its setup and iterations."""
-  text = f"{seconds:.3f} s, gc {_GC[0].seconds:.3f} s"
+def _details(bot, seconds, cpu):
+  """What the decision that took `seconds` (`cpu` seconds of this process's CPU: far
+  less when other processes held the cores) spent its time on: the garbage
+  collector, and (cr) its setup and iterations."""
+  text = f"{seconds:.3f} s (cpu {cpu:.3f} s), gc {_GC[0].seconds:.3f} s"
   records = getattr(bot, "decisions", None)
   if isinstance(records, list) and records:
     record = records[-1]
