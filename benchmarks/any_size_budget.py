@@ -17,7 +17,8 @@ later decision counts as an entry, so the share is a lower bound there; oos and 
 the whole game at every move: decisions with at least one iteration) and the largest
 time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
 last `resolved: <float>`, the smallest share over games and players (bar >= 0.95).
-Wall clock: quote the machine's load.
+Wall clock: quote the machine's load (the slowest decision's CPU seconds show
+preemption). dark_hex(board_size=3) is refused by all three (imperfect recall).
 
   python benchmarks/any_size_budget.py [--games="g1;g2"] [--players=cr,oos]
       [--move=0.2] [--preplay=1] [--matches=3]
@@ -39,7 +40,7 @@ from ggp_cr.algorithms.evaluation import matches
 _DEFAULT_GAMES = ("python_ii_goofspiel(num_cards=6);python_ii_goofspiel(num_cards=7);"
                   "python_ii_goofspiel(num_cards=8);python_ii_goofspiel(num_cards=13);"
                   "python_princess_monster(max_turns=12,rows=4,cols=4);"
-                  "python_leduc(cards_per_suit=100);liars_dice(numdice=2)")
+                  "python_leduc(cards_per_suit=100);liars_dice(numdice=2);phantom_ttt")
 _GAMES = flags.DEFINE_string("games", _DEFAULT_GAMES, "Games, separated by ';'.")
 _PLAYERS = flags.DEFINE_list("players", ["cr", "oos", "online_solving"],
                              "Players (registry strings without commas).")
@@ -122,7 +123,8 @@ def _iterations(bot):
   records = getattr(bot, "decisions", None)
   if isinstance(records, list):  # continual resolving's records
     iterations = [r["iterations"] for r in records]
-    resolved, blind = [], False
+    resolved = []
+    blind = bool(records) and "not traced" in records[0].get("fallback", "")
     for record in records[1:]:
       # After a trace cut short the bot's own lookups see no new subgame: its later
       # decisions count as unresolved entries (a lower bound).
@@ -144,6 +146,11 @@ def main(argv):
     game = registry.load_game(game_string)
     for player in _PLAYERS.value:
       spec = registry.parse_player(player)
+      try:
+        registry.make_bot(spec, game, 0, 0, limits.Budget.parse("0", "1it"))
+      except ValueError as error:  # e.g. continual resolving's perfect recall
+        print(f"{game_string} {player}: refused: {error}", flush=True)
+        continue
       start = time.perf_counter()
       registry.warm_up_player(spec)  # as matches.run_match: before the clock
       warm = time.perf_counter() - start
