@@ -109,3 +109,26 @@ def test_construction_counts_against_the_preplay(monkeypatch, make):
     assert bot.decisions[0]["construction_seconds"] >= 0.6
   else:
     assert bot.construction_seconds >= 0.6
+
+
+def test_the_players_process_warm_up_runs_before_the_clock(monkeypatch):
+  from ggp_cr.algorithms.config import limits  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.config import registry  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.evaluation import matches  # pylint: disable=import-outside-toplevel
+  warmed = []
+
+  def slow_warm_up(spec):
+    warmed.append(str(spec))
+    time.sleep(0.5)
+  monkeypatch.setattr(registry, "warm_up_player", slow_warm_up)
+  game = pyspiel.load_game("kuhn_poker")
+  seeds = matches.match_seeds(0, "random", "oos", 0, 0)
+  result = matches.run_match(game, ["random", "oos"], seeds,
+                             limits.Budget.parse("0", "5it"))
+  assert warmed == ["random", "oos"]
+  assert max(result.init_seconds) < 0.4  # the 0.5 s warm-ups are not timed
+  # The registry's own: cr, oos and online_solving have one, random none.
+  monkeypatch.undo()
+  assert registry.parse_player("random").player_type.warm_up is None
+  for name in ("cr", "oos", "online_solving"):
+    assert registry.parse_player(name).player_type.warm_up is not None

@@ -19,6 +19,7 @@ from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import registry
 
@@ -290,8 +291,9 @@ class _MCTSBot(_TurnChecked, mcts.MCTSBot):
 class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
   """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn.
 
-  With `seconds` (a move budget in seconds), a search runs simulations while twice
-  the recent longest fits in the move (at least one, if a history of the
+  With `seconds` (a move budget in seconds), a search runs simulations, the objects
+  that existed before it frozen for the garbage collector (anytime.gc_frozen), while
+  twice the recent longest fits in the move (at least one, if a history of the
   information state is sampled in time: the enumerating resampler stops at the
   deadline, and the bot then plays uniformly, noted in `fallbacks`);
   `iterations_per_move` counts each decision's simulations (issue 44, item 4)."""
@@ -310,7 +312,8 @@ class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
     if self.resampler is not None:
       self.resampler.deadline = self._deadline
     try:
-      return super().run_search(state)
+      with anytime.gc_frozen():
+        return super().run_search(state)
     except _TimeUp:
       node = self._root_node
       if self._allow_inconsistent_action_sets:
