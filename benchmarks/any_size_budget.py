@@ -146,11 +146,6 @@ def main(argv):
     game = registry.load_game(game_string)
     for player in _PLAYERS.value:
       spec = registry.parse_player(player)
-      try:
-        registry.make_bot(spec, game, 0, 0, limits.Budget.parse("0", "1it"))
-      except ValueError as error:  # e.g. continual resolving's perfect recall
-        print(f"{game_string} {player}: refused: {error}", flush=True)
-        continue
       start = time.perf_counter()
       registry.warm_up_player(spec)  # as matches.run_match: before the clock
       warm = time.perf_counter() - start
@@ -161,8 +156,14 @@ def main(argv):
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
         for seat in (0, 1):
-          match_ratios, bot, seconds, details = _match(game, spec, seat,
-                                                       2 * match + seat, budget)
+          try:
+            match_ratios, bot, seconds, details = _match(game, spec, seat,
+                                                         2 * match + seat, budget)
+          except ValueError as error:  # e.g. continual resolving's perfect recall
+            if ratios:
+              raise
+            print(f"{game_string} {player}: refused: {error}", flush=True)
+            break
           ratios += match_ratios
           built.append(seconds)
           match_iterations, match_resolved = _iterations(bot)
@@ -178,6 +179,11 @@ def main(argv):
             slowest = (top, f"match {match} seat {seat} decision {index}: " +
                        details[index] + (f", construction {seconds:.3f} s"
                                          if index == 0 else ""))
+        else:
+          continue
+        break
+      if not built:  # refused
+        continue
       share = sum(resolved) / len(resolved) if resolved else 1.0
       worst = max([worst] + ratios)
       smallest = min(smallest, share)
