@@ -133,7 +133,7 @@ def _iterations(bot):
                         record.get("iterations_ahead", 0) > 0)
       blind = blind or "not traced" in record.get("fallback", "")
     return iterations, resolved
-  iterations = list(bot.iterations_per_move)
+  iterations = list(bot.iterations_per_move)  # (ISMCTS: its simulations)
   return iterations, [i > 0 for i in iterations]
 
 
@@ -153,6 +153,7 @@ def main(argv):
         print(f"{player}: process warm-up {warm:.2f} s (once, before the clock)",
               flush=True)
       ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
+      fallbacks = 0  # ISMCTS's moves played uniformly (no history sampled in time)
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
         for seat in (0, 1):
@@ -172,7 +173,9 @@ def main(argv):
           records = getattr(bot, "decisions", None)
           if isinstance(records, list):
             setups += [r["setup_seconds"] for r in records[1:] if r["new_subgame"]]
-          paths.add(f"{bot.path} ({bot.path_reason})")
+          paths.add(f"{getattr(bot, 'path', 'live')} "
+                    f"({getattr(bot, 'path_reason', 'live states only')})")
+          fallbacks += len(getattr(bot, "fallbacks", ()))
           top = max(match_ratios, default=0.0)  # (no decision: the match ended)
           if top > slowest[0]:
             index = match_ratios.index(top)
@@ -194,7 +197,9 @@ def main(argv):
             f"iterations a move median {statistics.median(iterations):g}; resolved "
             f"{sum(resolved)}/{len(resolved)} ({share:.3f}); time/budget max "
             f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}; "
-            f"{len(ratios)} decisions",
+            f"{len(ratios)} decisions" + (f", {fallbacks} played uniformly (no "
+                                           "history sampled in time)"
+                                           if fallbacks else ""),
             flush=True)
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")

@@ -187,7 +187,7 @@ def test_timed_ismcts_stops_at_its_move_and_its_enumeration_at_the_deadline(
   game = registry.load_game("python_ii_goofspiel(num_cards=13)")
   bot = registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "0.05s"))
   state = game.new_initial_state()
-  for _ in range(6):  # three rounds: the enumeration of histories is far too long
+  for _ in range(12):  # six rounds: the enumeration of histories is far too long
     state.apply_action(state.legal_actions()[0])
   start = time.perf_counter()
   bot.step(state)

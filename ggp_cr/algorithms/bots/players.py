@@ -293,9 +293,9 @@ class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
 
   With `seconds` (a move budget in seconds), a search runs simulations, the objects
   that existed before it frozen for the garbage collector (anytime.gc_frozen), while
-  twice the recent longest fits in the move (at least one, if a history of the
-  information state is sampled in time: the enumerating resampler stops at the
-  deadline, and the bot then plays uniformly, noted in `fallbacks`);
+  twice the recent longest fits in the move (at least two, the first expanding the
+  root, unless the deadline passes: the enumerating resampler stops at it, and a
+  root without visits is played uniformly, noted in `fallbacks`);
   `iterations_per_move` counts each decision's simulations (issue 44, item 4)."""
   seconds = None
   resampler = None  # an InfostateResampler, given the move's deadline
@@ -320,8 +320,9 @@ class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
         node = self.filter_illegals(node, state.legal_actions())
       if node is not None and node.total_visits > 0:
         return self.get_final_policy(state, node)
-      self.fallbacks.append("no history of the information state was sampled "
-                            "within the move; uniform play")
+      self.fallbacks.append("no simulation reached the root's actions within the "
+                            "move (the resampler's enumeration of the information "
+                            "state's histories took it); uniform play")
       legal = state.legal_actions()
       return [(action, 1.0 / len(legal)) for action in legal]
     finally:
@@ -332,14 +333,18 @@ class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
   def sample_root_state(self, state):
     if self.seconds:
       now = time.perf_counter()
-      if self._last is None:
-        self._simulations_done = 0
-      else:
+      if self._last is not None:
+        # The first simulation's time holds the resampler's enumeration: not
+        # counted. The root has visits from the second simulation on (its first
+        # expands it); until then only the deadline stops the search.
+        if self._simulations_done:
+          took = now - self._last
+          self._longest = took if self._longest is None else max(
+              _SEARCH_DECAY * self._longest, took)
         self._simulations_done += 1
-        took = now - self._last
-        self._longest = took if self._longest is None else max(
-            _SEARCH_DECAY * self._longest, took)
-        if now + _SEARCH_MARGIN * self._longest >= self._deadline:
+        visited = self._root_node.total_visits > 0
+        if now >= self._deadline or (visited and now + _SEARCH_MARGIN *
+                                     self._longest >= self._deadline):
           raise _TimeUp
       self._last = now
     return super().sample_root_state(state)
