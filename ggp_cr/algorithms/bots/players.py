@@ -363,7 +363,7 @@ def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
                  player_id)
 
 
-_DEADLINE_EVERY = 256  # histories an enumeration visits between deadline checks
+_DEADLINE_EVERY = 8  # histories an enumeration visits between deadline checks
 
 
 class InfostateResampler:
