@@ -50,8 +50,14 @@ def test_extraction_fits_and_the_count_stops_at_what_the_seconds_pay_for(
 
 
 def test_generic_route_costs_more_a_history(fresh):
-  # leduc_poker's 9,457 histories: 0.11 s walked (12 us each) but not 0.05 s.
-  tree, reason = compiled_tree.available_tree(pyspiel.load_game(LEDUC), seconds=0.05)
+  # leduc_poker's 9,457 histories (a C++ game): 0.06 s walked (6 us each), not 0.02 s.
+  tree, reason = compiled_tree.available_tree(pyspiel.load_game(LEDUC), seconds=0.02)
+  assert tree is None and "x 6 us" in reason
+  # cr's state keys by the walk: 6 us more a history.
+  tree, reason = compiled_tree.available_tree(
+      pyspiel.load_game(LEDUC), seconds=0.08,
+      extra_per_history=compiled_path.keys_seconds_per_history(
+          pyspiel.load_game(LEDUC)))
   assert tree is None and "x 12 us" in reason
   tree, _ = compiled_tree.available_tree(pyspiel.load_game(LEDUC), seconds=1.0)
   assert tree.num_nodes == 9457

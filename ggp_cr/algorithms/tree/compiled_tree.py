@@ -57,6 +57,11 @@ def tree_differences(tree, other):
                   if getattr(tree, name) != getattr(other, name)]
 
 
+def is_cpp_game(game):
+  """Whether `game` is one of OpenSpiel's C++ games (not a Python game)."""
+  return type(game).__module__ in ("pyspiel", "builtins")
+
+
 def _implementation_fingerprint(game):
   """What identifies the code that defines `game`'s rules.
 
@@ -64,7 +69,7 @@ def _implementation_fingerprint(game):
   is not reused after the game's rules change; for a C++ game, OpenSpiel's version.
   """
   game_class = type(game)
-  if game_class.__module__ in ("pyspiel", "builtins"):
+  if is_cpp_game(game):
     return f"open_spiel {importlib.metadata.version('open_spiel')}".encode("utf-8")
   with open(inspect.getsourcefile(game_class), "rb") as source:
     return source.read()
@@ -287,7 +292,8 @@ def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
   timed = ""
   if source is None and seconds is not None:
     native = _native_extractor(game, "auto") is not None
-    per_history = tree_limits.seconds_per_history(native, extra_per_history)
+    per_history = tree_limits.seconds_per_history(native, extra_per_history,
+                                                  is_cpp_game(game))
     affordable, why_not = tree_limits.within_seconds(game, seconds, per_history)
     if why_not is not None:
       refused = f"tree not extracted within the pre-play: {why_not}"

@@ -42,12 +42,14 @@ SIGHT_PATHS = 16
 SIGHT_FACTOR = 1000
 # Seconds one history costs its route's extraction, measured on this project's 2-core
 # machine (docs/benchmarks.md, bars 8-9): native python_ii_goofspiel(6) 0.52 us,
-# (7) 0.42 us; generic liars_dice 2.4 us, python_ii_goofspiel(6) 11.8 us,
-# python_latent_ttt 9.8 us; rounded up. A timed extraction (`within_seconds`) is
+# (7) 0.42 us; the generic walk of a Python game, python_ii_goofspiel(6) 11.8 us,
+# python_latent_ttt 9.8 us, of a C++ game, liars_dice 2.4 us (9.2 us under load 6),
+# leduc_poker 3.2 us; rounded up. A timed extraction (`within_seconds`) is
 # predicted from a quick estimate of the size (BUDGET_GROUPS x BUDGET_PATHS paths)
 # and capped at the histories its seconds pay for.
 NATIVE_SECONDS_PER_HISTORY = 0.6e-6
 GENERIC_SECONDS_PER_HISTORY = 12e-6
+CPP_GENERIC_SECONDS_PER_HISTORY = 6e-6
 BUDGET_GROUPS = 5
 BUDGET_PATHS = 8
 
@@ -171,10 +173,15 @@ def refuse_if_far_larger(game, limit):
         "extracting...", file=sys.stderr, flush=True)
 
 
-def seconds_per_history(native, extra=0.0):
-  """Seconds one history costs its route's extraction (`native` or the generic walk)
-  plus `extra` (what the caller builds per history after it, e.g. state keys)."""
-  return (NATIVE_SECONDS_PER_HISTORY if native else GENERIC_SECONDS_PER_HISTORY) + extra
+def seconds_per_history(native, extra=0.0, cpp=False):
+  """Seconds one history costs its route's extraction (`native`, else the generic
+  walk of a C++ game if `cpp`, else of a Python game) plus `extra` (what the caller
+  builds per history after it, e.g. state keys)."""
+  if native:
+    route = NATIVE_SECONDS_PER_HISTORY
+  else:
+    route = CPP_GENERIC_SECONDS_PER_HISTORY if cpp else GENERIC_SECONDS_PER_HISTORY
+  return route + extra
 
 
 def _amount(value, decimals=1):

@@ -27,16 +27,20 @@ PREFAULT_MAX_BYTES = 1 << 30
 PATHS = ("auto", "compiled", "live")
 COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
 # Seconds a history's state keys (subgame_trace.StateKeys.build) cost after the tree's
-# extraction, natively or by the pyspiel walk (docs/benchmarks.md, bar 8: IIGS{6}
-# 1.28 vs 45.8 s for 2.0 M histories, PAM{8} 0.13 vs 19.0 s for 2.6 M), rounded up.
+# extraction, natively or by the pyspiel walk of a Python or a C++ game
+# (docs/benchmarks.md, bar 8: IIGS{6} 1.28 vs 45.8 s for 2.0 M histories, PAM{8}
+# 0.13 vs 19.0 s for 2.6 M; leduc_poker and liars_dice 6 us under load 6), rounded up.
 NATIVE_KEYS_SECONDS_PER_HISTORY = 0.7e-6
 GENERIC_KEYS_SECONDS_PER_HISTORY = 25e-6
+CPP_KEYS_SECONDS_PER_HISTORY = 6e-6
 
 
 def keys_seconds_per_history(game):
   """Seconds one history's state keys cost for `game` (native or walked)."""
-  return (NATIVE_KEYS_SECONDS_PER_HISTORY if native_extraction.state_keys(game)
-          is not None else GENERIC_KEYS_SECONDS_PER_HISTORY)
+  if native_extraction.state_keys(game) is not None:
+    return NATIVE_KEYS_SECONDS_PER_HISTORY
+  return (CPP_KEYS_SECONDS_PER_HISTORY if compiled_tree.is_cpp_game(game) else
+          GENERIC_KEYS_SECONDS_PER_HISTORY)
 
 
 def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
