@@ -21,6 +21,7 @@ from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 COMPILED_CHOICES = presets.COMPILED_CHOICES
@@ -69,10 +70,13 @@ _LIVE_MARGIN = 2.0
 
 def warm_up_process():
   """The registry's warm-up of the oos and online_solving players (registry.
-  PlayerType.warm_up): one Kuhn poker deal of each on the compiled and the live
-  solver, once per process, before any clock (issue 44)."""
+  PlayerType.warm_up): the native extractors on small games, and one Kuhn poker deal
+  of each on the compiled and the live solver, once per process, before any clock
+  (issue 44)."""
   if _WARM:
     return
+  for name in native_extraction.SMALL_GAMES:  # the native extractors
+    compiled_tree.compile_game(pyspiel.load_game(name))
   for compiled in ("true", "false"):
     for bot_class in (OOSBot, OnlineSolvingBot):
       players.warm_up_on_kuhn(lambda game, bot_class=bot_class, compiled=compiled: (

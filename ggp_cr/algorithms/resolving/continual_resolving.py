@@ -31,6 +31,7 @@ from ggp_cr.algorithms.resolving.live import live_path
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
@@ -92,11 +93,15 @@ def _warm_up_full_width():
 def warm_up_process():
   """The registry's warm-up of the cr player (registry.PlayerType.warm_up): loads the
   kernels of both paths, with a full-width and a sampling solver, once per process on
-  Kuhn poker, before any clock; a fresh process's first cr bot otherwise spent 1-3 s
+  Kuhn poker, and the native extractors' and state keys' on small games, before any
+  clock; a fresh process's first cr bot otherwise spent 1-3 s
   of its pre-play loading them (issue 44)."""
   if "process" in _WARM:
     return
   outcome_sampling.warm_up(settings.ResolverConfig().regret_matcher)
+  for name in native_extraction.SMALL_GAMES:  # the native extractors and keys
+    tree = compiled_tree.compile_game(pyspiel.load_game(name))
+    compiled_resolver.state_keys(tree).subtree_nodes  # pylint: disable=expression-not-assigned
   for path in ("compiled", "live"):
     for solver in ("vr_mccfr", "cfr+"):
       players.warm_up_on_kuhn(lambda game, path=path, solver=solver: (
