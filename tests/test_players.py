@@ -1,5 +1,7 @@
 """Players by name, budgets, and the seeded match runner."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -176,7 +178,30 @@ def test_search_players_take_simulations_from_an_iteration_budget():
   bot = registry.make_bot("ismcts(5)", game, 0, 1, limits.Budget.parse("0", "37it"))
   assert bot._max_simulations == 5  # pylint: disable=protected-access
   with pytest.raises(ValueError, match="not seconds.*'500it'"):
-    registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "2s"))
+    registry.make_bot("mcts", registry.load_game("tic_tac_toe"), 0, 1,
+                      limits.Budget.parse("0", "2s"))
+
+
+def test_timed_ismcts_stops_at_its_move_and_its_enumeration_at_the_deadline(
+    monkeypatch):
+  game = registry.load_game("python_ii_goofspiel(num_cards=13)")
+  bot = registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "0.05s"))
+  state = game.new_initial_state()
+  for _ in range(12):  # six rounds: the enumeration of histories is far too long
+    state.apply_action(state.legal_actions()[0])
+  start = time.perf_counter()
+  bot.step(state)
+  # Untimed, the resampler's enumeration of 12!-sized sets runs for minutes.
+  assert time.perf_counter() - start < 1.0
+  assert bot.fallbacks and "uniform play" in bot.fallbacks[0]
+  # A small game: simulations until the move ends, then the search's policy.
+  game = registry.load_game("python_leduc")
+  bot = registry.make_bot("ismcts", game, 0, 1, limits.Budget.parse("0", "0.05s"))
+  state = game.new_initial_state()
+  state.apply_action(state.legal_actions()[0])
+  state.apply_action(state.legal_actions()[1])
+  bot.step(state)
+  assert bot.iterations_per_move[0] > 1 and not bot.fallbacks
 
 
 def test_solver_player_plays_the_solvers_average_strategy():

@@ -27,7 +27,10 @@ STATE = (
     ("algorithms.tree.perfect_recall", "_CHECKED_GAMES", "cache",
      "game strings whose perfect recall was checked"),
     ("algorithms.resolving.continual_resolving", "_WARM", "numba",
-     "whether the full-width kernels were loaded (_warm_up_full_width)"),
+     "which kernels were loaded: the full-width ones (_warm_up_full_width), both "
+     "paths' (warm_up_process)"),
+    ("algorithms.bots.online_solving", "_WARM", "numba",
+     "whether oos's and online solving's kernels were loaded (warm_up_process)"),
     ("algorithms.evaluation.tournament", "_WORKER_CACHE", "workers",
      "a worker's (and the warm-up's) tournament configuration, game and compiled tree"),
     ("algorithms.tree.parallel_extraction", "_pools", "workers",

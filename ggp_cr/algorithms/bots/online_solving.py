@@ -21,6 +21,7 @@ from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 COMPILED_CHOICES = presets.COMPILED_CHOICES
@@ -38,10 +39,11 @@ def check_compiled(compiled):
 
 
 def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NODES_LIMIT,
-                cache_dir=None, tree=None):
+                cache_dir=None, tree=None, seconds=None):
   """(tree, reason): the compiled tree the solver runs on, or None (live) and why
   (module docstring); `compiled` as check_compiled accepts; `tree` the game's
-  CompiledTree when the caller holds it (used as it is)."""
+  CompiledTree when the caller holds it (used as it is); `seconds` what "auto" may
+  spend extracting it (None: no limit; compiled_tree.available_tree)."""
   compiled = check_compiled(compiled)
   compiled_tree.check_nodes_limit(nodes_limit)
   if compiled == "false":
@@ -52,11 +54,34 @@ def choose_tree(game, compiled, targeting, nodes_limit=compiled_tree.COMPILED_NO
     compiled_tree.check_tree_of(tree, game)
     reason = "tree given by the caller"
   else:
-    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+    tree, reason = compiled_tree.available_tree(
+        game, nodes_limit, cache_dir, seconds=None if compiled == "true" else seconds)
   if tree is None and compiled == "true":
     raise ValueError(f"The compiled solver is not available: {reason}; use "
                      "compiled=auto or compiled=false.")
   return tree, reason
+
+
+_WARM = []
+# anytime.spend's margin for a live solver (protocol.AnytimeRun's for continual
+# resolving's).
+_LIVE_MARGIN = 2.0
+
+
+def warm_up_process():
+  """The registry's warm-up of the oos and online_solving players (registry.
+  PlayerType.warm_up): the native extractors on small games, and one Kuhn poker deal
+  of each on the compiled and the live solver, once per process, before any clock
+  (issue 44)."""
+  if _WARM:
+    return
+  for name in native_extraction.SMALL_GAMES:  # the native extractors
+    compiled_tree.compile_game(pyspiel.load_game(name))
+  for compiled in ("true", "false"):
+    for bot_class in (OOSBot, OnlineSolvingBot):
+      players.warm_up_on_kuhn(lambda game, bot_class=bot_class, compiled=compiled: (
+          bot_class(game, 0, preplay="1it", move="1it", compiled=compiled)))
+  _WARM.append(True)
 
 
 class OnlineSolvingBot(pyspiel.Bot):
@@ -81,6 +106,7 @@ class OnlineSolvingBot(pyspiel.Bot):
   def __init__(self, game, player_id, solver=DEFAULT_SOLVER, preplay="0",
                move=limits.DEFAULT_MOVE, targeting=targets.IST, seed=0, compiled="auto",
                compiled_nodes_limit=compiled_tree.COMPILED_NODES_LIMIT, tree=None):
+    built = time.perf_counter()
     pyspiel.Bot.__init__(self)
     outcome_sampling.check_sampling_game(game)
     if player_id not in (0, 1):
@@ -108,6 +134,10 @@ class OnlineSolvingBot(pyspiel.Bot):
           self.solver, compiled_outcome_sampling.CompiledOutcomeSamplingSolver)
                    else "live")
       self.path_reason = "the solver callable's choice"
+    # The construction (path choice, extraction, warm-up) counts against the first
+    # match's timed pre-play.
+    self.construction_seconds = time.perf_counter() - built
+    self._unpaid = self.construction_seconds if self._preplay.seconds else 0.0
 
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> solver, for `solver` as the constructor takes it; sets `path`."""
@@ -121,8 +151,9 @@ class OnlineSolvingBot(pyspiel.Bot):
                          f"compiled={given} ({spec}); set it in one place.")
       self.path_reason = f"the solver string sets compiled={given}"
     else:
-      tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                           nodes_limit, tree=self._tree)
+      tree, self.path_reason = choose_tree(
+          self._game, compiled, self._targeting, nodes_limit, tree=self._tree,
+          seconds=compiled_tree.extraction_seconds(self._preplay))
       spec = registry.with_parameter(spec, "compiled",
                                      "false" if tree is None else "true")
     self.path = "compiled" if spec.parameters["compiled"] else "live"
@@ -146,6 +177,7 @@ class OnlineSolvingBot(pyspiel.Bot):
     self.solver = self._make_solver((self._seed + self._matches) % 2**63)
     self.solver.warm_up()  # outside the budgets
     self._preplay_pending = not self._preplay.is_zero
+    self._unpaid = 0.0
     self.iterations_per_move = []
 
   def restart_at(self, state):
@@ -166,9 +198,12 @@ class OnlineSolvingBot(pyspiel.Bot):
     return players.copy_bot(self, shared)
 
   def _run(self, limit, start):
-    """Runs the solver for `limit` from time `start`; returns iterations done."""
-    return anytime.spend(limit, start, self.solver.iterate,
-                         batch_share=self.solver.batch_share)
+    """Runs the solver for `limit` from time `start`; returns iterations done. A
+    live solver's iterations (one a call) start while twice the recent longest fits:
+    their lengths vary with the sampled path (PAM 4x4: 1-9 ms at 0.2 s a move)."""
+    batch_share = self.solver.batch_share
+    return anytime.spend(limit, start, self.solver.iterate, batch_share=batch_share,
+                         margin=_LIVE_MARGIN if batch_share is None else 1.0)
 
   def _target(self, state, deadline):
     """Sets the solver's target to `state`; may use time until `deadline` (or None)."""
@@ -185,8 +220,12 @@ class OnlineSolvingBot(pyspiel.Bot):
     done = 0
     if self._preplay_pending:
       self._preplay_pending = False
-      done += self._run(self._preplay, start)
+      preplay_start = start - self._unpaid
+      self._unpaid = 0.0
+      done += self._run(self._preplay, preplay_start)
       start = time.perf_counter()
+      if self._preplay.seconds:  # a pre-play overrun is charged to the move
+        start = min(start, preplay_start + self._preplay.seconds)
     deadline = None
     if self._move.seconds:  # a fifth of the move for targeting work at most
       deadline = start + 0.2 * self._move.seconds
@@ -235,8 +274,9 @@ class OOSBot(OnlineSolvingBot):
   def _solver_factory(self, solver, compiled, nodes_limit):
     """seed -> OOS's solver: compiled or live (module docstring); sets `path`."""
     del solver
-    tree, self.path_reason = choose_tree(self._game, compiled, self._targeting,
-                                         nodes_limit, tree=self._tree)
+    tree, self.path_reason = choose_tree(
+        self._game, compiled, self._targeting, nodes_limit, tree=self._tree,
+        seconds=compiled_tree.extraction_seconds(self._preplay))
     self.path = "live" if tree is None else "compiled"
     if tree is None:
       return lambda seed: outcome_sampling.OutcomeSamplingSolver(

@@ -19,6 +19,7 @@ from open_spiel.python.algorithms import mcts
 from open_spiel.python.bots import uniform_random
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.config import openspiel_errors
 from ggp_cr.algorithms.config import registry
 
@@ -34,6 +35,20 @@ def copy_bot(bot, shared=()):
   for key, value in bot.__dict__.items():
     other.__dict__[key] = copy.deepcopy(value, memo)
   return other
+
+
+def warm_up_on_kuhn(make_bot):
+  """Plays seat 0's decisions of one Kuhn poker deal (cards 0 and 1; seat 1 bets
+  whenever it acts) with the bot `make_bot(game)` builds: what an online player's
+  process warm-up runs (registry.PlayerType.warm_up) so that its kernels and imports
+  are loaded before any clock."""
+  game = pyspiel.load_game("kuhn_poker")
+  bot = make_bot(game)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  while not state.is_terminal():
+    state.apply_action(bot.step(state) if state.current_player() == 0 else 1)
 
 
 def _rng(seed):
@@ -243,16 +258,30 @@ def _check_sequential(game, name):
     raise ValueError(f"Player {name} needs a game with terminal rewards.")
 
 
-def _simulations(name, simulations, budget):
+def _simulations(name, simulations, budget, timed=False):
   """Explicit simulations, else the per-move budget in iterations (a zero budget:
-  limits.DEFAULT_MOVE, every online player's default)."""
+  limits.DEFAULT_MOVE, every online player's default); a budget in seconds is
+  refused unless the player is `timed` (then: no limit on simulations)."""
   if simulations is not None:
     return simulations
   if budget.move.seconds:
+    if timed:
+      return _UNLIMITED_SIMULATIONS
     raise ValueError(
         f"Player {name} runs a number of simulations, not seconds; give the per-move "
         f"budget in iterations ('500it') or set {name}(simulations=...).")
   return budget.online_move().iterations
+
+
+_UNLIMITED_SIMULATIONS = 2**62
+# A timed ISMCTS simulation starts while this many times the recent longest fits
+# (anytime.spend's margin, as continual resolving's), the estimate decaying so.
+_SEARCH_MARGIN = 2.0
+_SEARCH_DECAY = 0.95
+
+
+class _TimeUp(Exception):
+  """A timed search's move ended (timed ISMCTS)."""
 
 
 class _MCTSBot(_TurnChecked, mcts.MCTSBot):
@@ -260,7 +289,65 @@ class _MCTSBot(_TurnChecked, mcts.MCTSBot):
 
 
 class _ISMCTSBot(_TurnChecked, ismcts.ISMCTSBot):
-  """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn."""
+  """OpenSpiel's Python ISMCTS bot, refusing states that are not its seat's turn.
+
+  With `seconds` (a move budget in seconds), a search runs simulations, the objects
+  that existed before it frozen for the garbage collector (anytime.gc_frozen), while
+  twice the recent longest fits in the move (at least two, the first expanding the
+  root, unless the deadline passes: the enumerating resampler stops at it, and a
+  root without visits is played uniformly, noted in `fallbacks`);
+  `iterations_per_move` counts each decision's simulations (issue 44, item 4)."""
+  seconds = None
+  resampler = None  # an InfostateResampler, given the move's deadline
+
+  def reset(self):
+    super().reset()
+    self._last = self._longest = None
+    self._simulations_done = 0
+
+  def run_search(self, state):
+    if not self.seconds:
+      return super().run_search(state)
+    self._deadline = time.perf_counter() + self.seconds
+    if self.resampler is not None:
+      self.resampler.deadline = self._deadline
+    try:
+      with anytime.gc_frozen():
+        return super().run_search(state)
+    except _TimeUp:
+      node = self._root_node
+      if self._allow_inconsistent_action_sets:
+        node = self.filter_illegals(node, state.legal_actions())
+      if node is not None and node.total_visits > 0:
+        return self.get_final_policy(state, node)
+      self.fallbacks.append("no simulation reached the root's actions within the "
+                            "move (the resampler's enumeration of the information "
+                            "state's histories took it); uniform play")
+      legal = state.legal_actions()
+      return [(action, 1.0 / len(legal)) for action in legal]
+    finally:
+      self.iterations_per_move.append(self._simulations_done)
+      if self.resampler is not None:
+        self.resampler.deadline = None
+
+  def sample_root_state(self, state):
+    if self.seconds:
+      now = time.perf_counter()
+      if self._last is not None:
+        # The first simulation's time holds the resampler's enumeration: not
+        # counted. The root has visits from the second simulation on (its first
+        # expands it); until then only the deadline stops the search.
+        if self._simulations_done:
+          took = now - self._last
+          self._longest = took if self._longest is None else max(
+              _SEARCH_DECAY * self._longest, took)
+        self._simulations_done += 1
+        visited = self._root_node.total_visits > 0
+        if now >= self._deadline or (visited and now + _SEARCH_MARGIN *
+                                     self._longest >= self._deadline):
+          raise _TimeUp
+      self._last = now
+    return super().sample_root_state(state)
 
 
 def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
@@ -274,6 +361,9 @@ def build_mcts(game, player_id, seed, budget, simulations, uct_c, rollouts):
   return _seated(_MCTSBot(game, uct_c, simulations,
                           mcts.RandomRolloutEvaluator(rollouts, rng), random_state=rng),
                  player_id)
+
+
+_DEADLINE_EVERY = 8  # histories an enumeration visits between deadline checks
 
 
 class InfostateResampler:
@@ -290,6 +380,8 @@ class InfostateResampler:
     self._game = game
     self._rng = rng
     self._cache = {}
+    self.deadline = None  # time.perf_counter() at which to give up (_TimeUp)
+    self._visited = 0
 
   def _histories(self, state, player):
     key = state.information_state_string(player)
@@ -304,6 +396,10 @@ class InfostateResampler:
     return self._cache[key]
 
   def _collect(self, state, player, own, key, depth, weight, found):
+    self._visited += 1
+    if (self.deadline is not None and not self._visited % _DEADLINE_EVERY and
+        time.perf_counter() >= self.deadline):
+      raise _TimeUp
     if state.is_terminal():
       return
     if state.is_chance_node():
@@ -358,7 +454,7 @@ _ISMCTS_FINAL_POLICY = {
 
 def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
                   final_policy):
-  simulations = _simulations("ismcts", simulations, budget)
+  simulations = _simulations("ismcts", simulations, budget, timed=True)
   _check_sequential(game, "ismcts")
   if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
     raise ValueError(f"Player ismcts is for imperfect-information games; use mcts on "
@@ -367,10 +463,13 @@ def build_ismcts(game, player_id, seed, budget, simulations, uct_c, rollouts,
   bot = _ISMCTSBot(game, mcts.RandomRolloutEvaluator(rollouts, rng), uct_c,
                    simulations, random_state=rng,
                    final_policy_type=_ISMCTS_FINAL_POLICY[final_policy])
+  bot.seconds = budget.move.seconds or None
+  bot.iterations_per_move, bot.fallbacks = [], []
   if _supports_resampling(game):
     # The game's own resampler, drawing from the bot's seeded generator.
     bot.set_resampler(lambda state, player: state.resample_from_infostate(
         player, rng.uniform))
   else:
-    bot.set_resampler(InfostateResampler(game, rng))
+    bot.resampler = InfostateResampler(game, rng)
+    bot.set_resampler(bot.resampler)
   return _seated(bot, player_id)

@@ -430,7 +430,8 @@ registry.register_player(
                presets.DEFAULT_ONLINE_SOLVER,
                "os_mccfr, mc_cfr or vr_mccfr with parameters (delta = targeting "
                "probability)"),
-     _TARGETING, _ONLINE_COMPILED), accepts_tree=True)
+     _TARGETING, _ONLINE_COMPILED), accepts_tree=True,
+    warm_up=_deferred("bots.online_solving", "warm_up_process"))
 registry.register_player(
     "oos", "Online Outcome Sampling (Lisý et al. 2015)",
     _deferred("bots.online_solving", "build_oos"),
@@ -441,7 +442,8 @@ registry.register_player(
                "explorative regret matching's uniform share in [0, 1]"),
      Parameter("reweight", _bool("reweight"), True,
                "re-weight iterations after a target change"),
-     _ONLINE_COMPILED), accepts_tree=True)
+     _ONLINE_COMPILED), accepts_tree=True,
+    warm_up=_deferred("bots.online_solving", "warm_up_process"))
 
 _CR_SOLVER_HELP = (
     "the subgame solver: vr_mccfr, mc_cfr, cfr+ or dl_cfr+ (each on the compiled tree "
@@ -522,4 +524,5 @@ registry.register_player(
      Parameter("terminate", _choice("terminate", presets.TERMINATE_VALUES), "cfrd",
                "the resolve gadget's Terminate payoffs: cfrd (CFR-D's) or cfrplayground "
                "(the thesis's code's: scaled by the previous range's mass from the "
-               "second resolve on)")), accepts_tree=True)
+               "second resolve on)")), accepts_tree=True,
+    warm_up=_deferred("resolving.continual_resolving", "warm_up_process"))

@@ -53,13 +53,16 @@ class SolverType:
 @dataclasses.dataclass(frozen=True)
 class PlayerType:
   """A registered player: `build(game, player_id, seed, budget, **params)` -> Bot;
-  `accepts_tree`: `build` also takes `tree=`, the game's CompiledTree its caller holds."""
+  `accepts_tree`: `build` also takes `tree=`, the game's CompiledTree its caller holds;
+  `warm_up`: None or a callable loading, once per process, what the player's first
+  bot would otherwise load on its clock (imports, numba kernels; `warm_up_player`)."""
   name: str
   summary: str
   build: Callable[..., Any]
   parameters: tuple = ()
   interactive: bool = False
   accepts_tree: bool = False
+  warm_up: Callable[[], Any] = None
 
   def usage(self):
     return spec_strings.usage(self.name, self.parameters)
@@ -110,11 +113,11 @@ def register_solver(name, summary, build, parameters=(), accepts_tree=False):
 
 
 def register_player(name, summary, build, parameters=(), interactive=False,
-                    accepts_tree=False):
+                    accepts_tree=False, warm_up=None):
   """Registers a player type under `name` (lower case); returns the PlayerType."""
   return _PLAYERS.register(
       PlayerType(name.lower(), summary, build, tuple(parameters), interactive,
-                 accepts_tree))
+                 accepts_tree, warm_up))
 
 
 def solver_names():
@@ -175,6 +178,15 @@ def make_solver(spec, game, seed=0):
   """
   spec = parse_solver(spec)
   return spec.solver_type.build(game, seed, **spec.parameters)
+
+
+def warm_up_player(spec):
+  """Runs the player type's process warm-up (PlayerType.warm_up), if it has one:
+  before a match's clock, so that no bot's pre-play pays for the process's first
+  imports and kernel loads (issue 44)."""
+  spec = parse_player(spec)
+  if spec.player_type.warm_up is not None:
+    spec.player_type.warm_up()
 
 
 def make_bot(spec, game, player_id, seed, budget=limits.Budget(), tree=None):

@@ -157,7 +157,8 @@ def play(game, bots, chance_seed, names=None, on_move=None):
 
 
 def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None, tree=None):
-  """Creates the seats' bots from player specs (timing pre-play) and plays one match.
+  """Creates the seats' bots from player specs (timing pre-play, after the players'
+  process warm-up: registry.warm_up_player) and plays one match.
 
   Args:
     game: a pyspiel game.
@@ -170,6 +171,8 @@ def run_match(game, specs, seeds, budget=limits.Budget(), on_move=None, tree=Non
   specs = [registry.parse_player(spec) for spec in specs]
   if len(specs) != game.num_players():
     raise ValueError(f"{game} needs {game.num_players()} players, got {len(specs)}.")
+  for spec in specs:  # once per process, before the clock
+    registry.warm_up_player(spec)
   bots, init_seconds = [], []
   for seat, spec in enumerate(specs):
     start = time.perf_counter()

@@ -31,6 +31,7 @@ from ggp_cr.algorithms.resolving.live import live_path
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
@@ -45,7 +46,7 @@ _WARM = []
 def _warm_up_full_width():
   """Loads (or compiles) the numba kernels of the full-width and the compiled path
   once per process, on Kuhn poker, so that a timed budget does not pay for it."""
-  if _WARM:
+  if "full_width" in _WARM:
     return
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = compiled_resolver.state_keys(tree)
@@ -86,7 +87,27 @@ def _warm_up_full_width():
   cfr.GeneralCFRSolver(tree, "rm+", depth_limit=1,
                        utility_estimator=utility_estimators.RandomPlayout(1)
                        ).evaluate_and_update_policy()
-  _WARM.append(True)
+  _WARM.append("full_width")
+
+
+def warm_up_process():
+  """The registry's warm-up of the cr player (registry.PlayerType.warm_up): loads the
+  kernels of both paths, with a full-width and a sampling solver, once per process on
+  Kuhn poker, and the native extractors' and state keys' on small games, before any
+  clock; a fresh process's first cr bot otherwise spent 1-3 s
+  of its pre-play loading them (issue 44)."""
+  if "process" in _WARM:
+    return
+  outcome_sampling.warm_up(settings.ResolverConfig().regret_matcher)
+  for name in native_extraction.SMALL_GAMES:  # the native extractors and keys
+    tree = compiled_tree.compile_game(pyspiel.load_game(name))
+    compiled_resolver.state_keys(tree).subtree_nodes  # pylint: disable=expression-not-assigned
+  for path in ("compiled", "live"):
+    for solver in ("vr_mccfr", "cfr+"):
+      players.warm_up_on_kuhn(lambda game, path=path, solver=solver: (
+          ContinualResolvingBot(game, 0, preplay="1it", move="1it", solver=solver,
+                                path=path)))
+  _WARM.append("process")
 
 
 class ContinualResolvingBot(pyspiel.Bot):
@@ -130,6 +151,7 @@ class ContinualResolvingBot(pyspiel.Bot):
                path="auto",
                compiled_nodes_limit=compiled_path.COMPILED_NODES_LIMIT,
                cache_dir=None, build_ahead=True, terminate_values="cfrd", tree=None):
+    built = time.perf_counter()
     pyspiel.Bot.__init__(self)
     recall.check_game(game)
     if player_id not in (0, 1):
@@ -144,7 +166,8 @@ class ContinualResolvingBot(pyspiel.Bot):
         cfrd_aware_sampling=bool(cfrd_aware_sampling), depth_limit=depth_limit,
         playouts=playouts, terminate_values=terminate_values)
     self.path, self.path_reason, tree, keys = compiled_path.choose_path(
-        game, self.config, path, compiled_nodes_limit, cache_dir, tree)
+        game, self.config, path, compiled_nodes_limit, cache_dir, tree,
+        seconds=compiled_tree.extraction_seconds(self._preplay))
     # The one choice of path: everything else goes through protocol.Path.
     self._path = (compiled_path.CompiledPath(tree, keys, player_id, self.config)
                   if tree is not None else
@@ -158,6 +181,10 @@ class ContinualResolvingBot(pyspiel.Bot):
     self._build_ahead_enabled = bool(build_ahead)
     self._matches = 0
     self.restart()
+    # The construction (path choice, extraction, warm-up) counts against the first
+    # match's pre-play, as its prepared resolver does.
+    self._construction_seconds = (time.perf_counter() - built -
+                                  self._prepared_seconds)
 
   def player_id(self):
     return self._player_id
@@ -217,6 +244,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     self.decisions = []
     self._prepared = None
     self._budget = move_budget.SubgameBudget(self.config.sampling)
+    self._construction_seconds = 0.0
     self._prepare()
 
   def _prepare(self):
@@ -295,12 +323,17 @@ class ContinualResolvingBot(pyspiel.Bot):
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
-      budget = move_budget.MoveBudget(start, seconds + (preplay.seconds or 0.0),
+      # The bot's construction (first match) counts against a timed pre-play.
+      built = self._construction_seconds if preplay.seconds else 0.0
+      self._construction_seconds = 0.0
+      record["construction_seconds"] = built
+      budget = move_budget.MoveBudget(start - built,
+                                      seconds + (preplay.seconds or 0.0),
                                       turn_seconds=seconds)
       self._first_resolver(record, budget)
       # Setup (before the match, and at this decision) overrunning the pre-play is
       # charged to it (docs/algorithms/resolving.md).
-      preplay_start = start - record.get("prepared_seconds", 0.0)
+      preplay_start = start - built - record.get("prepared_seconds", 0.0)
       samples = self.resolver.timing["samples"] = []
       done = self.resolver.run(preplay, preplay_start)
       del self.resolver.timing["samples"]

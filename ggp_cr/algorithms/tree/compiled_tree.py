@@ -57,6 +57,11 @@ def tree_differences(tree, other):
                   if getattr(tree, name) != getattr(other, name)]
 
 
+def is_cpp_game(game):
+  """Whether `game` is one of OpenSpiel's C++ games (not a Python game)."""
+  return type(game).__module__ in ("pyspiel", "builtins")
+
+
 def _implementation_fingerprint(game):
   """What identifies the code that defines `game`'s rules.
 
@@ -64,7 +69,7 @@ def _implementation_fingerprint(game):
   is not reused after the game's rules change; for a C++ game, OpenSpiel's version.
   """
   game_class = type(game)
-  if game_class.__module__ in ("pyspiel", "builtins"):
+  if is_cpp_game(game):
     return f"open_spiel {importlib.metadata.version('open_spiel')}".encode("utf-8")
   with open(inspect.getsourcefile(game_class), "rb") as source:
     return source.read()
@@ -225,6 +230,16 @@ def cached_tree(game, cache_dir=None, workers=1, max_nodes=None):
 # extractors (tens of millions a second) and cached trees have no other limit.
 COMPILED_NODES_LIMIT = None
 GENERIC_WALK_LIMIT = 2_000_000
+# The share of a timed pre-play a bot's "auto" choice may spend extracting the tree
+# (issue 44): the rest is left to its warm-up and its pre-play solve.
+PREPLAY_EXTRACTION_SHARE = 0.5
+
+
+def extraction_seconds(preplay):
+  """What a bot with pre-play limits.Limit `preplay` may spend extracting its tree:
+  PREPLAY_EXTRACTION_SHARE of its seconds, or None (no limit) when it is not timed
+  (iterations, or none: the bot then takes the time it needs before the match)."""
+  return PREPLAY_EXTRACTION_SHARE * preplay.seconds if preplay.seconds else None
 
 
 def check_nodes_limit(nodes_limit):
@@ -253,34 +268,51 @@ def extraction_limit(game, nodes_limit=COMPILED_NODES_LIMIT, memory_share=None,
 
 
 def available_tree(game, nodes_limit=COMPILED_NODES_LIMIT, cache_dir=None,
-                   memory_share=None, memory=None):
+                   memory_share=None, memory=None, seconds=None, extra_per_history=0.0):
   """(tree, reason) when `game`'s compiled tree is in this process, in `cache_dir`, or
   extractable within extraction_limit(game, nodes_limit, memory_share, memory)
   histories; else (None, why not: the size or its estimate and the limit; a refused
   extraction is remembered in this process, not tried again). A tree far past the
   limit is refused in about a second, before anything is allocated (tree_limits).
-  How the players with a compiled and a live path pick one ("auto"): continual
-  resolving, OOS and the online solving player."""
+  `seconds` (None: no limit) bounds an extraction's time: its route's seconds per
+  history plus `extra_per_history` (what the caller builds per history after it) are
+  paid only for a tree whose quick size estimate fits, and the count stops at the
+  histories the seconds pay for (tree_limits.within_seconds). How the players with a
+  compiled and a live path pick one ("auto"): continual resolving, OOS and the online
+  solving player."""
   if isinstance(game, str):
     game = pyspiel.load_game(game)
   check_nodes_limit(nodes_limit)
   source = tree_source(game, cache_dir)
-  request = (str(game), nodes_limit, memory_share, memory)
+  request = (str(game), nodes_limit, memory_share, memory, seconds, extra_per_history)
   refused = PROCESS_TREES.refused.get(request)
   if source is None and refused is not None:
     return None, refused
   limit = None if source else extraction_limit(game, nodes_limit, memory_share, memory)
+  timed = ""
+  if source is None and seconds is not None:
+    native = _native_extractor(game, "auto") is not None
+    per_history = tree_limits.seconds_per_history(native, extra_per_history,
+                                                  is_cpp_game(game))
+    affordable, why_not = tree_limits.within_seconds(game, seconds, per_history)
+    if why_not is not None:
+      refused = f"tree not extracted within the pre-play: {why_not}"
+      PROCESS_TREES.refused[request] = refused
+      return None, refused
+    if affordable < limit:
+      limit = affordable
+      timed = f" (the histories {seconds:.3g} s of pre-play pay for)"
   try:
     tree = cached_tree(game, cache_dir, max_nodes=limit)
   except TreeTooLarge as error:
-    refused = f"tree too large for the compiled path: {error}"
+    refused = f"tree too large for the compiled path{timed}: {error}"
     PROCESS_TREES.refused[request] = refused  # not extracted again
     return None, refused
   if source == "process":
     return tree, "tree compiled in this process"
   if source == "disk":
     return tree, "tree read from the cache"
-  return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,})"
+  return tree, f"tree extracted ({tree.num_nodes:,} histories <= {limit:,}{timed})"
 
 
 def check_tree_of(tree, game):

@@ -40,6 +40,18 @@ ESTIMATE_GROUPS = 15
 ESTIMATE_PATHS_PER_GROUP = 16
 SIGHT_PATHS = 16
 SIGHT_FACTOR = 1000
+# Seconds one history costs its route's extraction, measured on this project's 2-core
+# machine (docs/benchmarks.md, bars 8-9): native python_ii_goofspiel(6) 0.52 us,
+# (7) 0.42 us; the generic walk of a Python game, python_ii_goofspiel(6) 11.8 us,
+# python_latent_ttt 9.8 us, of a C++ game, liars_dice 2.4 us (9.2 us under load 6),
+# leduc_poker 3.2 us; rounded up. A timed extraction (`within_seconds`) is
+# predicted from a quick estimate of the size (BUDGET_GROUPS x BUDGET_PATHS paths)
+# and capped at the histories its seconds pay for.
+NATIVE_SECONDS_PER_HISTORY = 0.6e-6
+GENERIC_SECONDS_PER_HISTORY = 12e-6
+CPP_GENERIC_SECONDS_PER_HISTORY = 6e-6
+BUDGET_GROUPS = 5
+BUDGET_PATHS = 8
 
 
 class TreeTooLarge(ValueError):
@@ -159,6 +171,38 @@ def refuse_if_far_larger(game, limit):
     raise too_large(str(game), estimate, limit, estimated=True)
   print(f"  {game}: about {estimate:,.0f} histories (estimated), limit {limit:,}; "
         "extracting...", file=sys.stderr, flush=True)
+
+
+def seconds_per_history(native, extra=0.0, cpp=False):
+  """Seconds one history costs its route's extraction (`native`, else the generic
+  walk of a C++ game if `cpp`, else of a Python game) plus `extra` (what the caller
+  builds per history after it, e.g. state keys)."""
+  if native:
+    route = NATIVE_SECONDS_PER_HISTORY
+  else:
+    route = CPP_GENERIC_SECONDS_PER_HISTORY if cpp else GENERIC_SECONDS_PER_HISTORY
+  return route + extra
+
+
+def _amount(value, decimals=1):
+  """`value` with thousands separators, or in scientific notation past 10^9."""
+  return f"{value:,.{decimals}f}" if value < 1e9 else f"{value:.2e}"
+
+
+def within_seconds(game, seconds, per_history):
+  """(the most histories an extraction of `game` costing `per_history` seconds each
+  may have to end within `seconds`, None) or (0, why not): the game's quick size
+  estimate (estimated_histories, BUDGET_GROUPS x BUDGET_PATHS random paths) already
+  costs more than `seconds`."""
+  if seconds < 0:
+    raise ValueError(f"seconds must be >= 0; got {seconds!r}.")
+  affordable = int(seconds / per_history)
+  estimate = estimated_histories(game, groups=BUDGET_GROUPS, paths=BUDGET_PATHS)
+  if estimate > affordable:
+    return 0, (f"its extraction would take about {_amount(estimate * per_history)} s "
+               f"({_amount(estimate, 0)} histories estimated x {per_history * 1e6:.2g} us), "
+               f"more than the {seconds:.3g} s it may take of the pre-play")
+  return affordable, None
 
 
 def checked_count(game, count, limit):

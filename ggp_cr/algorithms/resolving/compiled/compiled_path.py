@@ -11,6 +11,7 @@ from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_extraction
 
 # Solvers whose compiled decisions with iteration budgets are shared by equal
 # decision keys (tests/resolving/test_continual_resolving.py: the same strategy to
@@ -25,10 +26,25 @@ PREFAULT_MAX_BYTES = 1 << 30
 # The bot's `path` argument, and the largest tree "auto" extracts.
 PATHS = ("auto", "compiled", "live")
 COMPILED_NODES_LIMIT = compiled_tree.COMPILED_NODES_LIMIT
+# Seconds a history's state keys (subgame_trace.StateKeys.build) cost after the tree's
+# extraction, natively or by the pyspiel walk of a Python or a C++ game
+# (docs/benchmarks.md, bar 8: IIGS{6} 1.28 vs 45.8 s for 2.0 M histories, PAM{8}
+# 0.13 vs 19.0 s for 2.6 M; leduc_poker and liars_dice 6 us under load 6), rounded up.
+NATIVE_KEYS_SECONDS_PER_HISTORY = 0.7e-6
+GENERIC_KEYS_SECONDS_PER_HISTORY = 25e-6
+CPP_KEYS_SECONDS_PER_HISTORY = 6e-6
+
+
+def keys_seconds_per_history(game):
+  """Seconds one history's state keys cost for `game` (native or walked)."""
+  if native_extraction.state_keys(game) is not None:
+    return NATIVE_KEYS_SECONDS_PER_HISTORY
+  return (CPP_KEYS_SECONDS_PER_HISTORY if compiled_tree.is_cpp_game(game) else
+          GENERIC_KEYS_SECONDS_PER_HISTORY)
 
 
 def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
-                cache_dir=None, tree=None):
+                cache_dir=None, tree=None, seconds=None):
   """(path, reason, tree, state_keys) of continual resolving's bot: "compiled" (this
   module's CompiledPath, with the whole game's tree and its StateKeys) or "live"
   (live.live_path, live_resolver.Resolver on pyspiel gadgets; tree and keys None).
@@ -39,6 +55,9 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
   warm_start.py), when the tree is in this process, in `cache_dir`, or extractable
   within `nodes_limit` histories, or when the caller gives `tree` (the game's
   CompiledTree, then used as it is). "compiled" insists (ValueError if it cannot).
+  `seconds` (None: no limit): what "auto" may spend extracting the tree and building
+  its state keys (compiled_tree.available_tree's `seconds`); a tree that does not fit
+  is not extracted and the bot takes the live path, saying why.
   """
   if path not in PATHS:
     raise ValueError(f"path must be one of {', '.join(PATHS)}; got {path!r}.")
@@ -50,7 +69,10 @@ def choose_path(game, config, path="auto", nodes_limit=COMPILED_NODES_LIMIT,
     compiled_tree.check_tree_of(tree, game)
     reason = "tree given by the caller"
   else:
-    tree, reason = compiled_tree.available_tree(game, nodes_limit, cache_dir)
+    tree, reason = compiled_tree.available_tree(
+        game, nodes_limit, cache_dir,
+        seconds=None if path == "compiled" else seconds,
+        extra_per_history=keys_seconds_per_history(game))
   if tree is not None:
     keys = compiled_resolver.state_keys(tree, cache_dir)
     keys.subtree_nodes  # pylint: disable=pointless-statement  (computed before play)

@@ -1,0 +1,209 @@
+"""Benchmark (issue 44): do the online players keep their clocks, and resolve, in games
+of any size, past the compiled tree's limit?
+
+As a new user would (registry.make_bot, the players' defaults, no tree given or
+cached; the players' process warm-up first, as matches.run_match runs it, before the
+clock), each of --players plays --matches matches in each seat against a uniform
+random player on each of --games, with --preplay seconds of pre-play and --move
+seconds a move. A fresh bot is built for every match and its construction is timed
+(the path choice, any tree extraction, warm-ups): it counts against the pre-play, so
+a match's first decision's ratio is (construction + decision) / (pre-play + move),
+a later one's decision / move. Per game and player it prints the path taken and why,
+the median construction (extraction) time, the median time a new subgame's setup
+took (cr), the median iterations a move, the share of new subgames resolved (cr:
+decisions whose own trace saw a new subgame that built it and ran at least one
+iteration on it, in the decision or built ahead; after a live trace cut short, every
+later decision counts as an entry, so the share is a lower bound there; oos and online_solving re-solve
+the whole game at every move: decisions with at least one iteration) and the largest
+time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
+last `resolved: <float>`, the smallest share over games and players (bar >= 0.95).
+Wall clock: quote the machine's load (the slowest decision's CPU seconds show
+preemption). dark_hex(board_size=3) is refused by all three (imperfect recall).
+
+  python benchmarks/any_size_budget.py [--games="g1;g2"] [--players=cr,oos]
+      [--move=0.2] [--preplay=1] [--matches=3]
+"""
+
+import gc
+import statistics
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+
+import ggp_cr  # pylint: disable=unused-import
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.evaluation import matches
+
+_DEFAULT_GAMES = ("python_ii_goofspiel(num_cards=6);python_ii_goofspiel(num_cards=7);"
+                  "python_ii_goofspiel(num_cards=8);python_ii_goofspiel(num_cards=13);"
+                  "python_princess_monster(max_turns=12,rows=4,cols=4);"
+                  "python_leduc(cards_per_suit=100);liars_dice(numdice=2);phantom_ttt")
+_GAMES = flags.DEFINE_string("games", _DEFAULT_GAMES, "Games, separated by ';'.")
+_PLAYERS = flags.DEFINE_list("players", ["cr", "oos", "online_solving"],
+                             "Players (registry strings without commas).")
+_PREPLAY = flags.DEFINE_float("preplay", 1.0, "Pre-play budget in seconds.")
+_MOVE = flags.DEFINE_float("move", 0.2, "Per-move budget in seconds (e.g. 1).")
+_MATCHES = flags.DEFINE_integer("matches", 3, "Matches per seat, game and player.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of chance, the random player and bots.")
+
+
+class _Collections:
+  """Seconds the garbage collector ran since `reset` (gc.callbacks)."""
+
+  def __init__(self):
+    self.seconds = 0.0
+    self._start = None
+    gc.callbacks.append(self)
+
+  def __call__(self, phase, info):
+    del info
+    if phase == "start":
+      self._start = time.perf_counter()
+    elif self._start is not None:
+      self.seconds += time.perf_counter() - self._start
+
+  def reset(self):
+    self.seconds = 0.0
+
+
+_GC = []
+
+
+def _match(game, spec, seat, seed, budget):
+  """One match of `spec` in `seat` against uniform random: (time / budget of each
+  decision, the bot, its construction seconds, whether each decision resolved)."""
+  matches.collect_between_matches()
+  start = time.perf_counter()
+  bot = registry.make_bot(spec, game, seat, seed, budget)
+  built = time.perf_counter() - start
+  rng = np.random.default_rng([_SEED.value, seed])
+  state = game.new_initial_state()
+  ratios, details = [], []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+    elif state.current_player() == seat:
+      _GC[0].reset()
+      cpu = time.process_time()
+      start = time.perf_counter()
+      action = bot.step(state)
+      seconds = time.perf_counter() - start
+      details.append(_details(bot, seconds, time.process_time() - cpu))
+      if ratios:
+        ratios.append(seconds / _MOVE.value)
+      else:
+        ratios.append((built + seconds) / (_PREPLAY.value + _MOVE.value))
+      state.apply_action(action)
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return ratios, bot, built, details
+
+
+def _details(bot, seconds, cpu):
+  """What the decision that took `seconds` (`cpu` seconds of this process's CPU: far
+  less when other processes held the cores) spent its time on: the garbage
+  collector, and (cr) its setup and iterations."""
+  text = f"{seconds:.3f} s (cpu {cpu:.3f} s), gc {_GC[0].seconds:.3f} s"
+  records = getattr(bot, "decisions", None)
+  if isinstance(records, list) and records:
+    record = records[-1]
+    text += (f", setup {record['setup_seconds']:.3f} s, iterating "
+             f"{record['iterate_seconds']:.3f} s")
+    if "fallback" in record:
+      text += f", fallback: {record['fallback'][:80]}"
+  return text
+
+
+def _iterations(bot):
+  """Iterations of each of the bot's decisions, and whether each resolved."""
+  records = getattr(bot, "decisions", None)
+  if isinstance(records, list):  # continual resolving's records
+    iterations = [r["iterations"] for r in records]
+    resolved = []
+    blind = bool(records) and "not traced" in records[0].get("fallback", "")
+    for record in records[1:]:
+      # After a trace cut short the bot's own lookups see no new subgame: its later
+      # decisions count as unresolved entries (a lower bound).
+      if record.get("enters_new_subgame") or blind:
+        resolved.append(record["new_subgame"] and record["iterations"] +
+                        record.get("iterations_ahead", 0) > 0)
+      blind = blind or "not traced" in record.get("fallback", "")
+    return iterations, resolved
+  iterations = list(bot.iterations_per_move)  # (ISMCTS: its simulations)
+  return iterations, [i > 0 for i in iterations]
+
+
+def main(argv):
+  del argv
+  budget = limits.Budget.parse(f"{_PREPLAY.value}s", f"{_MOVE.value}s")
+  _GC.append(_Collections())
+  worst, smallest = 0.0, 1.0
+  for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
+    game = registry.load_game(game_string)
+    for player in _PLAYERS.value:
+      spec = registry.parse_player(player)
+      start = time.perf_counter()
+      registry.warm_up_player(spec)  # as matches.run_match: before the clock
+      warm = time.perf_counter() - start
+      if warm > 0.01:
+        print(f"{player}: process warm-up {warm:.2f} s (once, before the clock)",
+              flush=True)
+      ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
+      fallbacks = 0  # ISMCTS's moves played uniformly (no history sampled in time)
+      slowest = (0.0, None)
+      for match in range(_MATCHES.value):
+        for seat in (0, 1):
+          try:
+            match_ratios, bot, seconds, details = _match(game, spec, seat,
+                                                         2 * match + seat, budget)
+          except ValueError as error:  # e.g. continual resolving's perfect recall
+            if ratios:
+              raise
+            print(f"{game_string} {player}: refused: {error}", flush=True)
+            break
+          ratios += match_ratios
+          built.append(seconds)
+          match_iterations, match_resolved = _iterations(bot)
+          iterations += match_iterations
+          resolved += match_resolved
+          records = getattr(bot, "decisions", None)
+          if isinstance(records, list):
+            setups += [r["setup_seconds"] for r in records[1:] if r["new_subgame"]]
+          paths.add(f"{getattr(bot, 'path', 'live')} "
+                    f"({getattr(bot, 'path_reason', 'live states only')})")
+          fallbacks += len(getattr(bot, "fallbacks", ()))
+          top = max(match_ratios, default=0.0)  # (no decision: the match ended)
+          if top > slowest[0]:
+            index = match_ratios.index(top)
+            slowest = (top, f"match {match} seat {seat} decision {index}: " +
+                       details[index] + (f", construction {seconds:.3f} s"
+                                         if index == 0 else ""))
+        else:
+          continue
+        break
+      if not built:  # refused
+        continue
+      share = sum(resolved) / len(resolved) if resolved else 1.0
+      worst = max([worst] + ratios)
+      smallest = min(smallest, share)
+      setup = (f"; new subgame setup median {1000 * statistics.median(setups):.1f} "
+               f"ms, max {1000 * max(setups):.1f} ms" if setups else "")
+      print(f"{game_string} {player}: path {' / '.join(sorted(paths))}; construction "
+            f"median {statistics.median(built):.2f} s, max {max(built):.2f} s{setup}; "
+            f"iterations a move median {statistics.median(iterations):g}; resolved "
+            f"{sum(resolved)}/{len(resolved)} ({share:.3f}); time/budget max "
+            f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}; "
+            f"{len(ratios)} decisions" + (f", {fallbacks} played uniformly (no "
+                                           "history sampled in time)"
+                                           if fallbacks else ""),
+            flush=True)
+  print(f"max time/budget: {worst:.3f}")
+  print(f"resolved: {smallest:.3f}")
+
+
+if __name__ == "__main__":
+  app.run(main)
