@@ -6,10 +6,19 @@ first decision, looks the bot's information states up by string and enters the n
 subgame's pyspiel gadget within a move_budget.MoveBudget.
 """
 
+import time
+
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
+
+# Share of a decision's time budget after which tracing the next turns below the
+# bot's own decisions (live_trace.OwnTrace) gives up.
+OWN_TRACE_SHARE = 0.2
+# A subgame's trace is not started when predicted to take this many times the time
+# it has (the move's iterations get that time; OwnTrace serves the next decision).
+TRACE_SKIP_FACTOR = 2.0
 
 
 class LivePath:
@@ -51,11 +60,16 @@ class LivePath:
     """The live path has no subgame budget to fit."""
 
   def lookup(self, resolver, key):
-    """(the information state `key`, whether it starts a new subgame)."""
+    """(the information state `key`, whether it starts a new subgame: in the map;
+    after an incomplete trace, whether it does is found out by `enter`)."""
+    if not resolver.trace.complete and resolver.solver_collects_by_history:
+      return key, True
     return key, key in resolver.trace.subgame_map
 
   def policy(self, resolver, key, legal):
-    """The average strategy's probabilities of `legal` at `key`."""
+    """The average strategy's probabilities of `legal` at `key` (a key the bot
+    decides at, for live_trace.OwnTrace)."""
+    resolver.own_keys.add(key)
     return resolver.probabilities(key, legal)
 
   def entry_key(self, resolver, key):
@@ -67,22 +81,60 @@ class LivePath:
     BUILD_SHARE of the move, its next turns traced within TRACE_SHARE; raises
     protocol.CannotResolve."""
     del budget
+    trace = None
+    if not current.trace.complete:
+      trace = self._own_trace(current, key, record, move)
     gadget, profile, info = current.next_subgame(
-        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE))
+        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
     protocol.record_entry(record, info, self.config.variant)
+    if trace is not None:
+      record["own_trace"] = True
     warm = current if self.config.keep_solver_data else None
     return self._resolver(live_trace.Problem(self.game, self.player, gadget), record,
-                          move, seed, warm=warm, trunk=profile,
+                          move, seed, parent=current, warm=warm, trunk=profile,
                           parent_root_mass=current.root_mass)
+
+  def _own_trace(self, current, key, record, move):
+    """The next turns below the bot's own decisions in the current subgame, when
+    its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
+    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
+    trace = live_trace.OwnTrace(current.problem, current.own_keys, key,
+                                move.deadline(OWN_TRACE_SHARE))
+    if trace.in_current:
+      record["enters_new_subgame"] = False
+      raise protocol.CannotResolve("its information state is in the current subgame")
+    if not trace.complete:
+      raise protocol.CannotResolve(
+          "the next turns below its own decisions were not traced within the time "
+          "budget")
+    if key not in trace.subgame_map:
+      raise protocol.CannotResolve("its information state was not found below its "
+                                   "own decisions in the current subgame")
+    return trace
 
   def refused(self, current, key, error, record, move, limit):
     """The bot keeps the current subgame; nothing else to do on live states."""
 
-  def _resolver(self, problem, record, move, seed, **kwargs):
-    resolver = live_resolver.Resolver(
-        problem, self.config, seed, deadline=move.deadline(move_budget.TRACE_SHARE),
-        **kwargs)
+  def _resolver(self, problem, record, move, seed, parent=None, **kwargs):
+    """The resolver of `problem`; its trace is not started when the parent's trace
+    speed (histories walked per root, seconds per history) predicts it would take
+    more than TRACE_SKIP_FACTOR times what is left before TRACE_SHARE."""
+    deadline = move.deadline(move_budget.TRACE_SHARE)
+    if deadline is not None and parent is not None and parent.trace.complete and \
+        parent.trace.histories_walked:
+      walked = parent.trace.histories_walked
+      per_root = walked / len(parent.problem.root_states)
+      predicted = (len(problem.root_states) * per_root *
+                   parent.trace.seconds / walked)
+      if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
+        record["trace_skipped_predicted_seconds"] = predicted
+        deadline = time.perf_counter()
+    resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
+                                      **kwargs)
     if not resolver.trace.complete:
-      record["fallback"] = ("the next turns were not traced within the time budget; "
-                            "the bot stays in this subgame")
+      record["fallback"] = (
+          "the next turns were not traced within the time budget; "
+          + ("the next subgame is traced below the bot's own decisions "
+             "(live_trace.OwnTrace)" if resolver.solver_collects_by_history else
+             "the bot stays in this subgame"))
     return resolver

@@ -34,6 +34,8 @@ class Resolver(protocol.AnytimeRun):
                       problem.gadget.subgame.total_reach)
     self.parent_root_mass = parent_root_mass
     self.timing = {}
+    # The bot's information states looked up here (live_trace.OwnTrace's keys).
+    self.own_keys = set()
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
     if warm is not None and warm.config.sampling != config.sampling:
@@ -42,6 +44,12 @@ class Resolver(protocol.AnytimeRun):
                    else live_solvers.FullWidthSolver)
     self.solver = solver_type(problem, self.trace, config, seed,
                               warm.solver if warm is not None else None)
+
+  @property
+  def solver_collects_by_history(self):
+    """Whether the solver collects next-root estimates by history (a sampling solver
+    after an incomplete trace), so that an OwnTrace's roots can be given inputs."""
+    return getattr(self.solver, "sums_by_history", None) is not None
 
   @property
   def visited_states(self):
@@ -77,12 +85,13 @@ class Resolver(protocol.AnytimeRun):
       return self.solver.average_slots()
     return trunk_inputs.combine(tree, self.trunk, problem.gadget, self.solver.average_slots())
 
-  def next_subgame(self, own_key, variant, deadline=None):
-    """The gadget of the bot's information state `own_key` (in the map), with use_cbr
-    the combined profile, and a record of the inputs; raises CannotResolve (also
-    when time.perf_counter() passes `deadline` while the roots are rebuilt)."""
+  def next_subgame(self, own_key, variant, deadline=None, trace=None):
+    """The gadget of the bot's information state `own_key` (in the map of `trace`:
+    by default this resolver's, else a live_trace.OwnTrace), with use_cbr the
+    combined profile, and a record of the inputs; raises CannotResolve (also when
+    time.perf_counter() passes `deadline` while the roots are rebuilt)."""
     problem = self.problem
-    trace = self.trace
+    trace = self.trace if trace is None else trace
     # The roots in the original game's breadth-first order (depth, then actions: the
     # compiled tree's node order, in which the compiled path's gadget views order
     # theirs), not the trace's depth-first discovery order: both paths' gadgets then
@@ -98,9 +107,11 @@ class Resolver(protocol.AnytimeRun):
     if self.config.use_cbr:
       tree = compiled_tree.cached_tree(problem.original)
       profile = self.combined_profile(tree)
-      reach, opponent_reach, values = self._exact_inputs(tree, profile, group)
-    else:
+      reach, opponent_reach, values = self._exact_inputs(tree, profile, group, trace)
+    elif trace is self.trace:
       reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group)
+    else:
+      reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group, trace)
     if not sum(reach[r] for r in own) > 0:
       raise protocol.CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
@@ -125,7 +136,7 @@ class Resolver(protocol.AnytimeRun):
       else:
         unsampled.append(key)
     from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
-                                       deadline)
+                                       deadline, trace)
     opponent_values, scaled = gadget_prefix.scaled_values(
         self.config, opponent_values, self.root_mass, self.parent_root_mass)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
@@ -149,7 +160,8 @@ class Resolver(protocol.AnytimeRun):
             "unsampled_from_tree": from_tree, "variant": variant, **scaled}
     return gadget, profile, info
 
-  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
+  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline,
+                        trace):
     """Fills CBV(I) of the opponent root information sets the solver never sampled:
     with the original game's tree in this process, o's exact counterfactual
     best-response value against the bot's strategy so far (the value safe resolving
@@ -172,9 +184,10 @@ class Resolver(protocol.AnytimeRun):
     else:
       tree = None
     if tree is not None:
-      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group)
+      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group,
+                                            trace)
       for root_id in group:
-        totals = exact.setdefault(self.trace.opponent_keys[root_id], [0.0, 0.0])
+        totals = exact.setdefault(trace.opponent_keys[root_id], [0.0, 0.0])
         totals[0] += reach[root_id]
         totals[1] += reach[root_id] * values[root_id]
     from_tree = 0
@@ -185,10 +198,10 @@ class Resolver(protocol.AnytimeRun):
       opponent_values[key] = by_key[key][0] * value
     return from_tree
 
-  def _exact_inputs(self, tree, profile, group):
-    """Exact w, opponent reach and CBR values v_o per next root (use_cbr)."""
+  def _exact_inputs(self, tree, profile, group, trace):
+    """Exact w, opponent reach and CBR values v_o per next root of `trace`."""
     problem = self.problem
-    num_roots = self.trace.num_roots
+    num_roots = trace.num_roots
     reach = np.zeros(num_roots)
     opponent_reach = np.zeros(num_roots)
     values = np.zeros(num_roots)
@@ -198,8 +211,8 @@ class Resolver(protocol.AnytimeRun):
       node_values = tree.utility_sum - node_values
     node_reach = tree.node_reaches(profile)
     for root_id in group:
-      history = tuple(problem.root_histories[self.trace.root_of[root_id]]) + \
-          self.trace.actions[root_id]
+      history = tuple(problem.root_histories[trace.root_of[root_id]]) + \
+          trace.actions[root_id]
       node = trunk_inputs.history_node(tree, history)
       reach[root_id] = node_reach[problem.player, node] * node_reach[2, node]
       opponent_reach[root_id] = node_reach[problem.opponent, node]

@@ -162,6 +162,7 @@ class Trace:
     self.current_root_nodes = {}
     self.histories_walked = 0
     self._clear()
+    start = time.perf_counter()
     root = problem.game.new_initial_state()
     try:
       if not root.is_terminal():
@@ -169,6 +170,7 @@ class Trace:
     except OutOfTime:
       self.complete = False
       self._clear()
+    self.seconds = time.perf_counter() - start
     if tree is not None and problem.prefix == 0:
       self.current_root_nodes[0] = 0
 
@@ -207,10 +209,14 @@ class Trace:
     if state.is_chance_node():
       branches = [(a, p) for a, p in state.chance_outcomes()]
       key = None
+      if depth < problem.prefix:
+        branches = self._gadget_outcomes(branches)
     else:
       branches = [(a, None) for a in state.legal_actions()]
       key = (state.information_state_string(acting) if depth >= problem.prefix
              else None)
+      if not self._enters(acting, key, track):
+        return
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
@@ -237,13 +243,30 @@ class Trace:
         child_root = (child_j, child_actions, child_steps, child_chance, child_node,
                       problem.original_state(child))
       if child_track == recall.END:
-        root_id = self._register(child_root)
         original = problem.original_state(child)
-        self.subgame_map.add(root_id, original.information_state_string(player),
-                             original.information_state_string(problem.opponent))
+        own_key = original.information_state_string(player)
+        if self._is_target(own_key):
+          self.subgame_map.add(self._register(child_root), own_key,
+                               original.information_state_string(problem.opponent))
         continue
       self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
                  child_steps, child_chance, child_node)
+
+  # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
+
+  def _gadget_outcomes(self, branches):
+    """The gadget's chance outcomes (roots) walked."""
+    return branches
+
+  def _enters(self, acting, key, track):
+    """Whether the walk goes on below a decision node of the solved game."""
+    del acting, key, track
+    return True
+
+  def _is_target(self, own_key):
+    """Whether a next turn with the bot's information state `own_key` is mapped."""
+    del own_key
+    return True
 
   @property
   def num_roots(self):
@@ -255,3 +278,44 @@ class Trace:
     for action in self.actions[root_id]:
       state.apply_action(action)
     return state
+
+
+class OwnTrace(Trace):
+  """The next turns below the bot's own decisions in this subgame: the fallback of a
+  Trace that did not end in time (docs/algorithms/resolving.md, "When the next turns
+  cannot be traced").
+
+  Walks only below the roots and decision nodes where the bot's information state is
+  one it decided at in this subgame (`own_keys`; any history of a later information
+  state of the bot passes through them, perfect recall) and maps only the next turns
+  whose bot information state is `target`: one group, the roots closest above the
+  histories of the bot's information set at its new turn. If the bot's `target` turn
+  is still in this subgame, `in_current` is True and nothing is mapped. A deadline
+  passing leaves it incomplete as Trace.
+  """
+
+  def __init__(self, problem, own_keys, target, deadline=None):
+    self.own_keys = frozenset(own_keys)
+    self.target = target
+    self.in_current = False
+    super().__init__(problem, None, deadline)
+    if self.in_current:
+      self._clear()
+
+  def _gadget_outcomes(self, branches):
+    problem = self.problem
+    player = problem.player
+    kept = []
+    for action, probability in branches:
+      state = problem.root_states[action]
+      if (state.current_player() != player or
+          state.information_state_string(player) in self.own_keys):
+        kept.append((action, probability))
+    return kept
+
+  def _enters(self, acting, key, track):
+    if acting != self.problem.player or key is None:
+      return True
+    if key == self.target and track != recall.END:
+      self.in_current = True
+    return key in self.own_keys
