@@ -15,7 +15,7 @@ from ggp_cr.algorithms.resolving.live import live_trace
 
 # Share of a decision's time budget after which tracing the next turns below the
 # bot's own decisions (live_trace.OwnTrace) gives up.
-OWN_TRACE_SHARE = 0.2
+OWN_TRACE_SHARE = 0.3
 # A subgame's trace is not started when predicted to take this many times the time
 # it has (the move's iterations get that time; OwnTrace serves the next decision).
 TRACE_SKIP_FACTOR = 2.0
@@ -33,6 +33,8 @@ class LivePath:
     self.game = game
     self.player = player
     self.config = config
+    # Seconds per root of the last complete trace below a gadget (its prediction).
+    self._trace_seconds_per_root = None
 
   def warm_up(self):
     """Nothing to fault in ahead."""
@@ -91,7 +93,7 @@ class LivePath:
       record["own_trace"] = True
     warm = current if self.config.keep_solver_data else None
     return self._resolver(live_trace.Problem(self.game, self.player, gadget), record,
-                          move, seed, parent=current, warm=warm, trunk=profile,
+                          move, seed, warm=warm, trunk=profile,
                           parent_root_mass=current.root_mass)
 
   def _own_trace(self, current, key, record, move):
@@ -100,6 +102,8 @@ class LivePath:
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
     trace = live_trace.OwnTrace(current.problem, current.own_keys, key,
                                 move.deadline(OWN_TRACE_SHARE))
+    record["own_trace_seconds"] = trace.seconds
+    record["own_trace_walked"] = trace.histories_walked
     if trace.in_current:
       record["enters_new_subgame"] = False
       raise protocol.CannotResolve("its information state is in the current subgame")
@@ -115,22 +119,22 @@ class LivePath:
   def refused(self, current, key, error, record, move, limit):
     """The bot keeps the current subgame; nothing else to do on live states."""
 
-  def _resolver(self, problem, record, move, seed, parent=None, **kwargs):
-    """The resolver of `problem`; its trace is not started when the parent's trace
-    speed (histories walked per root, seconds per history) predicts it would take
-    more than TRACE_SKIP_FACTOR times what is left before TRACE_SHARE."""
+  def _resolver(self, problem, record, move, seed, **kwargs):
+    """The resolver of `problem`; its trace is not started when the last complete
+    trace of a subgame (its seconds per root) predicts it would take more than
+    TRACE_SKIP_FACTOR times what is left before TRACE_SHARE."""
     deadline = move.deadline(move_budget.TRACE_SHARE)
-    if deadline is not None and parent is not None and parent.trace.complete and \
-        parent.trace.histories_walked:
-      walked = parent.trace.histories_walked
-      per_root = walked / len(parent.problem.root_states)
-      predicted = (len(problem.root_states) * per_root *
-                   parent.trace.seconds / walked)
+    if deadline is not None and problem.gadget is not None and \
+        self._trace_seconds_per_root is not None:
+      predicted = len(problem.root_states) * self._trace_seconds_per_root
       if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
         record["trace_skipped_predicted_seconds"] = predicted
         deadline = time.perf_counter()
     resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
                                       **kwargs)
+    if resolver.trace.complete and problem.gadget is not None:
+      self._trace_seconds_per_root = (resolver.trace.seconds /
+                                      len(problem.root_states))
     if not resolver.trace.complete:
       record["fallback"] = (
           "the next turns were not traced within the time budget; "

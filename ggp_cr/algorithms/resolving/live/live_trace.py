@@ -7,9 +7,14 @@ merging sets that intersect (union-find); see docs/algorithms/resolving.md.
 
 import time
 
+import pyspiel
+
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import generic_extraction
+
+
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
 class OutOfTime(Exception):
@@ -163,16 +168,23 @@ class Trace:
     self.histories_walked = 0
     self._clear()
     start = time.perf_counter()
-    root = problem.game.new_initial_state()
     try:
-      if not root.is_terminal():
-        self._walk(root, 0, problem.initial_track(), None, 0, (), (), 1.0, 0)
+      self._walk_all()
     except OutOfTime:
       self.complete = False
       self._clear()
     self.seconds = time.perf_counter() - start
     if tree is not None and problem.prefix == 0:
       self.current_root_nodes[0] = 0
+
+  def _walk_all(self):
+    root = self.problem.game.new_initial_state()
+    if not root.is_terminal():
+      self._walk(root, 0, self.problem.initial_track(), None, 0, (), (), 1.0, 0)
+
+  def _original_state(self, state):
+    """The original game's state of a walked history at or below a root."""
+    return self.problem.original_state(state)
 
   def _clear(self):
     self.root_ids = {}
@@ -209,8 +221,6 @@ class Trace:
     if state.is_chance_node():
       branches = [(a, p) for a, p in state.chance_outcomes()]
       key = None
-      if depth < problem.prefix:
-        branches = self._gadget_outcomes(branches)
     else:
       branches = [(a, None) for a in state.legal_actions()]
       key = (state.information_state_string(acting) if depth >= problem.prefix
@@ -241,22 +251,23 @@ class Trace:
       child_root = root
       if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
         child_root = (child_j, child_actions, child_steps, child_chance, child_node,
-                      problem.original_state(child))
+                      self._original_state(child))
       if child_track == recall.END:
-        original = problem.original_state(child)
+        original = self._original_state(child)
         own_key = original.information_state_string(player)
-        if self._is_target(own_key):
-          self.subgame_map.add(self._register(child_root), own_key,
-                               original.information_state_string(problem.opponent))
-        continue
+        if self._passes(own_key):
+          # A next turn the bot played on in this subgame (a refused subgame): its
+          # own decision there, as at a subgame's first.
+          child_track, child_root = recall.CURRENT, None
+        else:
+          if self._is_target(own_key):
+            self.subgame_map.add(self._register(child_root), own_key,
+                                 original.information_state_string(problem.opponent))
+          continue
       self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
                  child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
-
-  def _gadget_outcomes(self, branches):
-    """The gadget's chance outcomes (roots) walked."""
-    return branches
 
   def _enters(self, acting, key, track):
     """Whether the walk goes on below a decision node of the solved game."""
@@ -267,6 +278,11 @@ class Trace:
     """Whether a next turn with the bot's information state `own_key` is mapped."""
     del own_key
     return True
+
+  def _passes(self, own_key):
+    """Whether the walk goes on below a next turn (`own_key` the bot's there)."""
+    del own_key
+    return False
 
   @property
   def num_roots(self):
@@ -289,9 +305,11 @@ class OwnTrace(Trace):
   one it decided at in this subgame (`own_keys`; any history of a later information
   state of the bot passes through them, perfect recall) and maps only the next turns
   whose bot information state is `target`: one group, the roots closest above the
-  histories of the bot's information set at its new turn. If the bot's `target` turn
-  is still in this subgame, `in_current` is True and nothing is mapped. A deadline
-  passing leaves it incomplete as Trace.
+  histories of the bot's information set at its new turn. Next turns where the bot
+  decided (it stayed in this subgame after a refused one) are walked through as a
+  subgame's first turn. If the bot's `target` turn is still in this subgame,
+  `in_current` is True and nothing is mapped. A deadline passing leaves it
+  incomplete as Trace.
   """
 
   def __init__(self, problem, own_keys, target, deadline=None):
@@ -302,16 +320,40 @@ class OwnTrace(Trace):
     if self.in_current:
       self._clear()
 
-  def _gadget_outcomes(self, branches):
+  def _walk_all(self):
+    """Below a gadget, from the original game's root states (a gadget state's
+    copy costs several of the original's): only the roots where the bot does not
+    act or acts at one of `own_keys`, each at the tracking state the gadget's
+    prefix gives it."""
     problem = self.problem
+    if problem.gadget is None:
+      super()._walk_all()
+      return
     player = problem.player
-    kept = []
-    for action, probability in branches:
-      state = problem.root_states[action]
-      if (state.current_player() != player or
-          state.information_state_string(player) in self.own_keys):
-        kept.append((action, probability))
-    return kept
+    prefix_players = {"resolve": [_CHANCE, problem.opponent],
+                      "max_margin": [problem.opponent, _CHANCE],
+                      "unsafe": [_CHANCE]}[problem.gadget.variant]
+    for j, state in enumerate(problem.root_states):
+      if self.deadline is not None and time.perf_counter() > self.deadline:
+        raise OutOfTime()
+      acting = state.current_player()
+      if acting == player and state.information_state_string(player) not in \
+          self.own_keys:
+        continue
+      track = problem.initial_track()
+      for k, parent in enumerate(prefix_players):
+        child = prefix_players[k + 1] if k + 1 < len(prefix_players) else acting
+        track, _ = recall.advance(track, parent, child, player)
+      self._walk(state.clone(), problem.prefix, track, None, j, (), (), 1.0, -1)
+
+  def _original_state(self, state):
+    return state
+
+  def _is_target(self, own_key):
+    return own_key == self.target
+
+  def _passes(self, own_key):
+    return own_key in self.own_keys
 
   def _enters(self, acting, key, track):
     if acting != self.problem.player or key is None:
