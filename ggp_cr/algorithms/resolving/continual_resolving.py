@@ -336,6 +336,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     policy = self.current_policy(state)
     index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
     action = policy[index][0]
+    self._path.played(self.resolver, key, action)
     if ahead:
       built = self._budget.build_ahead(
           self.resolver, infoset, index, self.config.variant,

@@ -51,6 +51,20 @@ def _own_states(game, player):
   return paths
 
 
+def _actions(game, player, key):
+  """The bot's legal actions at its first turn's information state `key`."""
+  state = game.new_initial_state()
+  while state.current_player() != player or \
+      state.information_state_string(player) != key:
+    state = state.child((state.chance_outcomes()[0][0] if state.is_chance_node()
+                         else state.legal_actions()[0]))
+  return state.legal_actions()
+
+
+def _all_moves(game, player, key):
+  return {key: set(_actions(game, player, key))}
+
+
 def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
   game = pyspiel.load_game(GAME)
   for player in (0, 1):
@@ -59,11 +73,17 @@ def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
     checked = 0
     for first_key, targets in _own_states(game, player).items():
       for target in targets:
-        own = live_trace.OwnTrace(problem, {first_key}, target)
-        assert own.complete and not own.in_current
-        assert own.subgame_map.own_keys() == [target]
-        assert (_histories(own, own.subgame_map.roots(target)) ==
-                _histories(full, full.subgame_map.own_roots(target)))
+        expected = _histories(full, full.subgame_map.own_roots(target))
+        found = 0
+        for action in _actions(game, player, first_key):
+          own = live_trace.OwnTrace(problem, {first_key: {action}}, target)
+          assert own.complete and not own.in_current
+          if own.num_roots:
+            assert own.subgame_map.own_keys() == [target]
+            assert _histories(own, own.subgame_map.roots(target)) == expected
+            found += 1
+        # (the bot's information state at its next turn holds its own move)
+        assert found == 1
         checked += 1
     assert checked >= 5
 
@@ -81,8 +101,9 @@ def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
       gadget, _, _ = whole.next_subgame(key, "resolve")
       problem = live_trace.Problem(game, player, gadget)
       full = live_trace.Trace(problem)
+      moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
       for target in full.subgame_map.own_keys():
-        own = live_trace.OwnTrace(problem, {key}, target)
+        own = live_trace.OwnTrace(problem, moves, target)
         assert own.complete and not own.in_current
         if own.num_roots:
           assert (_histories(own, own.subgame_map.roots(target)) ==
@@ -96,7 +117,7 @@ def test_own_trace_of_a_turn_in_the_current_subgame_maps_nothing():
   problem = live_trace.Problem(game, 0)
   first = game.new_initial_state()
   key = first.information_state_string(0)
-  own = live_trace.OwnTrace(problem, set(), key)
+  own = live_trace.OwnTrace(problem, {}, key)
   assert own.in_current and own.num_roots == 0
 
 
@@ -118,7 +139,8 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
       resolver.run(limits.Limit(iterations=200), 0.0)
     for first_key, targets in _own_states(game, player).items():
       for target in sorted(targets):
-        own = live_trace.OwnTrace(cut.problem, {first_key}, target)
+        own = live_trace.OwnTrace(cut.problem, _all_moves(game, player, first_key),
+                                  target)
         group = own.subgame_map.roots(target)
         reach, opponent_reach, values, weights = cut.solver.estimates(group, own)
         by_history = {next(iter(_histories(own, [r]))): r for r in group}

@@ -69,10 +69,12 @@ class LivePath:
     return key, key in resolver.trace.subgame_map
 
   def policy(self, resolver, key, legal):
-    """The average strategy's probabilities of `legal` at `key` (a key the bot
-    decides at, for live_trace.OwnTrace)."""
-    resolver.own_keys.add(key)
+    """The average strategy's probabilities of `legal` at `key`."""
     return resolver.probabilities(key, legal)
+
+  def played(self, resolver, key, action):
+    """Notes the bot's move for live_trace.OwnTrace."""
+    resolver.own_moves.setdefault(key, set()).add(action)
 
   def entry_key(self, resolver, key):
     """Live decisions are not shared (shares_decisions is False)."""
@@ -100,7 +102,7 @@ class LivePath:
     """The next turns below the bot's own decisions in the current subgame, when
     its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
-    trace = live_trace.OwnTrace(current.problem, current.own_keys, key,
+    trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE))
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked

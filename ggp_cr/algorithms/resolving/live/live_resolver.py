@@ -34,8 +34,8 @@ class Resolver(protocol.AnytimeRun):
                       problem.gadget.subgame.total_reach)
     self.parent_root_mass = parent_root_mass
     self.timing = {}
-    # The bot's information states looked up here (live_trace.OwnTrace's keys).
-    self.own_keys = set()
+    # The bot's moves here, {information state: actions} (live_trace.OwnTrace's).
+    self.own_moves = {}
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
     if warm is not None and warm.config.sampling != config.sampling:

@@ -227,6 +227,7 @@ class Trace:
              else None)
       if not self._enters(acting, key, track):
         return
+      branches = self._moves(acting, key, branches)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
@@ -274,6 +275,11 @@ class Trace:
     del acting, key, track
     return True
 
+  def _moves(self, acting, key, branches):
+    """The branches walked at a decision node (all of them)."""
+    del acting, key
+    return branches
+
   def _is_target(self, own_key):
     """Whether a next turn with the bot's information state `own_key` is mapped."""
     del own_key
@@ -302,8 +308,9 @@ class OwnTrace(Trace):
   cannot be traced").
 
   Walks only below the roots and decision nodes where the bot's information state is
-  one it decided at in this subgame (`own_keys`; any history of a later information
-  state of the bot passes through them, perfect recall) and maps only the next turns
+  one it decided at in this subgame, and only its moves there (`own_moves`,
+  {information state: actions}; any history of a later information state of the bot
+  passes through them, perfect recall) and maps only the next turns
   whose bot information state is `target`: one group, the roots closest above the
   histories of the bot's information set at its new turn. Next turns where the bot
   decided (it stayed in this subgame after a refused one) are walked through as a
@@ -312,8 +319,9 @@ class OwnTrace(Trace):
   incomplete as Trace.
   """
 
-  def __init__(self, problem, own_keys, target, deadline=None):
-    self.own_keys = frozenset(own_keys)
+  def __init__(self, problem, own_moves, target, deadline=None):
+    self.own_moves = dict(own_moves)
+    self.own_keys = frozenset(own_moves)
     self.target = target
     self.in_current = False
     super().__init__(problem, None, deadline)
@@ -351,6 +359,12 @@ class OwnTrace(Trace):
 
   def _is_target(self, own_key):
     return own_key == self.target
+
+  def _moves(self, acting, key, branches):
+    if acting != self.problem.player or key is None:
+      return branches
+    moves = self.own_moves[key]
+    return [branch for branch in branches if branch[0] in moves]
 
   def _passes(self, own_key):
     return own_key in self.own_keys
