@@ -16,6 +16,9 @@ from ggp_cr.algorithms.resolving.live import live_trace
 # Share of a decision's time budget after which tracing the next turns below the
 # bot's own decisions (live_trace.OwnTrace) gives up.
 OWN_TRACE_SHARE = 0.3
+# The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
+# to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
+NEXT_TURNS = 1
 # A subgame's trace is not started when predicted to take this many times the time
 # it has (the move's iterations get that time; OwnTrace serves the next decision).
 TRACE_SKIP_FACTOR = 2.0
@@ -132,15 +135,24 @@ class LivePath:
       if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
         record["trace_skipped_predicted_seconds"] = predicted
         deadline = time.perf_counter()
+    # With seconds, the full-width solvers' tree is laid out to the next turns.
+    turns = NEXT_TURNS if deadline is not None else None
     resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
-                                      **kwargs)
+                                      turns=turns, **kwargs)
     if resolver.trace.complete and problem.gadget is not None:
       self._trace_seconds_per_root = (resolver.trace.seconds /
                                       len(problem.root_states))
+    fallbacks = []
+    if resolver.tree_fallback is not None:
+      fallbacks.append(resolver.tree_fallback)
+    if not resolver.config.sampling and turns is not None:
+      record["tree_nodes"] = resolver.problem.compiled.num_nodes
     if not resolver.trace.complete:
-      record["fallback"] = (
+      fallbacks.append(
           "the next turns were not traced within the time budget; "
           + ("the next subgame is traced below the bot's own decisions "
              "(live_trace.OwnTrace)" if resolver.solver_collects_by_history else
              "the bot stays in this subgame"))
+    if fallbacks:
+      record["fallback"] = "; ".join(fallbacks)
     return resolver

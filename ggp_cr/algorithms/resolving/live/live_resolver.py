@@ -5,6 +5,7 @@ and builds the next subgame's pyspiel gadget from the collected estimates; used 
 for games above the compiled path's size limit.
 """
 
+import dataclasses
 import time
 
 import numpy as np
@@ -17,17 +18,25 @@ from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.resolving.live import live_solvers
 from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import subgame_tree
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import tree_limits
 
 class Resolver(protocol.AnytimeRun):
   """Solves one subgame (or the whole game) on live states (protocol.Resolver) and
   prepares the next subgames' gadgets."""
 
   def __init__(self, problem, config, seed, warm=None, trunk=None, deadline=None,
-               parent_root_mass=1.0):
+               parent_root_mass=1.0, turns=None):
     self.problem = problem
     self.config = config
+    # Why the subgame's depth-limited tree was not used (None if it was, or none
+    # was asked for).
+    self.tree_fallback = None
+    if not config.sampling and turns is not None:
+      config = self._depth_limited(turns, seed, deadline)
+      self.config = config
     self.trunk = trunk
     # Σ w(r) over this subgame's roots (the whole game: 1) and its parent's.
     self.root_mass = (1.0 if problem.gadget is None else
@@ -38,12 +47,37 @@ class Resolver(protocol.AnytimeRun):
     self.own_moves = {}
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
+    if not self.trace.complete and not config.sampling and turns is not None:
+      # VR-MCCFR's estimates by history give the next decision its inputs
+      # (live_trace.OwnTrace); the full-width solvers' need the trace.
+      self.tree_fallback = ("its next turns were not traced within the time "
+                            "budget; solved by live VR-MCCFR")
+      config = self.config = dataclasses.replace(config, solver="vr_mccfr")
     if warm is not None and warm.config.sampling != config.sampling:
       warm = None
     solver_type = (live_solvers.SamplingSolver if config.sampling
                    else live_solvers.FullWidthSolver)
     self.solver = solver_type(problem, self.trace, config, seed,
                               warm.solver if warm is not None else None)
+
+  def _depth_limited(self, turns, seed, deadline):
+    """Lays the full-width solvers' tree out down to the bot's `turns`-th next
+    turns (subgame_tree.depth_limited_tree, leaves by config.playouts random
+    playouts) before `deadline`; if it does not fit the time, or memory, the
+    subgame is solved by the live sampling solver (VR-MCCFR with the config's
+    sampling settings) and `tree_fallback` says why. Returns the config used."""
+    config = self.config
+    try:
+      self.problem.compiled = subgame_tree.depth_limited_tree(
+          self.problem, turns, config.playouts, seed, deadline,
+          tree_limits.nodes_limit(False))
+      return config
+    except live_trace.OutOfTime:
+      self.tree_fallback = ("its tree to the next turns was not laid out within the "
+                            "time budget; solved by live VR-MCCFR")
+    except tree_limits.TreeTooLarge as error:
+      self.tree_fallback = f"{error}; solved by live VR-MCCFR"
+    return dataclasses.replace(config, solver="vr_mccfr")
 
   @property
   def solver_collects_by_history(self):
