@@ -36,8 +36,10 @@ class LivePath:
     self.game = game
     self.player = player
     self.config = config
-    # Seconds per root of the last complete trace below a gadget (its prediction).
+    # Seconds per root of the last complete trace below a gadget, and of its
+    # depth-limited tree (full-width solvers), predicting the next ones.
     self._trace_seconds_per_root = None
+    self._tree_seconds_per_root = None
 
   def warm_up(self):
     """Nothing to fault in ahead."""
@@ -125,13 +127,17 @@ class LivePath:
     """The bot keeps the current subgame; nothing else to do on live states."""
 
   def _resolver(self, problem, record, move, seed, **kwargs):
-    """The resolver of `problem`; its trace is not started when the last complete
-    trace of a subgame (its seconds per root) predicts it would take more than
-    TRACE_SKIP_FACTOR times what is left before TRACE_SHARE."""
+    """The resolver of `problem`; its trace (and a full-width solver's tree) is not
+    started when the last complete one below a gadget (seconds per root) predicts
+    it would take more than TRACE_SKIP_FACTOR times what is left before
+    TRACE_SHARE."""
     deadline = move.deadline(move_budget.TRACE_SHARE)
-    if deadline is not None and problem.gadget is not None and \
-        self._trace_seconds_per_root is not None:
-      predicted = len(problem.root_states) * self._trace_seconds_per_root
+    per_root = self._trace_seconds_per_root
+    if not self.config.sampling and per_root is not None and \
+        self._tree_seconds_per_root is not None:
+      per_root += self._tree_seconds_per_root
+    if deadline is not None and problem.gadget is not None and per_root is not None:
+      predicted = len(problem.root_states) * per_root
       if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
         record["trace_skipped_predicted_seconds"] = predicted
         deadline = time.perf_counter()
@@ -142,6 +148,9 @@ class LivePath:
     if resolver.trace.complete and problem.gadget is not None:
       self._trace_seconds_per_root = (resolver.trace.seconds /
                                       len(problem.root_states))
+      if resolver.tree_seconds is not None:
+        self._tree_seconds_per_root = (resolver.tree_seconds /
+                                       len(problem.root_states))
     fallbacks = []
     if resolver.tree_fallback is not None:
       fallbacks.append(resolver.tree_fallback)

@@ -34,6 +34,7 @@ class Resolver(protocol.AnytimeRun):
     # Why the subgame's depth-limited tree was not used (None if it was, or none
     # was asked for).
     self.tree_fallback = None
+    self.tree_seconds = None  # the depth-limited tree's build time, if built
     if not config.sampling and turns is not None:
       config = self._depth_limited(turns, seed, deadline)
       self.config = config
@@ -67,10 +68,12 @@ class Resolver(protocol.AnytimeRun):
     subgame is solved by the live sampling solver (VR-MCCFR with the config's
     sampling settings) and `tree_fallback` says why. Returns the config used."""
     config = self.config
+    start = time.perf_counter()
     try:
       self.problem.compiled = subgame_tree.depth_limited_tree(
           self.problem, turns, config.playouts, seed, deadline,
           tree_limits.nodes_limit(False))
+      self.tree_seconds = time.perf_counter() - start
       return config
     except live_trace.OutOfTime:
       self.tree_fallback = ("its tree to the next turns was not laid out within the "
