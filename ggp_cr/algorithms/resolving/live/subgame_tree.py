@@ -15,10 +15,10 @@ from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import generic_extraction
 
 
-def playout_value(state, playouts, rng):
-  """Player 0's mean return of `playouts` uniform random playouts from `state`
+def playout_returns(state, playouts, rng):
+  """Both players' mean returns of `playouts` uniform random playouts from `state`
   (chance by its probabilities; [S] §3.3.2's RandomPlayout), on copies."""
-  total = 0.0
+  total = np.zeros(2)
   for _ in range(playouts):
     play = state.clone()
     while not play.is_terminal():
@@ -28,8 +28,21 @@ def playout_value(state, playouts, rng):
       else:
         legal = play.legal_actions()
         play.apply_action(legal[rng.integers(len(legal))])
-    total += play.returns()[0]
+    total += play.returns()[:2]
   return total / playouts
+
+
+def playout_value(problem, state, playouts, rng):
+  """Player 0's value of a history of the solved game by random playouts: in a
+  gadget, played out on the original game's state (the wrapper costs several
+  times more a move) and mapped by the gadget's payoff, affine in o's utility."""
+  if problem.gadget is None:
+    return float(playout_returns(state, playouts, rng)[0])
+  gadget = problem.gadget
+  opponent_value = gadget.opponent_utility(
+      state.root_infoset(),
+      playout_returns(state.inner.state, playouts, rng)[problem.opponent])
+  return float(opponent_value if problem.opponent == 0 else -opponent_value)
 
 
 def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
@@ -67,7 +80,7 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     if track == recall.END and not state.is_terminal():
       count += 1
       if turns is not None and count >= turns:
-        value = playout_value(state, playouts, rng)
+        value = playout_value(problem, state, playouts, rng)
       else:
         track = recall.CURRENT  # the next turn starts a subgame of its own
     tracks.append(track)
