@@ -139,3 +139,28 @@ def test_a_cut_resolver_resolves_and_a_late_one_falls_back_to_vr_mccfr():
   assert late.config.solver == "vr_mccfr" and "VR-MCCFR" in late.tree_fallback
   with pytest.raises(ValueError, match="turns"):
     subgame_tree.depth_limited_tree(problem, turns=0)
+
+
+def test_a_timed_live_full_width_bot_never_compiles_the_whole_game(monkeypatch):
+  """With seconds, the live path's cfr+ lays out its own trees: the whole game's
+  compiled tree (what did not fit) is never asked for."""
+  from ggp_cr.algorithms.resolving import continual_resolving  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game(GAMES[0])
+  cached = compiled_tree.cached_tree
+
+  def refuse(asked, *args, **kwargs):
+    assert str(asked) != str(game), "the whole game's tree was asked for"
+    return cached(asked, *args, **kwargs)
+
+  monkeypatch.setattr(compiled_tree, "cached_tree", refuse)
+  bot = continual_resolving.ContinualResolvingBot(
+      game, 0, preplay="0.5s", move="0.2s", solver="cfr+", path="live", seed=0)
+  state = game.new_initial_state()
+  rng = np.random.default_rng(0)
+  while not state.is_terminal():
+    if state.current_player() == 0:
+      state.apply_action(bot.step(state))
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  assert len(bot.decisions) == 4
