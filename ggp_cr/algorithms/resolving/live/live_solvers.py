@@ -237,7 +237,8 @@ class SamplingSolver(outcome_sampling.LiveSolver):
 
 class FullWidthSolver:
   """CFR+ (or depth-limited CFR+ with RandomPlayout, [S] §3.3.2) on the solved game's
-  compiled tree, adding each iteration's exact self-play estimates at the next roots."""
+  compiled tree (problem.tree(): the whole gadget's, or subgame_tree's depth-limited
+  one), adding each iteration's self-play estimates at the next roots."""
 
   def __init__(self, problem, trace, config, seed, warm=None):
     self.problem = problem
