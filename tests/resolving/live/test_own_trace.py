@@ -61,10 +61,6 @@ def _actions(game, player, key):
   return state.legal_actions()
 
 
-def _all_moves(game, player, key):
-  return {key: set(_actions(game, player, key))}
-
-
 def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
   game = pyspiel.load_game(GAME)
   for player in (0, 1):
@@ -138,9 +134,12 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
     for resolver in (full, cut):
       resolver.run(limits.Limit(iterations=200), 0.0)
     for first_key, targets in _own_states(game, player).items():
-      for target in sorted(targets):
-        own = live_trace.OwnTrace(cut.problem, _all_moves(game, player, first_key),
-                                  target)
+      for target, action in [(t, a) for t in sorted(targets)
+                             for a in _actions(game, player, first_key)]:
+        # Only the bot's move (the reach of its step is the move's probability).
+        own = live_trace.OwnTrace(cut.problem, {first_key: {action}}, target)
+        if not own.num_roots:
+          continue
         group = own.subgame_map.roots(target)
         reach, opponent_reach, values, weights = cut.solver.estimates(group, own)
         by_history = {next(iter(_histories(own, [r]))): r for r in group}

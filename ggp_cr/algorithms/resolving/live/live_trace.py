@@ -227,10 +227,12 @@ class Trace:
              else None)
       if not self._enters(acting, key, track):
         return
-      branches = self._moves(acting, key, branches)
+    moves = self._moves(acting, key)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
+        continue
+      if moves is not None and action not in moves:
         continue
       child = state.child(action)
       if child.is_terminal():
@@ -275,10 +277,9 @@ class Trace:
     del acting, key, track
     return True
 
-  def _moves(self, acting, key, branches):
-    """The branches walked at a decision node (all of them)."""
+  def _moves(self, acting, key):
+    """The actions walked at a node where `acting` acts (None: all of them)."""
     del acting, key
-    return branches
 
   def _is_target(self, own_key):
     """Whether a next turn with the bot's information state `own_key` is mapped."""
@@ -360,11 +361,10 @@ class OwnTrace(Trace):
   def _is_target(self, own_key):
     return own_key == self.target
 
-  def _moves(self, acting, key, branches):
+  def _moves(self, acting, key):
     if acting != self.problem.player or key is None:
-      return branches
-    moves = self.own_moves[key]
-    return [branch for branch in branches if branch[0] in moves]
+      return None
+    return self.own_moves[key]
 
   def _passes(self, own_key):
     return own_key in self.own_keys
