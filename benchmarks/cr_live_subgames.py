@@ -73,7 +73,7 @@ def main(argv):
     for match in range(_MATCHES.value):
       for seat in (0, 1):
         ratios, records = _match(game, seat, _SEED.value + 2 * match + seat)
-        worst = max(worst, max(ratios))
+        worst = max([worst] + ratios)  # (a match may end before the bot's turn)
         new = sum(r["new_subgame"] for r in records[1:])
         per_match.append(f"{new}/{len(records) - 1}")
         trees.append(sum("tree_nodes" in r for r in records[1:]))
@@ -86,8 +86,9 @@ def main(argv):
     print(f"{game_string}, {_SOLVER.value}, {_MOVE.value} s a move:")
     print(f"  new subgames resolved per match: {' '.join(per_match)}")
     print(f"  on a depth-limited compiled tree per match: {trees}")
-    print(f"  iterations a move: median {statistics.median(iterations):.0f}, "
-          f"min {min(iterations)}, max {max(iterations)}")
+    if iterations:
+      print(f"  iterations a move: median {statistics.median(iterations):.0f}, "
+            f"min {min(iterations)}, max {max(iterations)}")
     for reason, count in fallbacks.most_common():
       print(f"  fallback x{count}: {reason}")
   print(f"max time/budget: {worst:.3f}")

@@ -89,7 +89,7 @@ def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
   walked), as at the whole game."""
   game = pyspiel.load_game(GAME)
   config = settings.ResolverConfig(solver="vr_mccfr")
-  checked = 0
+  checked = fewer = 0
   for player in (0, 1):
     whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
     whole.run(limits.Limit(iterations=100), 0.0)
@@ -98,14 +98,21 @@ def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
       problem = live_trace.Problem(game, player, gadget)
       full = live_trace.Trace(problem)
       moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
+      # The roots above the bot's information set at its entry (live_path.enter).
+      own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
+      fewer += len(own_roots) < len(gadget.subgame.root_states)
       for target in full.subgame_map.own_keys():
         own = live_trace.OwnTrace(problem, moves, target)
         assert own.complete and not own.in_current
         if own.num_roots:
           assert (_histories(own, own.subgame_map.roots(target)) ==
                   _histories(full, full.subgame_map.own_roots(target)))
+          within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
+          assert (_histories(within, within.subgame_map.roots(target)) ==
+                  _histories(own, own.subgame_map.roots(target)))
+          assert within.histories_walked <= own.histories_walked
           checked += 1
-  assert checked >= 10
+  assert checked >= 10 and fewer
 
 
 def test_own_trace_of_a_turn_in_the_current_subgame_maps_nothing():

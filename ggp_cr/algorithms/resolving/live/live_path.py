@@ -99,16 +99,24 @@ class LivePath:
     if trace is not None:
       record["own_trace"] = True
     warm = current if self.config.keep_solver_data else None
-    return self._resolver(live_trace.Problem(self.game, self.player, gadget), record,
-                          move, seed, warm=warm, trunk=profile,
-                          parent_root_mass=current.root_mass)
+    resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
+                              record, move, seed, warm=warm, trunk=profile,
+                              parent_root_mass=current.root_mass)
+    # The roots above the bot's information set here (OwnTrace walks only these).
+    used = current.trace if trace is None else trace
+    root_histories = current.problem.root_histories
+    resolver.own_root_histories = frozenset(
+        tuple(root_histories[used.root_of[r]]) + used.actions[r]
+        for r in used.subgame_map.own_roots(key))
+    return resolver
 
   def _own_trace(self, current, key, record, move):
     """The next turns below the bot's own decisions in the current subgame, when
     its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
-                                move.deadline(OWN_TRACE_SHARE))
+                                move.deadline(OWN_TRACE_SHARE),
+                                current.own_root_histories)
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
     if trace.in_current:

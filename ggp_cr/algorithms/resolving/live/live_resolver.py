@@ -44,8 +44,10 @@ class Resolver(protocol.AnytimeRun):
                       problem.gadget.subgame.total_reach)
     self.parent_root_mass = parent_root_mass
     self.timing = {}
-    # The bot's moves here, {information state: actions} (live_trace.OwnTrace's).
+    # The bot's moves here, {information state: actions}, and the roots (histories)
+    # above its information set where it entered (None: all), for live_trace.OwnTrace.
     self.own_moves = {}
+    self.own_root_histories = None
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
     if not self.trace.complete and not config.sampling and turns is not None:

@@ -313,16 +313,20 @@ class OwnTrace(Trace):
   {information state: actions}; any history of a later information state of the bot
   passes through them, perfect recall) and maps only the next turns
   whose bot information state is `target`: one group, the roots closest above the
-  histories of the bot's information set at its new turn. Next turns where the bot
+  histories of the bot's information set at its new turn. `own_roots` (histories),
+  if given, are the only roots walked: those above the bot's information set at the
+  turn it entered the subgame (all its later histories are below them). Next turns
+  where the bot
   decided (it stayed in this subgame after a refused one) are walked through as a
   subgame's first turn. If the bot's `target` turn is still in this subgame,
   `in_current` is True and nothing is mapped. A deadline passing leaves it
   incomplete as Trace.
   """
 
-  def __init__(self, problem, own_moves, target, deadline=None):
+  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None):
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
+    self.own_roots = own_roots
     self.target = target
     self.in_current = False
     super().__init__(problem, None, deadline)
@@ -345,6 +349,9 @@ class OwnTrace(Trace):
     for j, state in enumerate(problem.root_states):
       if self.deadline is not None and time.perf_counter() > self.deadline:
         raise OutOfTime()
+      if self.own_roots is not None and problem.root_histories[j] not in \
+          self.own_roots:
+        continue
       acting = state.current_player()
       if acting == player and state.information_state_string(player) not in \
           self.own_keys:
