@@ -75,13 +75,13 @@ def main(argv):
         ratios, records = _match(game, seat, _SEED.value + 2 * match + seat)
         worst = max([worst] + ratios)  # (a match may end before the bot's turn)
         new = sum(r["new_subgame"] for r in records[1:])
-        per_match.append(f"{new}/{len(records) - 1}")
+        per_match.append(f"{new}/{len(records[1:])}")
         trees.append(sum("tree_nodes" in r for r in records[1:]))
         iterations += [r["iterations"] for r in records[1:]]
         fallbacks.update(r["fallback"].split(";")[0] for r in records[1:]
                          if r.get("fallback"))
         resolved += new
-        later += len(records) - 1
+        later += len(records[1:])
     shares.append(resolved / max(later, 1))
     print(f"{game_string}, {_SOLVER.value}, {_MOVE.value} s a move:")
     print(f"  new subgames resolved per match: {' '.join(per_match)}")
