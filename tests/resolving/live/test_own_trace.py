@@ -205,3 +205,35 @@ def test_the_bot_resolves_every_new_subgame_when_traces_do_not_complete(monkeypa
     for record in later:
       assert record["new_subgame"] and record["own_trace"], record
       assert "OwnTrace" in record["fallback"]
+
+
+def test_after_a_refused_subgame_the_bot_resolves_the_next_one(monkeypatch):
+  """A complete trace's map ends at the refused subgame's turn: the bot stays, and
+  at its next turn finds the next subgame by OwnTrace through the turn it played."""
+  from ggp_cr.algorithms.resolving import protocol  # pylint: disable=import-outside-toplevel
+  refuse = live_resolver.Resolver.next_subgame
+  refused = []
+
+  def once(self, key, variant, deadline=None, trace=None):
+    if self.problem.gadget is None and not refused:
+      refused.append(key)
+      raise protocol.CannotResolve("refused by the test")
+    return refuse(self, key, variant, deadline, trace)
+
+  monkeypatch.setattr(live_resolver.Resolver, "next_subgame", once)
+  game = pyspiel.load_game(GAME)
+  rng = np.random.default_rng(1)
+  for seat in (0, 1):
+    refused.clear()
+    bot = continual_resolving.ContinualResolvingBot(
+        game, seat, preplay="200it", move="50it", path="live", seed=seat)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      if state.current_player() == seat:
+        state.apply_action(bot.step(state))
+      else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    first, second, third = bot.decisions[1:]
+    assert not first["new_subgame"] and "refused by the test" in first["fallback"]
+    assert second["new_subgame"] and second["own_trace"], second
+    assert third["new_subgame"] and "own_trace" not in third, third

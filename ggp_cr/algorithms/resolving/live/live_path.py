@@ -69,7 +69,7 @@ class LivePath:
   def lookup(self, resolver, key):
     """(the information state `key`, whether it starts a new subgame: in the map;
     after an incomplete trace, whether it does is found out by `enter`)."""
-    if not resolver.trace.complete and resolver.solver_collects_by_history:
+    if resolver.own_trace_next and resolver.solver_collects_by_history:
       return key, True
     return key, key in resolver.trace.subgame_map
 
@@ -91,7 +91,7 @@ class LivePath:
     protocol.CannotResolve."""
     del budget
     trace = None
-    if not current.trace.complete:
+    if current.own_trace_next:
       trace = self._own_trace(current, key, record, move)
     gadget, profile, info = current.next_subgame(
         key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
@@ -132,7 +132,11 @@ class LivePath:
     return trace
 
   def refused(self, current, key, error, record, move, limit):
-    """The bot keeps the current subgame; nothing else to do on live states."""
+    """The bot keeps the current subgame; with a sampling solver its next new
+    subgame is found by live_trace.OwnTrace (passing through this turn), since the
+    trace's map ends here."""
+    del key, error, record, move, limit
+    current.trace_own_next()
 
   def _resolver(self, problem, record, move, seed, **kwargs):
     """The resolver of `problem`; its trace (and a full-width solver's tree) is not

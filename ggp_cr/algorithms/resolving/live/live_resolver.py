@@ -48,6 +48,7 @@ class Resolver(protocol.AnytimeRun):
     # above its information set where it entered (None: all), for live_trace.OwnTrace.
     self.own_moves = {}
     self.own_root_histories = None
+    self._stayed = False
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
     if not self.trace.complete and not config.sampling and turns is not None:
@@ -83,6 +84,20 @@ class Resolver(protocol.AnytimeRun):
     except tree_limits.TreeTooLarge as error:
       self.tree_fallback = f"{error}; solved by live VR-MCCFR"
     return dataclasses.replace(config, solver="vr_mccfr")
+
+  @property
+  def own_trace_next(self):
+    """Whether the bot's next new subgame is found by live_trace.OwnTrace: the
+    trace did not end in time, or the bot stayed here after a refused subgame."""
+    return not self.trace.complete or self._stayed
+
+  def trace_own_next(self):
+    """After a refused subgame: a sampling solver collects its estimates by
+    history from now on, and own_trace_next holds."""
+    if self.config.sampling:
+      self._stayed = True
+      if self.solver.sums_by_history is None:
+        self.solver.sums_by_history = {}
 
   @property
   def solver_collects_by_history(self):
