@@ -180,6 +180,20 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
   assert compared > 50 and gadgets > 5, (compared, gadgets)
 
 
+def _live_match(game, seat, rng):
+  """The live path's bot in `seat` after a match against uniform random (iteration
+  budgets)."""
+  bot = continual_resolving.ContinualResolvingBot(
+      game, seat, preplay="200it", move="50it", path="live", seed=seat)
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.current_player() == seat:
+      state.apply_action(bot.step(state))
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return bot
+
+
 def test_the_bot_resolves_every_new_subgame_when_traces_do_not_complete(monkeypatch):
   """Every full trace cut (as a trace past its deadline): the bot still enters a new
   subgame at each of its later turns in goofspiel (each is one), by OwnTrace."""
@@ -192,14 +206,7 @@ def test_the_bot_resolves_every_new_subgame_when_traces_do_not_complete(monkeypa
   game = pyspiel.load_game(GAME)
   rng = np.random.default_rng(0)
   for seat in (0, 1):
-    bot = continual_resolving.ContinualResolvingBot(
-        game, seat, preplay="200it", move="50it", path="live", seed=seat)
-    state = game.new_initial_state()
-    while not state.is_terminal():
-      if state.current_player() == seat:
-        state.apply_action(bot.step(state))
-      else:
-        state.apply_action(int(rng.choice(state.legal_actions())))
+    bot = _live_match(game, seat, rng)
     later = bot.decisions[1:]
     assert len(later) == 3
     for record in later:
@@ -225,14 +232,7 @@ def test_after_a_refused_subgame_the_bot_resolves_the_next_one(monkeypatch):
   rng = np.random.default_rng(1)
   for seat in (0, 1):
     refused.clear()
-    bot = continual_resolving.ContinualResolvingBot(
-        game, seat, preplay="200it", move="50it", path="live", seed=seat)
-    state = game.new_initial_state()
-    while not state.is_terminal():
-      if state.current_player() == seat:
-        state.apply_action(bot.step(state))
-      else:
-        state.apply_action(int(rng.choice(state.legal_actions())))
+    bot = _live_match(game, seat, rng)
     first, second, third = bot.decisions[1:]
     assert not first["new_subgame"] and "refused by the test" in first["fallback"]
     assert second["new_subgame"] and second["own_trace"], second
