@@ -173,8 +173,11 @@ class ContinualResolvingBot(pyspiel.Bot):
                   if tree is not None else
                   live_path.LivePath(game, player_id, self.config))
     outcome_sampling.warm_up(self.config.regret_matcher)
-    if use_cbr or not self.config.sampling or tree is not None:
+    if use_cbr or tree is not None:
       compiled_tree.cached_tree(game)
+    if use_cbr or not self.config.sampling or tree is not None:
+      # (the live path's full-width solvers lay out their own trees: not the
+      # whole game's, which did not fit)
       _warm_up_full_width()
     self._path.warm_up()
     self._seed = outcome_sampling.new_seed(seed)
@@ -369,6 +372,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     policy = self.current_policy(state)
     index = outcome_sampling.sample_index([p for _, p in policy], self._rng.random())
     action = policy[index][0]
+    self._path.played(self.resolver, key, action)
     if ahead:
       built = self._budget.build_ahead(
           self.resolver, infoset, index, self.config.variant,

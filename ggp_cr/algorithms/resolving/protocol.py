@@ -67,6 +67,10 @@ class Path(typing.Protocol):
   def refused(self, current, lookup, error, record, move, limit):
     """After CannotResolve: what the current resolver does for the next turns."""
 
+  def played(self, resolver, key, action):
+    """The bot played `action` at information state `key` (the live path's
+    OwnTrace walks only the bot's own moves)."""
+
 
 def record_entry(record, info, variant):
   """Adds a new subgame's `info` to the decision's record; notes an unsafe gadget

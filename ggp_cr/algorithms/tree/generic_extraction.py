@@ -42,7 +42,7 @@ def extract(game, game_string, progress, max_nodes=None):
 
 
 def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
-          frontier=None, max_nodes=None, estimate=True):
+          frontier=None, max_nodes=None, estimate=True, leaf=None):
   """Records every history below `roots` once, in depth-first preorder.
 
   `roots` yields (state, parent, action index, chance probability, depth, own last
@@ -54,7 +54,9 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
   one infoset disagree on the player's previous (infoset, action) or on the legal
   actions. Raises TreeTooLarge once more than `max_nodes` histories are recorded, or
   at tree_limits.CHECK_AFTER histories if `estimate` and the game's estimated size
-  is far larger.
+  is far larger. `leaf`, if given, is called once per history, in preorder, with
+  (state, parent node); a number returned records a non-terminal history as a
+  terminal of that utility for player 0 (a depth limit's leaf).
   Returns the preorder arrays and the per-infoset lists.
   """
   parents = array.array("i")
@@ -87,7 +89,13 @@ def walk(game, game_string, utility_sum, roots, progress, cut_depth=2**15,
       action_indices.append(action_index)
       chance_probs.append(prob)
       depths.append(depth)
-      if state.is_terminal():
+      value = None if leaf is None else leaf(state, parent)
+      if value is not None and not state.is_terminal():
+        players.append(_TERMINAL)
+        infosets.append(-1)
+        num_children.append(0)
+        utilities.append(value)
+      elif state.is_terminal():
         returns = state.returns()
         if abs(returns[0] + returns[1] - utility_sum) > 1e-9 * (1 + abs(returns[0])):
           raise ValueError(

@@ -162,6 +162,9 @@ class CompiledPath:
     protocol.record_entry(record, info, self.config.variant)
     return built
 
+  def played(self, resolver, key, action):
+    """The compiled path's trace holds every next turn: nothing to note."""
+
   def refused(self, current, infoset, error, record, move, limit):
     """After a refused subgame: the next turns below it are traced if that fits what
     is left of the move, and estimated from the current solve's average strategy

@@ -6,10 +6,22 @@ first decision, looks the bot's information states up by string and enters the n
 subgame's pyspiel gadget within a move_budget.MoveBudget.
 """
 
+import time
+
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
+
+# Share of a decision's time budget after which tracing the next turns below the
+# bot's own decisions (live_trace.OwnTrace) gives up.
+OWN_TRACE_SHARE = 0.3
+# The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
+# to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
+NEXT_TURNS = 1
+# A subgame's trace is not started when predicted to take this many times the time
+# it has (the move's iterations get that time; OwnTrace serves the next decision).
+TRACE_SKIP_FACTOR = 2.0
 
 
 class LivePath:
@@ -24,6 +36,10 @@ class LivePath:
     self.game = game
     self.player = player
     self.config = config
+    # Seconds per root of the last complete trace below a gadget, and of its
+    # depth-limited tree (full-width solvers), predicting the next ones.
+    self._trace_seconds_per_root = None
+    self._tree_seconds_per_root = None
 
   def warm_up(self):
     """Nothing to fault in ahead."""
@@ -51,12 +67,19 @@ class LivePath:
     """The live path has no subgame budget to fit."""
 
   def lookup(self, resolver, key):
-    """(the information state `key`, whether it starts a new subgame)."""
+    """(the information state `key`, whether it starts a new subgame: in the map;
+    after an incomplete trace, whether it does is found out by `enter`)."""
+    if resolver.own_trace_next and resolver.solver_collects_by_history:
+      return key, True
     return key, key in resolver.trace.subgame_map
 
   def policy(self, resolver, key, legal):
     """The average strategy's probabilities of `legal` at `key`."""
     return resolver.probabilities(key, legal)
+
+  def played(self, resolver, key, action):
+    """Notes the bot's move for live_trace.OwnTrace."""
+    resolver.own_moves.setdefault(key, set()).add(action)
 
   def entry_key(self, resolver, key):
     """Live decisions are not shared (shares_decisions is False)."""
@@ -67,22 +90,90 @@ class LivePath:
     BUILD_SHARE of the move, its next turns traced within TRACE_SHARE; raises
     protocol.CannotResolve."""
     del budget
+    trace = None
+    if current.own_trace_next:
+      trace = self._own_trace(current, key, record, move)
     gadget, profile, info = current.next_subgame(
-        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE))
+        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
     protocol.record_entry(record, info, self.config.variant)
+    if trace is not None:
+      record["own_trace"] = True
     warm = current if self.config.keep_solver_data else None
-    return self._resolver(live_trace.Problem(self.game, self.player, gadget), record,
-                          move, seed, warm=warm, trunk=profile,
-                          parent_root_mass=current.root_mass)
+    resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
+                              record, move, seed, warm=warm, trunk=profile,
+                              parent_root_mass=current.root_mass)
+    # The roots above the bot's information set here (OwnTrace walks only these).
+    used = current.trace if trace is None else trace
+    root_histories = current.problem.root_histories
+    resolver.own_root_histories = frozenset(
+        tuple(root_histories[used.root_of[r]]) + used.actions[r]
+        for r in used.subgame_map.own_roots(key))
+    return resolver
+
+  def _own_trace(self, current, key, record, move):
+    """The next turns below the bot's own decisions in the current subgame, when
+    its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
+    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
+    trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
+                                move.deadline(OWN_TRACE_SHARE),
+                                current.own_root_histories)
+    record["own_trace_seconds"] = trace.seconds
+    record["own_trace_walked"] = trace.histories_walked
+    if trace.in_current:
+      record["enters_new_subgame"] = False
+      raise protocol.CannotResolve("its information state is in the current subgame")
+    if not trace.complete:
+      raise protocol.CannotResolve(
+          "the next turns below its own decisions were not traced within the time "
+          "budget")
+    if key not in trace.subgame_map:
+      raise protocol.CannotResolve("its information state was not found below its "
+                                   "own decisions in the current subgame")
+    return trace
 
   def refused(self, current, key, error, record, move, limit):
-    """The bot keeps the current subgame; nothing else to do on live states."""
+    """The bot keeps the current subgame; with a sampling solver its next new
+    subgame is found by live_trace.OwnTrace (passing through this turn), since the
+    trace's map ends here."""
+    del key, error, record, move, limit
+    current.trace_own_next()
 
   def _resolver(self, problem, record, move, seed, **kwargs):
-    resolver = live_resolver.Resolver(
-        problem, self.config, seed, deadline=move.deadline(move_budget.TRACE_SHARE),
-        **kwargs)
+    """The resolver of `problem`; its trace (and a full-width solver's tree) is not
+    started when the last complete one below a gadget (seconds per root) predicts
+    it would take more than TRACE_SKIP_FACTOR times what is left before
+    TRACE_SHARE."""
+    deadline = move.deadline(move_budget.TRACE_SHARE)
+    per_root = self._trace_seconds_per_root
+    if not self.config.sampling and per_root is not None and \
+        self._tree_seconds_per_root is not None:
+      per_root += self._tree_seconds_per_root
+    if deadline is not None and problem.gadget is not None and per_root is not None:
+      predicted = len(problem.root_states) * per_root
+      if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
+        record["trace_skipped_predicted_seconds"] = predicted
+        deadline = time.perf_counter()
+    # With seconds, the full-width solvers' tree is laid out to the next turns.
+    turns = NEXT_TURNS if deadline is not None else None
+    resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
+                                      turns=turns, **kwargs)
+    if resolver.trace.complete and problem.gadget is not None:
+      self._trace_seconds_per_root = (resolver.trace.seconds /
+                                      len(problem.root_states))
+      if resolver.tree_seconds is not None:
+        self._tree_seconds_per_root = (resolver.tree_seconds /
+                                       len(problem.root_states))
+    fallbacks = []
+    if resolver.tree_fallback is not None:
+      fallbacks.append(resolver.tree_fallback)
+    if not resolver.config.sampling and turns is not None:
+      record["tree_nodes"] = resolver.problem.compiled.num_nodes
     if not resolver.trace.complete:
-      record["fallback"] = ("the next turns were not traced within the time budget; "
-                            "the bot stays in this subgame")
+      fallbacks.append(
+          "the next turns were not traced within the time budget; "
+          + ("the next subgame is traced below the bot's own decisions "
+             "(live_trace.OwnTrace)" if resolver.solver_collects_by_history else
+             "the bot stays in this subgame"))
+    if fallbacks:
+      record["fallback"] = "; ".join(fallbacks)
     return resolver

@@ -5,6 +5,7 @@ and builds the next subgame's pyspiel gadget from the collected estimates; used 
 for games above the compiled path's size limit.
 """
 
+import dataclasses
 import time
 
 import numpy as np
@@ -17,31 +18,92 @@ from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.resolving.live import live_solvers
 from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import subgame_tree
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import tree_limits
 
 class Resolver(protocol.AnytimeRun):
   """Solves one subgame (or the whole game) on live states (protocol.Resolver) and
   prepares the next subgames' gadgets."""
 
   def __init__(self, problem, config, seed, warm=None, trunk=None, deadline=None,
-               parent_root_mass=1.0):
+               parent_root_mass=1.0, turns=None):
     self.problem = problem
     self.config = config
+    # Why the subgame's depth-limited tree was not used (None if it was, or none
+    # was asked for).
+    self.tree_fallback = None
+    self.tree_seconds = None  # the depth-limited tree's build time, if built
+    if not config.sampling and turns is not None:
+      config = self._depth_limited(turns, seed, deadline)
+      self.config = config
     self.trunk = trunk
     # Σ w(r) over this subgame's roots (the whole game: 1) and its parent's.
     self.root_mass = (1.0 if problem.gadget is None else
                       problem.gadget.subgame.total_reach)
     self.parent_root_mass = parent_root_mass
     self.timing = {}
+    # The bot's moves here, {information state: actions}, and the roots (histories)
+    # above its information set where it entered (None: all), for live_trace.OwnTrace.
+    self.own_moves = {}
+    self.own_root_histories = None
+    self._stayed = False
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
+    if not self.trace.complete and not config.sampling and turns is not None:
+      # VR-MCCFR's estimates by history give the next decision its inputs
+      # (live_trace.OwnTrace); the full-width solvers' need the trace.
+      self.tree_fallback = ("its next turns were not traced within the time "
+                            "budget; solved by live VR-MCCFR")
+      config = self.config = dataclasses.replace(config, solver="vr_mccfr")
     if warm is not None and warm.config.sampling != config.sampling:
       warm = None
     solver_type = (live_solvers.SamplingSolver if config.sampling
                    else live_solvers.FullWidthSolver)
     self.solver = solver_type(problem, self.trace, config, seed,
                               warm.solver if warm is not None else None)
+
+  def _depth_limited(self, turns, seed, deadline):
+    """Lays the full-width solvers' tree out down to the bot's `turns`-th next
+    turns (subgame_tree.depth_limited_tree, leaves by config.playouts random
+    playouts) before `deadline`; if it does not fit the time, or memory, the
+    subgame is solved by the live sampling solver (VR-MCCFR with the config's
+    sampling settings) and `tree_fallback` says why. Returns the config used."""
+    config = self.config
+    start = time.perf_counter()
+    try:
+      self.problem.compiled = subgame_tree.depth_limited_tree(
+          self.problem, turns, config.playouts, seed, deadline,
+          tree_limits.nodes_limit(False))
+      self.tree_seconds = time.perf_counter() - start
+      return config
+    except live_trace.OutOfTime:
+      self.tree_fallback = ("its tree to the next turns was not laid out within the "
+                            "time budget; solved by live VR-MCCFR")
+    except tree_limits.TreeTooLarge as error:
+      self.tree_fallback = f"{error}; solved by live VR-MCCFR"
+    return dataclasses.replace(config, solver="vr_mccfr")
+
+  @property
+  def own_trace_next(self):
+    """Whether the bot's next new subgame is found by live_trace.OwnTrace: the
+    trace did not end in time, or the bot stayed here after a refused subgame."""
+    return not self.trace.complete or self._stayed
+
+  def trace_own_next(self):
+    """After a refused subgame: a sampling solver collects its estimates by
+    history from now on, and own_trace_next holds."""
+    if self.config.sampling:
+      self._stayed = True
+      if self.solver.sums_by_history is None:
+        self.solver.sums_by_history = {}
+
+  @property
+  def solver_collects_by_history(self):
+    """Whether the solver collects next-root estimates by history (a sampling solver
+    after an incomplete trace), so that an OwnTrace's roots can be given inputs."""
+    return getattr(self.solver, "sums_by_history", None) is not None
 
   @property
   def visited_states(self):
@@ -77,12 +139,13 @@ class Resolver(protocol.AnytimeRun):
       return self.solver.average_slots()
     return trunk_inputs.combine(tree, self.trunk, problem.gadget, self.solver.average_slots())
 
-  def next_subgame(self, own_key, variant, deadline=None):
-    """The gadget of the bot's information state `own_key` (in the map), with use_cbr
-    the combined profile, and a record of the inputs; raises CannotResolve (also
-    when time.perf_counter() passes `deadline` while the roots are rebuilt)."""
+  def next_subgame(self, own_key, variant, deadline=None, trace=None):
+    """The gadget of the bot's information state `own_key` (in the map of `trace`:
+    by default this resolver's, else a live_trace.OwnTrace), with use_cbr the
+    combined profile, and a record of the inputs; raises CannotResolve (also when
+    time.perf_counter() passes `deadline` while the roots are rebuilt)."""
     problem = self.problem
-    trace = self.trace
+    trace = self.trace if trace is None else trace
     # The roots in the original game's breadth-first order (depth, then actions: the
     # compiled tree's node order, in which the compiled path's gadget views order
     # theirs), not the trace's depth-first discovery order: both paths' gadgets then
@@ -98,9 +161,11 @@ class Resolver(protocol.AnytimeRun):
     if self.config.use_cbr:
       tree = compiled_tree.cached_tree(problem.original)
       profile = self.combined_profile(tree)
-      reach, opponent_reach, values = self._exact_inputs(tree, profile, group)
-    else:
+      reach, opponent_reach, values = self._exact_inputs(tree, profile, group, trace)
+    elif trace is self.trace:
       reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group)
+    else:
+      reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group, trace)
     if not sum(reach[r] for r in own) > 0:
       raise protocol.CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
@@ -125,7 +190,7 @@ class Resolver(protocol.AnytimeRun):
       else:
         unsampled.append(key)
     from_tree = self._unsampled_values(group, by_key, unsampled, opponent_values,
-                                       deadline)
+                                       deadline, trace)
     opponent_values, scaled = gadget_prefix.scaled_values(
         self.config, opponent_values, self.root_mass, self.parent_root_mass)
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
@@ -149,7 +214,8 @@ class Resolver(protocol.AnytimeRun):
             "unsampled_from_tree": from_tree, "variant": variant, **scaled}
     return gadget, profile, info
 
-  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline):
+  def _unsampled_values(self, group, by_key, unsampled, opponent_values, deadline,
+                        trace):
     """Fills CBV(I) of the opponent root information sets the solver never sampled:
     with the original game's tree in this process, o's exact counterfactual
     best-response value against the bot's strategy so far (the value safe resolving
@@ -172,9 +238,10 @@ class Resolver(protocol.AnytimeRun):
     else:
       tree = None
     if tree is not None:
-      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group)
+      reach, _, values = self._exact_inputs(tree, self.combined_profile(tree), group,
+                                            trace)
       for root_id in group:
-        totals = exact.setdefault(self.trace.opponent_keys[root_id], [0.0, 0.0])
+        totals = exact.setdefault(trace.opponent_keys[root_id], [0.0, 0.0])
         totals[0] += reach[root_id]
         totals[1] += reach[root_id] * values[root_id]
     from_tree = 0
@@ -185,10 +252,10 @@ class Resolver(protocol.AnytimeRun):
       opponent_values[key] = by_key[key][0] * value
     return from_tree
 
-  def _exact_inputs(self, tree, profile, group):
-    """Exact w, opponent reach and CBR values v_o per next root (use_cbr)."""
+  def _exact_inputs(self, tree, profile, group, trace):
+    """Exact w, opponent reach and CBR values v_o per next root of `trace`."""
     problem = self.problem
-    num_roots = self.trace.num_roots
+    num_roots = trace.num_roots
     reach = np.zeros(num_roots)
     opponent_reach = np.zeros(num_roots)
     values = np.zeros(num_roots)
@@ -198,8 +265,8 @@ class Resolver(protocol.AnytimeRun):
       node_values = tree.utility_sum - node_values
     node_reach = tree.node_reaches(profile)
     for root_id in group:
-      history = tuple(problem.root_histories[self.trace.root_of[root_id]]) + \
-          self.trace.actions[root_id]
+      history = tuple(problem.root_histories[trace.root_of[root_id]]) + \
+          trace.actions[root_id]
       node = trunk_inputs.history_node(tree, history)
       reach[root_id] = node_reach[problem.player, node] * node_reach[2, node]
       opponent_reach[root_id] = node_reach[problem.opponent, node]

@@ -49,6 +49,9 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     self.iterations = 0
     self.value_sum = [0.0] * trace.num_roots
     self.weight_sum = [0.0] * trace.num_roots
+    # Without a complete trace, the sums per next root history (OwnTrace's roots
+    # are known only at the next decision).
+    self.sums_by_history = None if trace.complete else {}
     if warm is not None:
       self.iterations = warm.iterations
       for key, data in warm.table.items():
@@ -66,6 +69,11 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     opponent_value = value if player == problem.opponent else problem.utility_sum - value
     original = gadget_prefix.original_values(
         opponent_value, problem.value_scale[j], problem.value_shift[j])
+    if self.sums_by_history is not None:
+      sums = self.sums_by_history.setdefault(root_id, [0.0, 0.0])
+      sums[0] += weight * original
+      sums[1] += weight
+      return
     self.value_sum[root_id] += weight * original
     self.weight_sum[root_id] += weight
 
@@ -115,8 +123,9 @@ class SamplingSolver(outcome_sampling.LiveSolver):
       child_w = problem.root_weight[child_j]
     root_id = -1
     if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
-      root_id = self.trace.root_ids.get(
-          tuple(problem.original_state(state).history()), -1)
+      root_id = tuple(problem.original_state(state).history())
+      if self.sums_by_history is None:
+        root_id = self.trace.root_ids.get(root_id, -1)
     child_q = q * sampled
     if is_new and child_track == recall.END:
       child_value = self._playout(state, player)
@@ -125,7 +134,7 @@ class SamplingSolver(outcome_sampling.LiveSolver):
           state, player, child_depth, reach0 * sigma if acting == 0 else reach0,
           reach1 * sigma if acting == 1 else reach1, reach_chance, child_q,
           child_track, child_w, child_j)
-    if root_id >= 0:
+    if root_id != -1:
       self._collect(root_id, player, child_value, child_w / child_q, child_j)
     action_values = outcome_sampling.sampled_action_values(data, player, index,
                                                            child_value, sampled,
@@ -185,10 +194,11 @@ class SamplingSolver(outcome_sampling.LiveSolver):
       result[infoset] = dict(zip(data.actions, data.average().tolist()))
     return result
 
-  def estimates(self, root_ids):
-    """(w, opponent reach, value sums, weight sums) of the next roots `root_ids`, as
-    arrays over all next roots (zero elsewhere; module docstring)."""
-    trace = self.trace
+  def estimates(self, root_ids, trace=None):
+    """(w, opponent reach, value sums, weight sums) of the next roots `root_ids` of
+    `trace` (default: the solver's; else a live_trace.OwnTrace of this subgame), as
+    arrays over all its next roots (zero elsewhere; module docstring)."""
+    trace = self.trace if trace is None else trace
     problem = self.problem
     averages = {}
 
@@ -213,12 +223,22 @@ class SamplingSolver(outcome_sampling.LiveSolver):
           other *= probability(key, index, count)
       reach[root_id] = own
       opponent_reach[root_id] = other
-    return reach, opponent_reach, np.array(self.value_sum), np.array(self.weight_sum)
+    if self.sums_by_history is None:
+      return reach, opponent_reach, np.array(self.value_sum), np.array(self.weight_sum)
+    value_sum = np.zeros(num_roots)
+    weight_sum = np.zeros(num_roots)
+    for root_id in root_ids:
+      history = (tuple(problem.root_histories[trace.root_of[root_id]]) +
+                 trace.actions[root_id])
+      value_sum[root_id], weight_sum[root_id] = self.sums_by_history.get(
+          history, (0.0, 0.0))
+    return reach, opponent_reach, value_sum, weight_sum
 
 
 class FullWidthSolver:
   """CFR+ (or depth-limited CFR+ with RandomPlayout, [S] §3.3.2) on the solved game's
-  compiled tree, adding each iteration's exact self-play estimates at the next roots."""
+  compiled tree (problem.tree(): the whole gadget's, or subgame_tree's depth-limited
+  one), adding each iteration's self-play estimates at the next roots."""
 
   def __init__(self, problem, trace, config, seed, warm=None):
     self.problem = problem

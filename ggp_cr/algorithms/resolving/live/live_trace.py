@@ -7,9 +7,14 @@ merging sets that intersect (union-find); see docs/algorithms/resolving.md.
 
 import time
 
+import pyspiel
+
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import generic_extraction
+
+
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
 class OutOfTime(Exception):
@@ -162,15 +167,24 @@ class Trace:
     self.current_root_nodes = {}
     self.histories_walked = 0
     self._clear()
-    root = problem.game.new_initial_state()
+    start = time.perf_counter()
     try:
-      if not root.is_terminal():
-        self._walk(root, 0, problem.initial_track(), None, 0, (), (), 1.0, 0)
+      self._walk_all()
     except OutOfTime:
       self.complete = False
       self._clear()
+    self.seconds = time.perf_counter() - start
     if tree is not None and problem.prefix == 0:
       self.current_root_nodes[0] = 0
+
+  def _walk_all(self):
+    root = self.problem.game.new_initial_state()
+    if not root.is_terminal():
+      self._walk(root, 0, self.problem.initial_track(), None, 0, (), (), 1.0, 0)
+
+  def _original_state(self, state):
+    """The original game's state of a walked history at or below a root."""
+    return self.problem.original_state(state)
 
   def _clear(self):
     self.root_ids = {}
@@ -211,9 +225,14 @@ class Trace:
       branches = [(a, None) for a in state.legal_actions()]
       key = (state.information_state_string(acting) if depth >= problem.prefix
              else None)
+      if not self._enters(acting, key, track):
+        return
+    moves = self._moves(acting, key)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
+        continue
+      if moves is not None and action not in moves:
         continue
       child = state.child(action)
       if child.is_terminal():
@@ -235,15 +254,42 @@ class Trace:
       child_root = root
       if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
         child_root = (child_j, child_actions, child_steps, child_chance, child_node,
-                      problem.original_state(child))
+                      self._original_state(child))
       if child_track == recall.END:
-        root_id = self._register(child_root)
-        original = problem.original_state(child)
-        self.subgame_map.add(root_id, original.information_state_string(player),
-                             original.information_state_string(problem.opponent))
-        continue
+        original = self._original_state(child)
+        own_key = original.information_state_string(player)
+        if self._passes(own_key):
+          # A next turn the bot played on in this subgame (a refused subgame): its
+          # own decision there, as at a subgame's first.
+          child_track, child_root = recall.CURRENT, None
+        else:
+          if self._is_target(own_key):
+            self.subgame_map.add(self._register(child_root), own_key,
+                                 original.information_state_string(problem.opponent))
+          continue
       self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
                  child_steps, child_chance, child_node)
+
+  # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
+
+  def _enters(self, acting, key, track):
+    """Whether the walk goes on below a decision node of the solved game."""
+    del acting, key, track
+    return True
+
+  def _moves(self, acting, key):
+    """The actions walked at a node where `acting` acts (None: all of them)."""
+    del acting, key
+
+  def _is_target(self, own_key):
+    """Whether a next turn with the bot's information state `own_key` is mapped."""
+    del own_key
+    return True
+
+  def _passes(self, own_key):
+    """Whether the walk goes on below a next turn (`own_key` the bot's there)."""
+    del own_key
+    return False
 
   @property
   def num_roots(self):
@@ -255,3 +301,84 @@ class Trace:
     for action in self.actions[root_id]:
       state.apply_action(action)
     return state
+
+
+class OwnTrace(Trace):
+  """The next turns below the bot's own decisions in this subgame: the fallback of a
+  Trace that did not end in time (docs/algorithms/resolving.md, "When the next turns
+  cannot be traced").
+
+  Walks only below the roots and decision nodes where the bot's information state is
+  one it decided at in this subgame, and only its moves there (`own_moves`,
+  {information state: actions}; any history of a later information state of the bot
+  passes through them, perfect recall) and maps only the next turns
+  whose bot information state is `target`: one group, the roots closest above the
+  histories of the bot's information set at its new turn. `own_roots` (histories),
+  if given, are the only roots walked: those above the bot's information set at the
+  turn it entered the subgame (all its later histories are below them). Next turns
+  where the bot
+  decided (it stayed in this subgame after a refused one) are walked through as a
+  subgame's first turn. If the bot's `target` turn is still in this subgame,
+  `in_current` is True and nothing is mapped. A deadline passing leaves it
+  incomplete as Trace.
+  """
+
+  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None):
+    self.own_moves = dict(own_moves)
+    self.own_keys = frozenset(own_moves)
+    self.own_roots = own_roots
+    self.target = target
+    self.in_current = False
+    super().__init__(problem, None, deadline)
+    if self.in_current:
+      self._clear()
+
+  def _walk_all(self):
+    """Below a gadget, from the original game's root states (a gadget state's
+    copy costs several of the original's): only the roots where the bot does not
+    act or acts at one of `own_keys`, each at the tracking state the gadget's
+    prefix gives it."""
+    problem = self.problem
+    if problem.gadget is None:
+      super()._walk_all()
+      return
+    player = problem.player
+    prefix_players = {"resolve": [_CHANCE, problem.opponent],
+                      "max_margin": [problem.opponent, _CHANCE],
+                      "unsafe": [_CHANCE]}[problem.gadget.variant]
+    for j, state in enumerate(problem.root_states):
+      if self.deadline is not None and time.perf_counter() > self.deadline:
+        raise OutOfTime()
+      if self.own_roots is not None and problem.root_histories[j] not in \
+          self.own_roots:
+        continue
+      acting = state.current_player()
+      if acting == player and state.information_state_string(player) not in \
+          self.own_keys:
+        continue
+      track = problem.initial_track()
+      for k, parent in enumerate(prefix_players):
+        child = prefix_players[k + 1] if k + 1 < len(prefix_players) else acting
+        track, _ = recall.advance(track, parent, child, player)
+      self._walk(state.clone(), problem.prefix, track, None, j, (), (), 1.0, -1)
+
+  def _original_state(self, state):
+    return state
+
+  def _is_target(self, own_key):
+    return own_key == self.target
+
+  def _moves(self, acting, key):
+    if acting != self.problem.player or key is None:
+      return None
+    return self.own_moves[key]
+
+  def _passes(self, own_key):
+    return own_key in self.own_keys
+
+  def _enters(self, acting, key, track):
+    if acting != self.problem.player or key is None:
+      return True
+    if key == self.target and track != recall.END:
+      self.in_current = True
+    return key in self.own_keys

@@ -1,0 +1,239 @@
+"""A subgame whose next turns were not traced in time: live_trace.OwnTrace finds the
+roots of the bot's new information set below its own decisions, the sampling solver's
+estimates collected by history give them the inputs the full trace would, and the bot
+resolves every new subgame instead of staying in the old one (issue 44)."""
+
+import time
+
+import numpy as np
+import pyspiel
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.resolving import continual_resolving
+from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
+
+GAME = "python_ii_goofspiel(num_cards=4)"
+
+
+def _histories(trace, root_ids):
+  problem = trace.problem
+  return {tuple(problem.root_histories[trace.root_of[r]]) + trace.actions[r]
+          for r in root_ids}
+
+
+def _own_states(game, player):
+  """The bot's information states at its first turn and, per state, its keys at the
+  next turn in another subgame (the tracked histories of the whole game)."""
+  paths = {}
+
+  def walk(state, track, first_key):
+    if state.is_terminal():
+      return
+    acting = state.current_player()
+    if acting == player and track == recall.END:
+      paths.setdefault(first_key, set()).add(state.information_state_string(player))
+      return
+    if acting == player and first_key is None:
+      first_key = state.information_state_string(player)
+    actions = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+               else state.legal_actions())
+    for action in actions:
+      child = state.child(action)
+      child_track, _ = recall.advance(track, acting, child.current_player(), player)
+      walk(child, child_track, first_key)
+
+  root = game.new_initial_state()
+  walk(root, recall.CURRENT if root.current_player() == player else recall.FIRST, None)
+  return paths
+
+
+def _actions(game, player, key):
+  """The bot's legal actions at its first turn's information state `key`."""
+  state = game.new_initial_state()
+  while state.current_player() != player or \
+      state.information_state_string(player) != key:
+    state = state.child((state.chance_outcomes()[0][0] if state.is_chance_node()
+                         else state.legal_actions()[0]))
+  return state.legal_actions()
+
+
+def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
+  game = pyspiel.load_game(GAME)
+  for player in (0, 1):
+    problem = live_trace.Problem(game, player)
+    full = live_trace.Trace(problem)
+    checked = 0
+    for first_key, targets in _own_states(game, player).items():
+      for target in targets:
+        expected = _histories(full, full.subgame_map.own_roots(target))
+        found = 0
+        for action in _actions(game, player, first_key):
+          own = live_trace.OwnTrace(problem, {first_key: {action}}, target)
+          assert own.complete and not own.in_current
+          if own.num_roots:
+            assert own.subgame_map.own_keys() == [target]
+            assert _histories(own, own.subgame_map.roots(target)) == expected
+            found += 1
+        # (the bot's information state at its next turn holds its own move)
+        assert found == 1
+        checked += 1
+    assert checked >= 5
+
+
+def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
+  """Below a resolve gadget's roots (only those of the bot's information set are
+  walked), as at the whole game."""
+  game = pyspiel.load_game(GAME)
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  checked = fewer = 0
+  for player in (0, 1):
+    whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
+    whole.run(limits.Limit(iterations=100), 0.0)
+    for key in sorted(whole.trace.subgame_map.own_keys())[:3]:
+      gadget, _, _ = whole.next_subgame(key, "resolve")
+      problem = live_trace.Problem(game, player, gadget)
+      full = live_trace.Trace(problem)
+      moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
+      # The roots above the bot's information set at its entry (live_path.enter).
+      own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
+      fewer += len(own_roots) < len(gadget.subgame.root_states)
+      for target in full.subgame_map.own_keys():
+        own = live_trace.OwnTrace(problem, moves, target)
+        assert own.complete and not own.in_current
+        if own.num_roots:
+          assert (_histories(own, own.subgame_map.roots(target)) ==
+                  _histories(full, full.subgame_map.own_roots(target)))
+          within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
+          assert (_histories(within, within.subgame_map.roots(target)) ==
+                  _histories(own, own.subgame_map.roots(target)))
+          assert within.histories_walked <= own.histories_walked
+          checked += 1
+  assert checked >= 10 and fewer
+
+
+def test_own_trace_of_a_turn_in_the_current_subgame_maps_nothing():
+  game = pyspiel.load_game(GAME)
+  problem = live_trace.Problem(game, 0)
+  first = game.new_initial_state()
+  key = first.information_state_string(0)
+  own = live_trace.OwnTrace(problem, {}, key)
+  assert own.in_current and own.num_roots == 0
+
+
+def test_inputs_from_an_own_trace_equal_the_full_traces():
+  """Equal seeds draw equal samples whether or not the trace completed: the sums by
+  history at an OwnTrace's roots equal the full trace's at the same roots, and the
+  reaches too (to rounding); the gadgets have the same roots and Terminate values
+  where the OwnTrace's group is the full group's."""
+  game = pyspiel.load_game(GAME)
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  compared = gadgets = 0
+  for player in (0, 1):
+    problem = live_trace.Problem(game, player)
+    full = live_resolver.Resolver(problem, config, seed=7)
+    cut = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=7,
+                                 deadline=time.perf_counter() - 1.0)
+    assert not cut.trace.complete and cut.solver_collects_by_history
+    for resolver in (full, cut):
+      resolver.run(limits.Limit(iterations=200), 0.0)
+    for first_key, targets in _own_states(game, player).items():
+      for target, action in [(t, a) for t in sorted(targets)
+                             for a in _actions(game, player, first_key)]:
+        # Only the bot's move (the reach of its step is the move's probability).
+        own = live_trace.OwnTrace(cut.problem, {first_key: {action}}, target)
+        if not own.num_roots:
+          continue
+        group = own.subgame_map.roots(target)
+        reach, opponent_reach, values, weights = cut.solver.estimates(group, own)
+        by_history = {next(iter(_histories(own, [r]))): r for r in group}
+        full_group = full.trace.subgame_map.own_roots(target)
+        f_reach, f_opponent, f_values, f_weights = full.solver.estimates(full_group)
+        for root_id in full_group:
+          history = next(iter(_histories(full.trace, [root_id])))
+          mine = by_history[history]
+          np.testing.assert_allclose(
+              [reach[mine], opponent_reach[mine], values[mine], weights[mine]],
+              [f_reach[root_id], f_opponent[root_id], f_values[root_id],
+               f_weights[root_id]], rtol=1e-12, atol=1e-12)
+          compared += 1
+        if set(full.trace.subgame_map.roots(target)) == set(full_group):
+          try:
+            mine_gadget, _, _ = cut.next_subgame(target, "resolve", trace=own)
+          except Exception as error:  # pylint: disable=broad-except
+            mine_gadget = error
+          try:
+            full_gadget, _, _ = full.next_subgame(target, "resolve")
+          except Exception as error:  # pylint: disable=broad-except
+            full_gadget = error
+          if isinstance(full_gadget, Exception):
+            assert type(mine_gadget) is type(full_gadget)
+            continue
+          assert (mine_gadget.subgame.root_histories ==
+                  full_gadget.subgame.root_histories)
+          np.testing.assert_allclose(mine_gadget.terminate_utility,
+                                     full_gadget.terminate_utility, atol=1e-12)
+          gadgets += 1
+  assert compared > 50 and gadgets > 5, (compared, gadgets)
+
+
+def _live_match(game, seat, rng):
+  """The live path's bot in `seat` after a match against uniform random (iteration
+  budgets)."""
+  bot = continual_resolving.ContinualResolvingBot(
+      game, seat, preplay="200it", move="50it", path="live", seed=seat)
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.current_player() == seat:
+      state.apply_action(bot.step(state))
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return bot
+
+
+def test_the_bot_resolves_every_new_subgame_when_traces_do_not_complete(monkeypatch):
+  """Every full trace cut (as a trace past its deadline): the bot still enters a new
+  subgame at each of its later turns in goofspiel (each is one), by OwnTrace."""
+
+  class Cut(live_trace.Trace):
+    def __init__(self, problem, tree=None, deadline=None):
+      super().__init__(problem, tree, time.perf_counter() - 1.0)
+
+  monkeypatch.setattr(live_trace, "Trace", Cut)
+  game = pyspiel.load_game(GAME)
+  rng = np.random.default_rng(0)
+  for seat in (0, 1):
+    bot = _live_match(game, seat, rng)
+    later = bot.decisions[1:]
+    assert len(later) == 3
+    for record in later:
+      assert record["new_subgame"] and record["own_trace"], record
+      assert "OwnTrace" in record["fallback"]
+
+
+def test_after_a_refused_subgame_the_bot_resolves_the_next_one(monkeypatch):
+  """A complete trace's map ends at the refused subgame's turn: the bot stays, and
+  at its next turn finds the next subgame by OwnTrace through the turn it played."""
+  from ggp_cr.algorithms.resolving import protocol  # pylint: disable=import-outside-toplevel
+  refuse = live_resolver.Resolver.next_subgame
+  refused = []
+
+  def once(self, key, variant, deadline=None, trace=None):
+    if self.problem.gadget is None and not refused:
+      refused.append(key)
+      raise protocol.CannotResolve("refused by the test")
+    return refuse(self, key, variant, deadline, trace)
+
+  monkeypatch.setattr(live_resolver.Resolver, "next_subgame", once)
+  game = pyspiel.load_game(GAME)
+  rng = np.random.default_rng(1)
+  for seat in (0, 1):
+    refused.clear()
+    bot = _live_match(game, seat, rng)
+    first, second, third = bot.decisions[1:]
+    assert not first["new_subgame"] and "refused by the test" in first["fallback"]
+    assert second["new_subgame"] and second["own_trace"], second
+    assert third["new_subgame"] and "own_trace" not in third, third

@@ -1,0 +1,166 @@
+"""The depth-limited subgame (subgame_tree.depth_limited_tree): not cut, it is the
+solved game's own compiled tree bit for bit, so every solver gives the same solution
+and the same next-subgame inputs as the existing live path; cut at the next turns, it
+keeps exactly the histories above them and values them by random playouts; a build
+past its deadline falls back to live VR-MCCFR, recorded (issue 44)."""
+
+import time
+
+import numpy as np
+import pyspiel
+import pytest
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving import settings
+from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import subgame_tree
+
+GAMES = ["python_ii_goofspiel(num_cards=4)", "python_leduc(max_raises=1,cards_per_suit=3)"]
+_ARRAYS = ("node_parent", "node_action_index", "node_player", "node_num_children",
+           "node_chance_prob", "node_utility", "node_infoset", "node_first_child",
+           "infoset_player", "infoset_num_actions", "infoset_actions",
+           "infoset_parent_slot")
+
+
+def _problems(game, player):
+  """The whole game and two of its next subgames' resolve gadgets."""
+  config = settings.ResolverConfig(solver="cfr+")
+  whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=0)
+  whole.run(limits.Limit(iterations=20), 0.0)
+  yield live_trace.Problem(game, player)
+  for key in sorted(whole.trace.subgame_map.own_keys())[:2]:
+    gadget, _, _ = whole.next_subgame(key, "resolve")
+    yield live_trace.Problem(game, player, gadget)
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_not_cut_it_is_the_games_own_tree(game_string):
+  game = pyspiel.load_game(game_string)
+  for player in (0, 1):
+    for problem in _problems(game, player):
+      mine = subgame_tree.depth_limited_tree(problem, turns=None)
+      theirs = problem.tree()
+      assert mine.infoset_keys == theirs.infoset_keys
+      for name in _ARRAYS:
+        np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name),
+                                      err_msg=name)
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_not_cut_the_resolver_gives_the_live_paths_solution_and_inputs(game_string):
+  """CFR+ on it and the next subgames' inputs equal the live path's (the gadget's
+  compiled tree) to 1e-12."""
+  game = pyspiel.load_game(game_string)
+  config = settings.ResolverConfig(solver="cfr+")
+  for player in (0, 1):
+    for problem in list(_problems(game, player))[1:]:
+      theirs = live_resolver.Resolver(problem, config, seed=0)
+      mine = live_resolver.Resolver(
+          live_trace.Problem(game, player, problem.gadget), config, seed=0,
+          deadline=time.perf_counter() + 600.0, turns=None)
+      assert mine.tree_fallback is None and mine.trace.complete
+      for resolver in (theirs, mine):
+        resolver.run(limits.Limit(iterations=30), 0.0)
+      np.testing.assert_allclose(mine.solver.average_slots(),
+                                 theirs.solver.average_slots(), atol=1e-12)
+      keys = sorted(theirs.trace.subgame_map.own_keys())
+      assert keys == sorted(mine.trace.subgame_map.own_keys())
+      for key in keys[:3]:
+        try:
+          expected = theirs.next_subgame(key, "resolve")[0]
+        except Exception as error:  # pylint: disable=broad-except
+          with pytest.raises(type(error)):
+            mine.next_subgame(key, "resolve")
+          continue
+        got = mine.next_subgame(key, "resolve")[0]
+        assert got.subgame.root_histories == expected.subgame.root_histories
+        np.testing.assert_allclose(got.subgame.reach, expected.subgame.reach,
+                                   atol=1e-12)
+        np.testing.assert_allclose(got.terminate_utility, expected.terminate_utility,
+                                   atol=1e-12)
+
+
+def test_cut_at_the_next_turns_it_keeps_the_histories_above_them():
+  """Turns=1: exactly the histories with no next turn strictly above them, in the
+  same order; the leaves at the next turns hold the mean of the random playouts,
+  near the uniform strategy's value there (400 playouts, seeded: 3 standard
+  deviations are about 0.15 of the payoffs' range)."""
+  game = pyspiel.load_game(GAMES[0])
+  for player in (0, 1):
+    for problem in _problems(game, player):
+      full = problem.tree()
+      tracks = recall.tracks(full.node_player, full.node_parent, player,
+                             problem.initial_track())
+      kept = np.ones(full.num_nodes, dtype=bool)
+      kept[1:] = tracks[full.node_parent[1:]] != recall.END
+      cut = subgame_tree.depth_limited_tree(problem, turns=1, playouts=400, seed=3)
+      assert cut.num_nodes == kept.sum() < full.num_nodes
+      order = np.flatnonzero(kept)
+      np.testing.assert_array_equal(cut.node_depth, full.node_depth[order])
+      np.testing.assert_array_equal(cut.node_action_index,
+                                    full.node_action_index[order])
+      leaves = (tracks[order] == recall.END) & (full.node_player[order] >= -1)
+      assert leaves.any()
+      assert (cut.node_num_children[leaves] == 0).all()
+      uniform = full.node_values(full.uniform_slots())[order[leaves]]
+      scale = np.abs(full.node_utility).max()  # (a gadget's payoffs are scaled)
+      np.testing.assert_allclose(cut.node_utility[leaves], uniform, atol=0.2 * scale)
+      assert not np.allclose(cut.node_utility[leaves], uniform, atol=1e-9)
+      others = ~leaves & (cut.node_num_children == 0)
+      np.testing.assert_array_equal(cut.node_utility[others],
+                                    full.node_utility[order[others]])
+
+
+def test_cut_at_the_second_turns_it_is_deeper():
+  game = pyspiel.load_game(GAMES[0])
+  problem = live_trace.Problem(game, 0)
+  sizes = [subgame_tree.depth_limited_tree(problem, turns).num_nodes
+           for turns in (1, 2, None)]
+  assert sizes[0] < sizes[1] < sizes[2]
+
+
+def test_a_cut_resolver_resolves_and_a_late_one_falls_back_to_vr_mccfr():
+  game = pyspiel.load_game(GAMES[0])
+  config = settings.ResolverConfig(solver="cfr+")
+  problem = list(_problems(game, 0))[1]
+  cut = live_resolver.Resolver(live_trace.Problem(game, 0, problem.gadget), config,
+                               seed=0, deadline=time.perf_counter() + 600.0, turns=1)
+  assert cut.tree_fallback is None and not cut.config.sampling
+  assert cut.problem.compiled.num_nodes < problem.tree().num_nodes
+  cut.run(limits.Limit(iterations=20), 0.0)
+  key = sorted(cut.trace.subgame_map.own_keys())[0]
+  gadget, _, info = cut.next_subgame(key, "resolve")
+  assert info["roots"] == len(gadget.subgame.root_states) > 0
+  late = live_resolver.Resolver(live_trace.Problem(game, 0, problem.gadget), config,
+                                seed=0, deadline=time.perf_counter() - 1.0, turns=1)
+  assert late.config.solver == "vr_mccfr" and "VR-MCCFR" in late.tree_fallback
+  with pytest.raises(ValueError, match="turns"):
+    subgame_tree.depth_limited_tree(problem, turns=0)
+
+
+def test_a_timed_live_full_width_bot_never_compiles_the_whole_game(monkeypatch):
+  """With seconds, the live path's cfr+ lays out its own trees: the whole game's
+  compiled tree (what did not fit) is never asked for."""
+  from ggp_cr.algorithms.resolving import continual_resolving  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game(GAMES[0])
+  cached = compiled_tree.cached_tree
+
+  def refuse(asked, *args, **kwargs):
+    assert str(asked) != str(game), "the whole game's tree was asked for"
+    return cached(asked, *args, **kwargs)
+
+  monkeypatch.setattr(compiled_tree, "cached_tree", refuse)
+  bot = continual_resolving.ContinualResolvingBot(
+      game, 0, preplay="0.5s", move="0.2s", solver="cfr+", path="live", seed=0)
+  state = game.new_initial_state()
+  rng = np.random.default_rng(0)
+  while not state.is_terminal():
+    if state.current_player() == 0:
+      state.apply_action(bot.step(state))
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  assert len(bot.decisions) == 4
