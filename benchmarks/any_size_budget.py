@@ -79,27 +79,23 @@ def _match(game, spec, seat, seed, budget):
   start = time.perf_counter()
   bot = registry.make_bot(spec, game, seat, seed, budget)
   built = time.perf_counter() - start
-  rng = np.random.default_rng([_SEED.value, seed])
-  state = game.new_initial_state()
   ratios, details = [], []
-  while not state.is_terminal():
-    if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-    elif state.current_player() == seat:
-      _GC[0].reset()
-      cpu = time.process_time()
-      start = time.perf_counter()
-      action = bot.step(state)
-      seconds = time.perf_counter() - start
-      details.append(_details(bot, seconds, time.process_time() - cpu))
-      if ratios:
-        ratios.append(seconds / _MOVE.value)
-      else:
-        ratios.append((built + seconds) / (_PREPLAY.value + _MOVE.value))
-      state.apply_action(action)
+
+  def decide(state):
+    _GC[0].reset()
+    cpu = time.process_time()
+    start = time.perf_counter()
+    action = bot.step(state)
+    seconds = time.perf_counter() - start
+    details.append(_details(bot, seconds, time.process_time() - cpu))
+    if ratios:
+      ratios.append(seconds / _MOVE.value)
     else:
-      state.apply_action(int(rng.choice(state.legal_actions())))
+      ratios.append((built + seconds) / (_PREPLAY.value + _MOVE.value))
+    return action
+
+  matches.play_against_random(game, seat, decide,
+                              np.random.default_rng([_SEED.value, seed]))
   return ratios, bot, built, details
 
 

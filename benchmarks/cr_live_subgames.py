@@ -45,26 +45,23 @@ def _match(game, seat, seed):
   bot = continual_resolving.ContinualResolvingBot(
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
       solver=_SOLVER.value, path="live", seed=seed)
-  rng = np.random.default_rng([_SEED.value, seed])
-  state = game.new_initial_state()
   ratios = []
-  while not state.is_terminal():
-    if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-    elif state.current_player() == seat:
-      budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
-      start = time.perf_counter()
-      action = bot.step(state)
-      ratios.append((time.perf_counter() - start) / budget)
-      state.apply_action(action)
-    else:
-      state.apply_action(int(rng.choice(state.legal_actions())))
+
+  def decide(state):
+    budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
+    start = time.perf_counter()
+    action = bot.step(state)
+    ratios.append((time.perf_counter() - start) / budget)
+    return action
+
+  matches.play_against_random(game, seat, decide,
+                              np.random.default_rng([_SEED.value, seed]))
   return ratios, bot.decisions
 
 
 def main(argv):
   del argv
+  continual_resolving.warm_up_process()  # kernels loaded before any clock
   worst, shares = 0.0, []
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)

@@ -70,26 +70,23 @@ def _match(game, seat, seed):
   bot = continual_resolving.ContinualResolvingBot(
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
       solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed, tree=tree)
-  rng = np.random.default_rng([_SEED.value, seed])
-  state = game.new_initial_state()
   ratios = []
-  while not state.is_terminal():
-    if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-    elif state.current_player() == seat:
-      infoset = tree.infoset_index(seat, state.information_state_string(seat))
-      entered.append(trace is not None and infoset in trace)
-      if trace is None or entered[-1]:
-        roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
-        trace = subgame_trace.trace_subgames(tree, keys, seat, roots)
-      budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
-      start = time.perf_counter()
-      action = bot.step(state)
-      ratios.append((time.perf_counter() - start) / budget)
-      state.apply_action(action)
-    else:
-      state.apply_action(int(rng.choice(state.legal_actions())))
+
+  def decide(state):
+    nonlocal trace
+    infoset = tree.infoset_index(seat, state.information_state_string(seat))
+    entered.append(trace is not None and infoset in trace)
+    if trace is None or entered[-1]:
+      roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
+      trace = subgame_trace.trace_subgames(tree, keys, seat, roots)
+    budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
+    start = time.perf_counter()
+    action = bot.step(state)
+    ratios.append((time.perf_counter() - start) / budget)
+    return action
+
+  matches.play_against_random(game, seat, decide,
+                              np.random.default_rng([_SEED.value, seed]))
   return ratios, bot.decisions, entered
 
 
@@ -106,6 +103,7 @@ def _prepare(game):
 
 def main(argv):
   del argv
+  continual_resolving.warm_up_process()  # kernels loaded before any clock
   worst, smallest, fewest = 0.0, 1.0, None
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)

@@ -12,7 +12,6 @@ bar is an overrun below 5% (ratio < 1.05). The last line is the largest ratio ov
 """
 
 import statistics
-import time
 
 from absl import app
 from absl import flags

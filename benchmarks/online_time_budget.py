@@ -12,7 +12,6 @@ overrun below 5% (ratio < 1.05). The last line is the largest ratio over all.
 """
 
 import statistics
-import time
 
 from absl import app
 from absl import flags

@@ -29,6 +29,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.evaluation import matches
 from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
@@ -66,16 +67,8 @@ def _subgames(game, tree):
         bot = continual_resolving.ContinualResolvingBot(
             game, seat, preplay="1s", move="0.1s", solver="cfr+",
             cache_dir=_CACHE_DIR.value, seed=seed, tree=tree)
-        rng = np.random.default_rng([_SEED.value, seed])
-        state = game.new_initial_state()
-        while not state.is_terminal():
-          if state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes())
-            state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-          elif state.current_player() == seat:
-            state.apply_action(bot.step(state))
-          else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
+        matches.play_against_random(game, seat, bot.step,
+                                    np.random.default_rng([_SEED.value, seed]))
   finally:
     compiled_resolver.subgame_view = make
   return kept

@@ -102,6 +102,24 @@ def test_chance_sampling_follows_the_distribution():
   assert np.all(np.abs(counts / 3000 - 1 / 3) < 0.04)
 
 
+def test_play_against_random_asks_only_at_the_seats_turns_and_repeats_with_the_seed():
+  game = pyspiel.load_game("leduc_poker")
+  for seat in (0, 1):
+    finals = []
+    for _ in range(2):
+      asked = []
+
+      def decide(state, asked=asked):
+        assert not state.is_chance_node() and state.current_player() == seat
+        asked.append(state.history_str())
+        return state.legal_actions()[-1]
+
+      final = matches.play_against_random(game, seat, decide, np.random.default_rng(7))
+      assert final.is_terminal() and asked
+      finals.append((final.history(), asked))
+    assert finals[0] == finals[1]
+
+
 def test_mcts_refuses_imperfect_information_and_plays_perfect_information():
   with pytest.raises(ValueError, match="hidden information.*use ismcts"):
     registry.make_bot("mcts", registry.load_game("python_rps"), 0, 1)

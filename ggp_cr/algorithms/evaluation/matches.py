@@ -100,6 +100,23 @@ def sample_chance(state, rng):
   return outcomes[min(position, len(outcomes) - 1)][0]
 
 
+def play_against_random(game, seat, decide, rng):
+  """Plays `decide(state) -> action` in `seat` of a sequential game against a uniform
+  random player, chance and the random player drawing from the numpy Generator `rng`;
+  returns the terminal state. The benchmarks' timed matches (the caller times
+  `decide`)."""
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+    elif state.current_player() == seat:
+      state.apply_action(decide(state))
+    else:
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return state
+
+
 def _checked_step(bot, state, player, names):
   action = bot.step(state)
   if action not in state.legal_actions(player):
