@@ -83,25 +83,41 @@ def current_strategy(regrets, strategy, offset, num_actions, params):
 
 
 @numba.njit(cache=True)
-def discount_regrets(regrets, offset, num_actions, params, iteration):
-  """Applies the matcher's end-of-iteration step for iteration `iteration` (>= 1).
+def discount_multipliers(params, iteration):
+  """(positive, negative): DRM's multipliers t^alpha/(t^alpha+1) and t^beta/(t^beta+1)
+  of iteration `iteration`, the same for every information set (1, 1 for other
+  matchers); `discount_with` applies them."""
+  if params[PARAM_KIND] == DRM:
+    return (drm_multiplier(params[PARAM_ALPHA], iteration),
+            drm_multiplier(params[PARAM_BETA], iteration))
+  return 1.0, 1.0
 
-  RM: nothing; RM+: negative regrets become 0; DRM: positive regrets times
-  t^alpha/(t^alpha+1), negative ones times t^beta/(t^beta+1).
-  """
+
+@numba.njit(cache=True)
+def discount_with(regrets, offset, num_actions, params, positive, negative):
+  """`discount_regrets` with the iteration's `discount_multipliers` given."""
   kind = params[PARAM_KIND]
   if kind == RM_PLUS:
     for a in range(offset, offset + num_actions):
       if regrets[a] < 0.0:
         regrets[a] = 0.0
   elif kind == DRM:
-    positive = drm_multiplier(params[PARAM_ALPHA], iteration)
-    negative = drm_multiplier(params[PARAM_BETA], iteration)
     for a in range(offset, offset + num_actions):
       if regrets[a] > 0.0:
         regrets[a] *= positive
       elif regrets[a] < 0.0:
         regrets[a] *= negative
+
+
+@numba.njit(cache=True)
+def discount_regrets(regrets, offset, num_actions, params, iteration):
+  """Applies the matcher's end-of-iteration step for iteration `iteration` (>= 1).
+
+  RM: nothing; RM+: negative regrets become 0; DRM: positive regrets times
+  t^alpha/(t^alpha+1), negative ones times t^beta/(t^beta+1).
+  """
+  positive, negative = discount_multipliers(params, iteration)
+  discount_with(regrets, offset, num_actions, params, positive, negative)
 
 
 @numba.njit(cache=True)
@@ -113,17 +129,22 @@ def accumulate_regrets(regrets, offset, num_actions, increments, params, iterati
 
 
 @numba.njit(cache=True)
+def instant_multipliers(params, iteration):
+  """(d(t-1), d(t)) of DRM+ / PDRM+ at iteration t (module docstring), the same for
+  every information set; `update_with_instant` applies them."""
+  alpha = params[PARAM_ALPHA]
+  return drm_multiplier(alpha, iteration - 1.0), drm_multiplier(alpha, iteration)
+
+
+@numba.njit(cache=True)
 def update_with_instant(regrets, instant, strategy, offset, num_actions, params,
-                        iteration):
+                        previous, current):
   """DRM+ / PDRM+ at the end of iteration t: folds the instantaneous regrets
   `instant` into `regrets`, writes the new strategy and zeroes `instant` (slots
-  [offset, offset+num_actions))."""
-  alpha = params[PARAM_ALPHA]
-  previous = drm_multiplier(alpha, iteration - 1.0)
+  [offset, offset+num_actions)); previous, current: t's `instant_multipliers`."""
   for a in range(offset, offset + num_actions):
     regrets[a] = max(regrets[a] * previous + instant[a], 0.0)
   if params[PARAM_KIND] == PDRM_PLUS:
-    current = drm_multiplier(alpha, iteration)
     for a in range(offset, offset + num_actions):  # the prediction, in place
       instant[a] = regrets[a] * current + instant[a]
     current_strategy(instant, strategy, offset, num_actions, params)
@@ -131,3 +152,4 @@ def update_with_instant(regrets, instant, strategy, offset, num_actions, params,
     current_strategy(regrets, strategy, offset, num_actions, params)
   for a in range(offset, offset + num_actions):
     instant[a] = 0.0
+
