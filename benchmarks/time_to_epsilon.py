@@ -6,10 +6,13 @@ average strategy is evaluated after iterations 1, 2, 3, ..., growing by --growth
 same for every solver); the evaluation is not timed. The time to a target is the
 solver's wall time at the first evaluation whose exploitability (OpenSpiel's,
 NashConv / 2, by ggp_cr's exact best response on the compiled tree) is <= the target.
-A run stops once every target is reached or after --cap seconds of solver time (a
-peer: --peer_cap_factor times our fastest time to the strictest target, at most
---peer_cap; enough to show a ratio of that factor); a target not reached is reported
-as a lower bound ">= X s" (X the time spent).
+A run stops once every target is reached or after --cap seconds of solver time. A
+peer stops after its family's cap factor times our fastest time to the strictest
+target (--liteefg_cap_factor 50 and --openspiel_cap_factor 100 by default: the bars,
+so a peer stopped there shows a ratio >= the bar and no more time is spent), at most
+--peer_cap, and once it has run as long as its family's fastest member that reached
+that target (the family's best time is then known). A target not reached is
+reported as a lower bound ">= X s" (X the time spent).
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
@@ -17,9 +20,10 @@ LiteEFG's CFR+, DCFR(1.5, 0, 2) and PCFR+ (linear averaging as in its examples),
 single-threaded. LiteEFG's set-up (writing the game's file from OpenSpiel) is not
 timed.
 
-Prints a table per game and writes <output_dir>/time_to_epsilon.csv (one row per
-game, solver and target), <output_dir>/traces.csv (every evaluation) and a log-log
-plot of exploitability against seconds per game, every solver on it. The ratios
+Prints a table per game (with the machine's load averages before and after it) and
+writes <output_dir>/time_to_epsilon.csv (one row per game, solver and target),
+<output_dir>/traces.csv (every evaluation) and, with --plot (default), a log-log plot
+of exploitability against seconds per game, every solver on it. The ratios
 compare our fastest solver with a peer family's fastest at the last (strictest)
 target, per game; a peer's lower bound gives a lower bound on the ratio, and a game
 where ours does not reach the target counts as ratio 0 (conservative both ways). The
@@ -28,6 +32,7 @@ over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
 """
 
 import contextlib
@@ -71,12 +76,15 @@ _PEERS = flags.DEFINE_string("peers", PEERS, f"Peers among {PEERS}, separated by
                              "'none' for none.")
 _TARGETS = flags.DEFINE_string("targets", "1e-3,1e-5", "Exploitabilities to reach.")
 _CAP = flags.DEFINE_float("cap", 600.0, "Seconds of solver time per run of ours at most.")
-_PEER_CAP_FACTOR = flags.DEFINE_float(
-    "peer_cap_factor", 100.0, "A peer runs at most this many times our fastest time to "
-    "the strictest target (our time spent if none reached it) ...")
+_LITEEFG_CAP_FACTOR = flags.DEFINE_float(
+    "liteefg_cap_factor", 50.0, "A LiteEFG solver runs at most this many times our "
+    "fastest time to the strictest target (our time spent if none reached it) ...")
+_OPENSPIEL_CAP_FACTOR = flags.DEFINE_float(
+    "openspiel_cap_factor", 100.0, "... an OpenSpiel C++ solver this many times ...")
 _PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many seconds.")
 _GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
                              "Factor between evaluated iteration counts (> 1).")
+_PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
 
@@ -170,6 +178,32 @@ def make(name, game, tree):
   return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
 
 
+def family(name):
+  """(the peer family's members, its cap factor) of a peer's name."""
+  if name in LITEEFG:
+    return list(LITEEFG), _LITEEFG_CAP_FACTOR.value
+  return list(OPENSPIEL), _OPENSPIEL_CAP_FACTOR.value
+
+
+def peer_cap(results, ours, name, target):
+  """Seconds peer `name` may run: its family's cap factor times our best at
+  `target`, at most --peer_cap, and no longer than a member of its family that
+  reached `target` took (module docstring)."""
+  members, factor = family(name)
+  cap = _PEER_CAP.value
+  ours_best = _best(results, ours, target)
+  if ours_best:
+    cap = min(cap, factor * ours_best[0])
+  family_best = _best(results, members, target)
+  if family_best and family_best[1]:
+    cap = min(cap, family_best[0])
+  return cap
+
+
+def _load():
+  return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _time_text(result):
   seconds, _, reached = result
   return f"{seconds:.3g} s" if reached else f">= {seconds:.3g} s"
@@ -261,8 +295,8 @@ def main(argv):
     start = time.perf_counter()
     tree = compiled_tree.compile_game(game)
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
-          f"information sets (compiled in {time.perf_counter() - start:.1f} s)",
-          flush=True)
+          f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
+          f"{_load()})", flush=True)
     results, traces = {}, {}
     for name in ours + peers:
       start = time.perf_counter()
@@ -273,11 +307,7 @@ def main(argv):
         continue
       setup = time.perf_counter() - start
       evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-      cap = _CAP.value
-      if name in peers:
-        ours_best = _best(results, ours, targets[-1])
-        cap = min(_PEER_CAP.value, _PEER_CAP_FACTOR.value * ours_best[0]) \
-            if ours_best else _PEER_CAP.value
+      cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
       results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
       last = traces[name][-1]
       print(f"  {name:24s} " + "  ".join(
@@ -290,12 +320,14 @@ def main(argv):
                          seconds=seconds, iterations=iterations, reached=reached))
       trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
                           exploitability=e) for i, s, e in traces[name]]
-    for family, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
+    for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
       value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
       if value is not None:
-        ratios[family].append(value)
-        print(f"  {family} best / our best at {targets[-1]:g}: {value:.3g}")
-    print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
+        ratios[label].append(value)
+        print(f"  {label} best / our best at {targets[-1]:g}: {value:.3g}")
+    print(f"  {_load()}")
+    if _PLOT.value:
+      print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
 
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:

@@ -390,7 +390,7 @@ def test_time_to_epsilon_benchmark_prints_table_csv_plot_and_ratios(tmp_path):
   result = subprocess.run(
       [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
        "--games=kuhn_poker", "--solvers=pdcfr+,cfr+", "--peers=openspiel_cpp_cfr_plus",
-       "--targets=1e-2,1e-4", "--cap=5", "--peer_cap_factor=3",
+       "--targets=1e-2,1e-4", "--cap=5", "--openspiel_cap_factor=3",
        f"--output_dir={tmp_path}"],
       capture_output=True, text=True, timeout=300, check=False,
       env=dict(os.environ, PYTHONPATH=root))
