@@ -14,6 +14,14 @@ so a peer stopped there shows a ratio >= the bar and no more time is spent), at 
 that target (the family's best time is then known). A target not reached is
 reported as a lower bound ">= X s" (X the time spent).
 
+--peer_times=derived (for games where racing the peers takes hours) does not run a
+peer to the target: its time is the iterations its twin among ours, the same
+algorithm with equal iterates (TWINS; tests/test_modern_cfr.py, tests/test_cfr.py),
+needed to reach the target at the same checkpoints, times the peer's own time an
+iteration, measured over --peer_sample seconds after one untimed iteration (every
+iteration of these full-width solvers costs the same). A twin not reaching the
+target within --cap gives a lower bound. Lines and rows say "derived".
+
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
 LiteEFG's CFR+, DCFR(1.5, 0, 2) and PCFR+ (linear averaging as in its examples),
@@ -67,6 +75,9 @@ LITEEFG = {  # our name: (LiteEFG baseline module, averaging in the environment)
     "liteefg_pcfr+": ("PCFR", True),
 }
 OPENSPIEL = ("openspiel_cpp_cfr_plus", "openspiel_cpp_cfr")
+# Each peer's twin among ours: the same iterates, checked by the tests.
+TWINS = {"liteefg_cfr+": "cfr+", "liteefg_dcfr": "dcfr", "liteefg_pcfr+": "pcfr+(gamma=1)",
+         "openspiel_cpp_cfr_plus": "cfr+", "openspiel_cpp_cfr": "cfr-au"}
 PEERS = ",".join(OPENSPIEL + tuple(LITEEFG))
 
 _GAMES = flags.DEFINE_string("games", GAMES, "Game strings, separated by ';'.")
@@ -84,6 +95,11 @@ _OPENSPIEL_CAP_FACTOR = flags.DEFINE_float(
 _PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many seconds.")
 _GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
                              "Factor between evaluated iteration counts (> 1).")
+_PEER_TIMES = flags.DEFINE_enum(
+    "peer_times", "race", ["race", "derived"], "Peers run to the target (race) or "
+    "timed per iteration, their iterations those of their twin (derived).")
+_PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
+                                  "per-iteration measurement (at least 2 iterations).")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
@@ -176,6 +192,27 @@ def make(name, game, tree):
     return LiteEFGSolver(game, name)
   spec = registry.parse_solver(name)
   return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
+
+
+def seconds_per_iteration(solver, sample):
+  """A peer's time an iteration: iterations after one untimed one, until `sample`
+  seconds have passed (at least 2)."""
+  step = solver.iterate if hasattr(solver, "iterate") else (
+      lambda n: [solver.evaluate_and_update_policy() for _ in range(n)])
+  step(1)
+  count, start = 0, time.perf_counter()
+  while count < 2 or time.perf_counter() - start < sample:
+    step(1)
+    count += 1
+  return (time.perf_counter() - start) / count
+
+
+def derived(twin_result, twin_trace, per_iteration):
+  """A peer's (results, trace) from its twin's: the same iterations, each costing
+  `per_iteration` seconds."""
+  results = {target: (iterations * per_iteration, iterations, reached)
+             for target, (_, iterations, reached) in twin_result.items()}
+  return results, [(i, i * per_iteration, e) for i, _, e in twin_trace]
 
 
 def family(name):
@@ -297,7 +334,7 @@ def main(argv):
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)
-    results, traces = {}, {}
+    results, traces, twin_runs = {}, {}, {}
     for name in ours + peers:
       start = time.perf_counter()
       try:
@@ -306,18 +343,33 @@ def main(argv):
         print(f"  {name}: not run ({error})")
         continue
       setup = time.perf_counter() - start
-      evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-      cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
-      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
+      note = ""
+      if name in peers and _PEER_TIMES.value == "derived":
+        twin = TWINS[name]
+        if twin in ours:
+          twin_runs[twin] = results[twin], traces[twin]
+        if twin not in twin_runs:
+          twin_solver = make(twin, game, tree)
+          twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
+              game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value)
+        per_iteration = seconds_per_iteration(solver, _PEER_SAMPLE.value)
+        results[name], traces[name] = derived(*twin_runs[twin], per_iteration)
+        note = f", derived: {twin}'s iterations"
+      else:
+        evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+        cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
+        results[name], traces[name] = run(solver, evaluator, targets, cap,
+                                          _GROWTH.value)
       last = traces[name][-1]
       print(f"  {name:24s} " + "  ".join(
           f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
           for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
-          f"{setup:.1f} s]", flush=True)
+          f"{setup:.1f} s{note}]", flush=True)
       for target in targets:
         seconds, iterations, reached = results[name][target]
         rows.append(dict(game=game_string, solver=name, target=target,
-                         seconds=seconds, iterations=iterations, reached=reached))
+                         seconds=seconds, iterations=iterations, reached=reached,
+                         derived=bool(note)))
       trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
                           exploitability=e) for i, s, e in traces[name]]
     for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
