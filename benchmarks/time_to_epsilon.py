@@ -57,6 +57,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.files import result_names
@@ -290,8 +291,9 @@ def plot(output_dir, game_string, traces, peers):
 
 
 def _names(text):
+  """Names separated by commas outside brackets ("pdcfr+(alpha=1.5,gamma=4),cfr+")."""
   return [] if text.strip().lower() == "none" else [
-      n.strip() for n in text.split(",") if n.strip()]
+      n for n in spec_strings.split_top_level(text, text) if n]
 
 
 def main(argv):
