@@ -77,8 +77,9 @@ LITEEFG = {  # our name: (LiteEFG baseline module, averaging in the environment)
 }
 OPENSPIEL = ("openspiel_cpp_cfr_plus", "openspiel_cpp_cfr")
 # Each peer's twin among ours: the same iterates, checked by the tests.
-TWINS = {"liteefg_cfr+": "cfr+", "liteefg_dcfr": "dcfr", "liteefg_pcfr+": "pcfr+(gamma=1)",
-         "openspiel_cpp_cfr_plus": "cfr+", "openspiel_cpp_cfr": "cfr-au"}
+TWINS = {"liteefg_cfr+": "cfr+", "liteefg_dcfr": "dcfr",
+         "liteefg_pcfr+": "pcfr+(gamma=1)", "openspiel_cpp_cfr_plus": "cfr+",
+         "openspiel_cpp_cfr": "cfr-au"}
 PEERS = ",".join(OPENSPIEL + tuple(LITEEFG))
 
 _GAMES = flags.DEFINE_string("games", GAMES, "Game strings, separated by ';'.")
@@ -269,15 +270,16 @@ def ratio(results, ours, peers, target):
   return theirs[0] / mine[0]
 
 
-def plot(output_dir, game_string, traces, peers):
-  """Exploitability against seconds, one line per solver (peers dashed)."""
+def plot(output_dir, game_string, traces, peers, derived=()):
+  """Exploitability against seconds, one line per solver (peers dashed; `derived`
+  ones labelled so)."""
   plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(7, 4.5))
   colours = plt.get_cmap("tab20").colors
   for k, (name, trace) in enumerate(traces.items()):
     axes.plot([t[1] for t in trace], [max(t[2], 1e-16) for t in trace], marker=".",
-              markersize=3, label=name, color=colours[k % len(colours)],
-              linestyle="--" if name in peers else "-")
+              markersize=3, label=name + (" (derived)" if name in derived else ""),
+              color=colours[k % len(colours)], linestyle="--" if name in peers else "-")
   axes.set_xscale("log")
   axes.set_yscale("log")
   axes.set_xlabel("solver wall time [s]")
@@ -381,7 +383,9 @@ def main(argv):
         print(f"  {label} best / our best at {targets[-1]:g}: {value:.3g}")
     print(f"  {_load()}")
     if _PLOT.value:
-      print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
+      derived_peers = peers if _PEER_TIMES.value == "derived" else ()
+      path = plot(_OUTPUT_DIR.value, game_string, traces, peers, derived_peers)
+      print(f"  plot: {path}")
 
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:
