@@ -64,10 +64,17 @@ def drm_multiplier(exponent, iteration):
 @numba.njit(cache=True)
 def current_strategy(regrets, strategy, offset, num_actions, params):
   """Writes the regret-matched strategy of slots [offset, offset+num_actions)."""
+  matched_strategy(regrets, strategy, offset, num_actions, params[PARAM_EXPLORATION])
+
+
+@numba.njit(cache=True)
+def matched_strategy(regrets, strategy, offset, num_actions, exploration):
+  """`current_strategy` with the matcher's exploration given: a loop over many
+  information sets reads it once (the params array may alias `regrets` as far as
+  the compiler knows, so a read per information set is not hoisted)."""
   positive_sum = 0.0
-  for a in range(offset, offset + num_actions):
-    if regrets[a] > 0.0:
-      positive_sum += regrets[a]
+  for a in range(offset, offset + num_actions):  # without a branch: adding 0.0 is exact
+    positive_sum += max(regrets[a], 0.0)
   if positive_sum > 0.0:
     for a in range(offset, offset + num_actions):
       strategy[a] = max(regrets[a], 0.0) / positive_sum
@@ -75,7 +82,6 @@ def current_strategy(regrets, strategy, offset, num_actions, params):
     uniform = 1.0 / num_actions
     for a in range(offset, offset + num_actions):
       strategy[a] = uniform
-  exploration = params[PARAM_EXPLORATION]
   if exploration > 0.0:
     uniform_part = exploration / num_actions
     for a in range(offset, offset + num_actions):
@@ -94,19 +100,19 @@ def discount_multipliers(params, iteration):
 
 
 @numba.njit(cache=True)
-def discount_with(regrets, offset, num_actions, params, positive, negative):
-  """`discount_regrets` with the iteration's `discount_multipliers` given."""
-  kind = params[PARAM_KIND]
+def discount_with(regrets, offset, num_actions, kind, positive, negative):
+  """`discount_regrets` with the matcher's kind and the iteration's
+  `discount_multipliers` given (read once by a loop over information sets)."""
   if kind == RM_PLUS:
     for a in range(offset, offset + num_actions):
       if regrets[a] < 0.0:
         regrets[a] = 0.0
   elif kind == DRM:
+    # Without a branch on the sign (the signs are unpredictable): a zero regret times
+    # `negative`, in [0, 1], stays that zero.
     for a in range(offset, offset + num_actions):
-      if regrets[a] > 0.0:
-        regrets[a] *= positive
-      elif regrets[a] < 0.0:
-        regrets[a] *= negative
+      regret = regrets[a]
+      regrets[a] = regret * (positive if regret > 0.0 else negative)
 
 
 @numba.njit(cache=True)
@@ -117,7 +123,7 @@ def discount_regrets(regrets, offset, num_actions, params, iteration):
   t^alpha/(t^alpha+1), negative ones times t^beta/(t^beta+1).
   """
   positive, negative = discount_multipliers(params, iteration)
-  discount_with(regrets, offset, num_actions, params, positive, negative)
+  discount_with(regrets, offset, num_actions, params[PARAM_KIND], positive, negative)
 
 
 @numba.njit(cache=True)
@@ -137,19 +143,19 @@ def instant_multipliers(params, iteration):
 
 
 @numba.njit(cache=True)
-def update_with_instant(regrets, instant, strategy, offset, num_actions, params,
-                        previous, current):
+def update_with_instant(regrets, instant, strategy, offset, num_actions, kind,
+                        exploration, previous, current):
   """DRM+ / PDRM+ at the end of iteration t: folds the instantaneous regrets
   `instant` into `regrets`, writes the new strategy and zeroes `instant` (slots
-  [offset, offset+num_actions)); previous, current: t's `instant_multipliers`."""
+  [offset, offset+num_actions)); kind, exploration: the matcher's params; previous,
+  current: t's `instant_multipliers`."""
   for a in range(offset, offset + num_actions):
     regrets[a] = max(regrets[a] * previous + instant[a], 0.0)
-  if params[PARAM_KIND] == PDRM_PLUS:
+  if kind == PDRM_PLUS:
     for a in range(offset, offset + num_actions):  # the prediction, in place
       instant[a] = regrets[a] * current + instant[a]
-    current_strategy(instant, strategy, offset, num_actions, params)
+    matched_strategy(instant, strategy, offset, num_actions, exploration)
   else:
-    current_strategy(regrets, strategy, offset, num_actions, params)
+    matched_strategy(regrets, strategy, offset, num_actions, exploration)
   for a in range(offset, offset + num_actions):
     instant[a] = 0.0
-
