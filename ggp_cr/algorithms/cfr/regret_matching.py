@@ -67,7 +67,7 @@ def current_strategy(regrets, strategy, offset, num_actions, params):
   matched_strategy(regrets, strategy, offset, num_actions, params[PARAM_EXPLORATION])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # called per information set
 def matched_strategy(regrets, strategy, offset, num_actions, exploration):
   """`current_strategy` with the matcher's exploration given: a loop over many
   information sets reads it once (the params array may alias `regrets` as far as
@@ -99,7 +99,7 @@ def discount_multipliers(params, iteration):
   return 1.0, 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # called per information set
 def discount_with(regrets, offset, num_actions, kind, positive, negative):
   """`discount_regrets` with the matcher's kind and the iteration's
   `discount_multipliers` given (read once by a loop over information sets)."""
@@ -142,7 +142,7 @@ def instant_multipliers(params, iteration):
   return drm_multiplier(alpha, iteration - 1.0), drm_multiplier(alpha, iteration)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # called per information set
 def update_with_instant(regrets, instant, strategy, offset, num_actions, kind,
                         exploration, previous, current):
   """DRM+ / PDRM+ at the end of iteration t: folds the instantaneous regrets
