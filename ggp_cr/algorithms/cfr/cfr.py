@@ -92,7 +92,8 @@ def end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
                    strategy, params, iteration):
   """The matcher's end-of-iteration step and new current strategy of `infosets`
   (the step's multipliers and the matcher's params read once, not per information
-  set: that took a leduc_poker DCFR iteration from 131 to 75 us, docs/benchmarks.md)."""
+  set, with run_iterations and the inlined helpers: a leduc_poker DCFR iteration
+  from 130 to 78 us, docs/benchmarks.md note 11)."""
   positive, negative = regret_matching.discount_multipliers(params, iteration)
   kind = params[regret_matching.PARAM_KIND]
   exploration = params[regret_matching.PARAM_EXPLORATION]
