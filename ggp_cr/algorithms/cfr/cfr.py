@@ -129,8 +129,11 @@ def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
       values[a] *= factor
 
 
-# Iterations per run_iterations call (its per-iteration numbers: 48 bytes each).
+# Iterations per run_iterations call (its per-iteration numbers: 48 bytes each), at
+# most _BATCH_NODES node visits a pass each (about 0.25 s), so a call on a large tree
+# returns to Python (signals, time checks) as often as a few iterations do.
 _BATCH = 4096
+_BATCH_NODES = 50_000_000
 
 
 @numba.njit(cache=True)
@@ -354,9 +357,10 @@ class GeneralCFRSolver:
     the run equals `evaluate_and_update_policy`'s iteration by iteration."""
     walk, tree = self._walk, self._tree
     instant = self._instant if self._instant is not None else self._regrets[:0]
+    batch = max(1, min(_BATCH, _BATCH_NODES // max(walk.num_nodes, 1)))
     done = 0
     while done < num_iterations:
-      count = min(_BATCH, num_iterations - done)
+      count = min(batch, num_iterations - done)
       scalars = np.array([self._iteration_scalars() for _ in range(count)])
       run_iterations(
           self.alternating_updates, self._player_infosets[0], self._player_infosets[1],
