@@ -6,10 +6,21 @@ average strategy is evaluated after iterations 1, 2, 3, ..., growing by --growth
 same for every solver); the evaluation is not timed. The time to a target is the
 solver's wall time at the first evaluation whose exploitability (OpenSpiel's,
 NashConv / 2, by ggp_cr's exact best response on the compiled tree) is <= the target.
-A run stops once every target is reached or after --cap seconds of solver time (a
-peer: --peer_cap_factor times our fastest time to the strictest target, at most
---peer_cap; enough to show a ratio of that factor); a target not reached is reported
-as a lower bound ">= X s" (X the time spent).
+A run stops once every target is reached or after --cap seconds of solver time. A
+peer stops after its family's cap factor times our fastest time to the strictest
+target (--liteefg_cap_factor 50 and --openspiel_cap_factor 100 by default: the bars,
+so a peer stopped there shows a ratio >= the bar and no more time is spent), at most
+--peer_cap, and once it has run as long as its family's fastest member that reached
+that target (the family's best time is then known). A target not reached is
+reported as a lower bound ">= X s" (X the time spent).
+
+--peer_times=derived (for games where racing the peers takes hours) does not run a
+peer to the target: its time is the iterations its twin among ours, the same
+algorithm with equal iterates (TWINS; tests/test_modern_cfr.py, tests/test_cfr.py),
+needed to reach the target at the same checkpoints, times the peer's own time an
+iteration, measured over --peer_sample seconds after one untimed iteration (every
+iteration of these full-width solvers costs the same). A twin not reaching the
+target within --cap gives a lower bound. Lines and rows say "derived".
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
@@ -17,9 +28,10 @@ LiteEFG's CFR+, DCFR(1.5, 0, 2) and PCFR+ (linear averaging as in its examples),
 single-threaded. LiteEFG's set-up (writing the game's file from OpenSpiel) is not
 timed.
 
-Prints a table per game and writes <output_dir>/time_to_epsilon.csv (one row per
-game, solver and target), <output_dir>/traces.csv (every evaluation) and a log-log
-plot of exploitability against seconds per game, every solver on it. The ratios
+Prints a table per game (with the machine's load averages before and after it) and
+writes <output_dir>/time_to_epsilon.csv (one row per game, solver and target),
+<output_dir>/traces.csv (every evaluation) and, with --plot (default), a log-log plot
+of exploitability against seconds per game, every solver on it. The ratios
 compare our fastest solver with a peer family's fastest at the last (strictest)
 target, per game; a peer's lower bound gives a lower bound on the ratio, and a game
 where ours does not reach the target counts as ratio 0 (conservative both ways). The
@@ -28,6 +40,7 @@ over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
 """
 
 import contextlib
@@ -44,6 +57,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
 from ggp_cr.algorithms.config import registry
+from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.files import result_names
@@ -62,6 +76,10 @@ LITEEFG = {  # our name: (LiteEFG baseline module, averaging in the environment)
     "liteefg_pcfr+": ("PCFR", True),
 }
 OPENSPIEL = ("openspiel_cpp_cfr_plus", "openspiel_cpp_cfr")
+# Each peer's twin among ours: the same iterates, checked by the tests.
+TWINS = {"liteefg_cfr+": "cfr+", "liteefg_dcfr": "dcfr",
+         "liteefg_pcfr+": "pcfr+(gamma=1)", "openspiel_cpp_cfr_plus": "cfr+",
+         "openspiel_cpp_cfr": "cfr-au"}
 PEERS = ",".join(OPENSPIEL + tuple(LITEEFG))
 
 _GAMES = flags.DEFINE_string("games", GAMES, "Game strings, separated by ';'.")
@@ -71,12 +89,20 @@ _PEERS = flags.DEFINE_string("peers", PEERS, f"Peers among {PEERS}, separated by
                              "'none' for none.")
 _TARGETS = flags.DEFINE_string("targets", "1e-3,1e-5", "Exploitabilities to reach.")
 _CAP = flags.DEFINE_float("cap", 600.0, "Seconds of solver time per run of ours at most.")
-_PEER_CAP_FACTOR = flags.DEFINE_float(
-    "peer_cap_factor", 100.0, "A peer runs at most this many times our fastest time to "
-    "the strictest target (our time spent if none reached it) ...")
+_LITEEFG_CAP_FACTOR = flags.DEFINE_float(
+    "liteefg_cap_factor", 50.0, "A LiteEFG solver runs at most this many times our "
+    "fastest time to the strictest target (our time spent if none reached it) ...")
+_OPENSPIEL_CAP_FACTOR = flags.DEFINE_float(
+    "openspiel_cap_factor", 100.0, "... an OpenSpiel C++ solver this many times ...")
 _PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many seconds.")
 _GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
                              "Factor between evaluated iteration counts (> 1).")
+_PEER_TIMES = flags.DEFINE_enum(
+    "peer_times", "race", ["race", "derived"], "Peers run to the target (race) or "
+    "timed per iteration, their iterations those of their twin (derived).")
+_PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
+                                  "per-iteration measurement (at least 2 iterations).")
+_PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
 
@@ -170,6 +196,53 @@ def make(name, game, tree):
   return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
 
 
+def seconds_per_iteration(solver, sample):
+  """A peer's time an iteration: iterations after one untimed one, until `sample`
+  seconds have passed (at least 2)."""
+  step = solver.iterate if hasattr(solver, "iterate") else (
+      lambda n: [solver.evaluate_and_update_policy() for _ in range(n)])
+  step(1)
+  count, start = 0, time.perf_counter()
+  while count < 2 or time.perf_counter() - start < sample:
+    step(1)
+    count += 1
+  return (time.perf_counter() - start) / count
+
+
+def derived(twin_result, twin_trace, per_iteration):
+  """A peer's (results, trace) from its twin's: the same iterations, each costing
+  `per_iteration` seconds."""
+  results = {target: (iterations * per_iteration, iterations, reached)
+             for target, (_, iterations, reached) in twin_result.items()}
+  return results, [(i, i * per_iteration, e) for i, _, e in twin_trace]
+
+
+def family(name):
+  """(the peer family's members, its cap factor) of a peer's name."""
+  if name in LITEEFG:
+    return list(LITEEFG), _LITEEFG_CAP_FACTOR.value
+  return list(OPENSPIEL), _OPENSPIEL_CAP_FACTOR.value
+
+
+def peer_cap(results, ours, name, target):
+  """Seconds peer `name` may run: its family's cap factor times our best at
+  `target`, at most --peer_cap, and no longer than a member of its family that
+  reached `target` took (module docstring)."""
+  members, factor = family(name)
+  cap = _PEER_CAP.value
+  ours_best = _best(results, ours, target)
+  if ours_best:
+    cap = min(cap, factor * ours_best[0])
+  family_best = _best(results, members, target)
+  if family_best and family_best[1]:
+    cap = min(cap, family_best[0])
+  return cap
+
+
+def _load():
+  return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _time_text(result):
   seconds, _, reached = result
   return f"{seconds:.3g} s" if reached else f">= {seconds:.3g} s"
@@ -197,15 +270,16 @@ def ratio(results, ours, peers, target):
   return theirs[0] / mine[0]
 
 
-def plot(output_dir, game_string, traces, peers):
-  """Exploitability against seconds, one line per solver (peers dashed)."""
+def plot(output_dir, game_string, traces, peers, derived=()):
+  """Exploitability against seconds, one line per solver (peers dashed; `derived`
+  ones labelled so)."""
   plt = figures.pyplot()
   figure, axes = plt.subplots(figsize=(7, 4.5))
   colours = plt.get_cmap("tab20").colors
   for k, (name, trace) in enumerate(traces.items()):
     axes.plot([t[1] for t in trace], [max(t[2], 1e-16) for t in trace], marker=".",
-              markersize=3, label=name, color=colours[k % len(colours)],
-              linestyle="--" if name in peers else "-")
+              markersize=3, label=name + (" (derived)" if name in derived else ""),
+              color=colours[k % len(colours)], linestyle="--" if name in peers else "-")
   axes.set_xscale("log")
   axes.set_yscale("log")
   axes.set_xlabel("solver wall time [s]")
@@ -219,8 +293,9 @@ def plot(output_dir, game_string, traces, peers):
 
 
 def _names(text):
+  """Names separated by commas outside brackets ("pdcfr+(alpha=1.5,gamma=4),cfr+")."""
   return [] if text.strip().lower() == "none" else [
-      n.strip() for n in text.split(",") if n.strip()]
+      n for n in spec_strings.split_top_level(text, text) if n]
 
 
 def main(argv):
@@ -261,9 +336,9 @@ def main(argv):
     start = time.perf_counter()
     tree = compiled_tree.compile_game(game)
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
-          f"information sets (compiled in {time.perf_counter() - start:.1f} s)",
-          flush=True)
-    results, traces = {}, {}
+          f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
+          f"{_load()})", flush=True)
+    results, traces, twin_runs = {}, {}, {}
     for name in ours + peers:
       start = time.perf_counter()
       try:
@@ -272,30 +347,45 @@ def main(argv):
         print(f"  {name}: not run ({error})")
         continue
       setup = time.perf_counter() - start
-      evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-      cap = _CAP.value
-      if name in peers:
-        ours_best = _best(results, ours, targets[-1])
-        cap = min(_PEER_CAP.value, _PEER_CAP_FACTOR.value * ours_best[0]) \
-            if ours_best else _PEER_CAP.value
-      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
+      note = ""
+      if name in peers and _PEER_TIMES.value == "derived":
+        twin = TWINS[name]
+        if twin in ours:
+          twin_runs[twin] = results[twin], traces[twin]
+        if twin not in twin_runs:
+          twin_solver = make(twin, game, tree)
+          twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
+              game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value)
+        per_iteration = seconds_per_iteration(solver, _PEER_SAMPLE.value)
+        results[name], traces[name] = derived(*twin_runs[twin], per_iteration)
+        note = f", derived: {twin}'s iterations"
+      else:
+        evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+        cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
+        results[name], traces[name] = run(solver, evaluator, targets, cap,
+                                          _GROWTH.value)
       last = traces[name][-1]
       print(f"  {name:24s} " + "  ".join(
           f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
           for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
-          f"{setup:.1f} s]", flush=True)
+          f"{setup:.1f} s{note}]", flush=True)
       for target in targets:
         seconds, iterations, reached = results[name][target]
         rows.append(dict(game=game_string, solver=name, target=target,
-                         seconds=seconds, iterations=iterations, reached=reached))
+                         seconds=seconds, iterations=iterations, reached=reached,
+                         derived=bool(note)))
       trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
                           exploitability=e) for i, s, e in traces[name]]
-    for family, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
+    for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
       value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
       if value is not None:
-        ratios[family].append(value)
-        print(f"  {family} best / our best at {targets[-1]:g}: {value:.3g}")
-    print(f"  plot: {plot(_OUTPUT_DIR.value, game_string, traces, peers)}")
+        ratios[label].append(value)
+        print(f"  {label} best / our best at {targets[-1]:g}: {value:.3g}")
+    print(f"  {_load()}")
+    if _PLOT.value:
+      derived_peers = peers if _PEER_TIMES.value == "derived" else ()
+      path = plot(_OUTPUT_DIR.value, game_string, traces, peers, derived_peers)
+      print(f"  plot: {path}")
 
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:

@@ -390,7 +390,7 @@ def test_time_to_epsilon_benchmark_prints_table_csv_plot_and_ratios(tmp_path):
   result = subprocess.run(
       [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
        "--games=kuhn_poker", "--solvers=pdcfr+,cfr+", "--peers=openspiel_cpp_cfr_plus",
-       "--targets=1e-2,1e-4", "--cap=5", "--peer_cap_factor=3",
+       "--targets=1e-2,1e-4", "--cap=5", "--openspiel_cap_factor=3",
        f"--output_dir={tmp_path}"],
       capture_output=True, text=True, timeout=300, check=False,
       env=dict(os.environ, PYTHONPATH=root))
@@ -403,3 +403,22 @@ def test_time_to_epsilon_benchmark_prints_table_csv_plot_and_ratios(tmp_path):
   assert sorted(set(frame["solver"])) == ["cfr+", "openspiel_cpp_cfr_plus", "pdcfr+"]
   assert frame[frame["solver"] == "pdcfr+"]["reached"].all()
   assert len(list(tmp_path.glob("kuhn_poker-*.png"))) == 1
+
+
+def test_time_to_epsilon_derived_peer_times_use_the_twins_iterations(tmp_path):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  result = subprocess.run(
+      [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
+       "--games=kuhn_poker", "--solvers=dcfr,cfr+", "--peers=openspiel_cpp_cfr_plus",
+       "--targets=1e-2,1e-3", "--cap=5", "--peer_times=derived", "--peer_sample=0.1",
+       "--plot=false", f"--output_dir={tmp_path}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=root))
+  assert result.returncode == 0, result.stderr
+  assert "derived: cfr+'s iterations" in result.stdout
+  frame = pd.read_csv(tmp_path / "time_to_epsilon.csv").set_index(["solver", "target"])
+  peer, twin = frame.loc["openspiel_cpp_cfr_plus"], frame.loc["cfr+"]
+  assert peer["derived"].all() and not twin["derived"].any()
+  assert list(peer["iterations"]) == list(twin["iterations"])
+  assert (peer["seconds"] > 0).all()
+  assert not list(tmp_path.glob("*.png"))

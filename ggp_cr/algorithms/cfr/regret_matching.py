@@ -64,10 +64,17 @@ def drm_multiplier(exponent, iteration):
 @numba.njit(cache=True)
 def current_strategy(regrets, strategy, offset, num_actions, params):
   """Writes the regret-matched strategy of slots [offset, offset+num_actions)."""
+  matched_strategy(regrets, strategy, offset, num_actions, params[PARAM_EXPLORATION])
+
+
+@numba.njit(cache=True, inline="always")  # called per information set
+def matched_strategy(regrets, strategy, offset, num_actions, exploration):
+  """`current_strategy` with the matcher's exploration given: a loop over many
+  information sets reads it once (the params array may alias `regrets` as far as
+  the compiler knows, so a read per information set is not hoisted)."""
   positive_sum = 0.0
-  for a in range(offset, offset + num_actions):
-    if regrets[a] > 0.0:
-      positive_sum += regrets[a]
+  for a in range(offset, offset + num_actions):  # without a branch: adding 0.0 is exact
+    positive_sum += max(regrets[a], 0.0)
   if positive_sum > 0.0:
     for a in range(offset, offset + num_actions):
       strategy[a] = max(regrets[a], 0.0) / positive_sum
@@ -75,11 +82,37 @@ def current_strategy(regrets, strategy, offset, num_actions, params):
     uniform = 1.0 / num_actions
     for a in range(offset, offset + num_actions):
       strategy[a] = uniform
-  exploration = params[PARAM_EXPLORATION]
   if exploration > 0.0:
     uniform_part = exploration / num_actions
     for a in range(offset, offset + num_actions):
       strategy[a] = uniform_part + (1.0 - exploration) * strategy[a]
+
+
+@numba.njit(cache=True)
+def discount_multipliers(params, iteration):
+  """(positive, negative): DRM's multipliers t^alpha/(t^alpha+1) and t^beta/(t^beta+1)
+  of iteration `iteration`, the same for every information set (1, 1 for other
+  matchers); `discount_with` applies them."""
+  if params[PARAM_KIND] == DRM:
+    return (drm_multiplier(params[PARAM_ALPHA], iteration),
+            drm_multiplier(params[PARAM_BETA], iteration))
+  return 1.0, 1.0
+
+
+@numba.njit(cache=True, inline="always")  # called per information set
+def discount_with(regrets, offset, num_actions, kind, positive, negative):
+  """`discount_regrets` with the matcher's kind and the iteration's
+  `discount_multipliers` given (read once by a loop over information sets)."""
+  if kind == RM_PLUS:
+    for a in range(offset, offset + num_actions):
+      if regrets[a] < 0.0:
+        regrets[a] = 0.0
+  elif kind == DRM:
+    # Without a branch on the sign (the signs are unpredictable): a zero regret times
+    # `negative`, in [0, 1], stays that zero.
+    for a in range(offset, offset + num_actions):
+      regret = regrets[a]
+      regrets[a] = regret * (positive if regret > 0.0 else negative)
 
 
 @numba.njit(cache=True)
@@ -89,19 +122,8 @@ def discount_regrets(regrets, offset, num_actions, params, iteration):
   RM: nothing; RM+: negative regrets become 0; DRM: positive regrets times
   t^alpha/(t^alpha+1), negative ones times t^beta/(t^beta+1).
   """
-  kind = params[PARAM_KIND]
-  if kind == RM_PLUS:
-    for a in range(offset, offset + num_actions):
-      if regrets[a] < 0.0:
-        regrets[a] = 0.0
-  elif kind == DRM:
-    positive = drm_multiplier(params[PARAM_ALPHA], iteration)
-    negative = drm_multiplier(params[PARAM_BETA], iteration)
-    for a in range(offset, offset + num_actions):
-      if regrets[a] > 0.0:
-        regrets[a] *= positive
-      elif regrets[a] < 0.0:
-        regrets[a] *= negative
+  positive, negative = discount_multipliers(params, iteration)
+  discount_with(regrets, offset, num_actions, params[PARAM_KIND], positive, negative)
 
 
 @numba.njit(cache=True)
@@ -113,21 +135,27 @@ def accumulate_regrets(regrets, offset, num_actions, increments, params, iterati
 
 
 @numba.njit(cache=True)
-def update_with_instant(regrets, instant, strategy, offset, num_actions, params,
-                        iteration):
+def instant_multipliers(params, iteration):
+  """(d(t-1), d(t)) of DRM+ / PDRM+ at iteration t (module docstring), the same for
+  every information set; `update_with_instant` applies them."""
+  alpha = params[PARAM_ALPHA]
+  return drm_multiplier(alpha, iteration - 1.0), drm_multiplier(alpha, iteration)
+
+
+@numba.njit(cache=True, inline="always")  # called per information set
+def update_with_instant(regrets, instant, strategy, offset, num_actions, kind,
+                        exploration, previous, current):
   """DRM+ / PDRM+ at the end of iteration t: folds the instantaneous regrets
   `instant` into `regrets`, writes the new strategy and zeroes `instant` (slots
-  [offset, offset+num_actions))."""
-  alpha = params[PARAM_ALPHA]
-  previous = drm_multiplier(alpha, iteration - 1.0)
+  [offset, offset+num_actions)); kind, exploration: the matcher's params; previous,
+  current: t's `instant_multipliers`."""
   for a in range(offset, offset + num_actions):
     regrets[a] = max(regrets[a] * previous + instant[a], 0.0)
-  if params[PARAM_KIND] == PDRM_PLUS:
-    current = drm_multiplier(alpha, iteration)
+  if kind == PDRM_PLUS:
     for a in range(offset, offset + num_actions):  # the prediction, in place
       instant[a] = regrets[a] * current + instant[a]
-    current_strategy(instant, strategy, offset, num_actions, params)
+    matched_strategy(instant, strategy, offset, num_actions, exploration)
   else:
-    current_strategy(regrets, strategy, offset, num_actions, params)
+    matched_strategy(regrets, strategy, offset, num_actions, exploration)
   for a in range(offset, offset + num_actions):
     instant[a] = 0.0

@@ -28,7 +28,7 @@ class Call:
 _OPEN = {"(": ")", "{": "}"}
 
 
-def _split_top_level(text, full_text):
+def split_top_level(text, full_text):
   """Splits `text` at commas not nested in brackets."""
   parts, depth, start = [], 0, 0
   for i, char in enumerate(text):
@@ -66,7 +66,7 @@ def parse_call(text):
   if not name or stripped[-1] != closing:
     raise ValueError(
         f"Malformed specification {text!r}: expected name(arguments).")
-  parts = _split_top_level(stripped[bracket + 1:-1], text)
+  parts = split_top_level(stripped[bracket + 1:-1], text)
   if parts == [""]:
     return Call(name, (), {})
   args, kwargs = [], {}
