@@ -21,7 +21,6 @@ from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.sampling import targets
 from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.tree import native_extraction
 
 DEFAULT_SOLVER = presets.DEFAULT_ONLINE_SOLVER
 COMPILED_CHOICES = presets.COMPILED_CHOICES
@@ -75,8 +74,7 @@ def warm_up_process():
   (issue 44)."""
   if _WARM:
     return
-  for name in native_extraction.SMALL_GAMES:  # the native extractors
-    compiled_tree.compile_game(pyspiel.load_game(name))
+  compiled_tree.compile_warm_up_games()  # the native extractors
   for compiled in ("true", "false"):
     for bot_class in (OOSBot, OnlineSolvingBot):
       players.warm_up_on_kuhn(lambda game, bot_class=bot_class, compiled=compiled: (

@@ -102,14 +102,13 @@ def sample_chance(state, rng):
 
 def play_against_random(game, seat, decide, rng):
   """Plays `decide(state) -> action` in `seat` of a sequential game against a uniform
-  random player, chance and the random player drawing from the numpy Generator `rng`;
-  returns the terminal state. The benchmarks' timed matches (the caller times
-  `decide`)."""
+  random player, chance (sample_chance) and the random player drawing from the numpy
+  Generator `rng`; returns the terminal state. The benchmarks' timed matches (the
+  caller times `decide`)."""
   state = game.new_initial_state()
   while not state.is_terminal():
     if state.is_chance_node():
-      outcomes, probs = zip(*state.chance_outcomes())
-      state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+      state.apply_action(sample_chance(state, rng))
     elif state.current_player() == seat:
       state.apply_action(decide(state))
     else:

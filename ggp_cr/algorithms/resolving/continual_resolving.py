@@ -31,7 +31,6 @@ from ggp_cr.algorithms.resolving.live import live_path
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
-from ggp_cr.algorithms.tree import native_extraction
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
@@ -99,8 +98,7 @@ def warm_up_process():
   if "process" in _WARM:
     return
   outcome_sampling.warm_up(settings.ResolverConfig().regret_matcher)
-  for name in native_extraction.SMALL_GAMES:  # the native extractors and keys
-    tree = compiled_tree.compile_game(pyspiel.load_game(name))
+  for tree in compiled_tree.compile_warm_up_games():  # native extractors and keys
     compiled_resolver.state_keys(tree).subtree_nodes  # pylint: disable=expression-not-assigned
   for path in ("compiled", "live"):
     for solver in ("vr_mccfr", "cfr+"):

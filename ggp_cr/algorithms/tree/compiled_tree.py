@@ -242,6 +242,14 @@ def extraction_seconds(preplay):
   return PREPLAY_EXTRACTION_SHARE * preplay.seconds if preplay.seconds else None
 
 
+def compile_warm_up_games():
+  """The compiled trees of native_extraction.SMALL_GAMES, a small game per native
+  extractor: compiling them loads the extractors' kernels (the players' process
+  warm-up, before any clock)."""
+  from ggp_cr.algorithms.tree import native_extraction  # pylint: disable=import-outside-toplevel
+  return [compile_game(pyspiel.load_game(name)) for name in native_extraction.SMALL_GAMES]
+
+
 def check_nodes_limit(nodes_limit):
   """Raises ValueError unless `nodes_limit` is None (set by memory) or a non-negative
   integer."""
