@@ -16,6 +16,12 @@ from ggp_cr.algorithms.resolving.live import live_trace
 # Share of a decision's time budget after which tracing the next turns below the
 # bot's own decisions (live_trace.OwnTrace) gives up.
 OWN_TRACE_SHARE = 0.3
+# Shares of the first decision's budget (pre-play and move) after which tracing the
+# whole game's next turns, and then (if that did not end) finding the histories of
+# the bot's information set, give up (liars_dice(numdice=2): about 0.1-0.2 s for the
+# latter, quiet machine).
+FIRST_TRACE_SHARE = 0.4
+FIRST_STARTS_SHARE = 0.7
 # The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
 # to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
 NEXT_TURNS = 1
@@ -58,10 +64,22 @@ class LivePath:
     return seed
 
   def first(self, prepared, prepared_seconds, record, move):
-    """The whole game's live resolver, its next turns traced within the move."""
+    """The whole game's live resolver, its next turns traced within the move; if
+    they were not, the histories of the bot's information set (record["key"])
+    found within FIRST_STARTS_SHARE, as its next OwnTrace's starts."""
     del prepared_seconds
-    return self._resolver(live_trace.Problem(self.game, self.player), record, move,
-                          prepared)
+    resolver = self._resolver(live_trace.Problem(self.game, self.player), record,
+                              move, prepared, trace_share=FIRST_TRACE_SHARE)
+    if not resolver.trace.complete and resolver.solver_collects_by_history:
+      # A walk pruned at every decision of the bot's (none is below the histories
+      # of its first information set); they end it as in_current.
+      own = live_trace.OwnTrace(resolver.problem, {}, record["key"],
+                                move.deadline(FIRST_STARTS_SHARE))
+      record["first_starts_seconds"] = own.seconds
+      if own.complete and own.current_starts:
+        resolver.own_starts = own.current_starts
+        record["first_starts"] = len(own.current_starts)
+    return resolver
 
   def after_preplay(self, budget, samples, resolver):
     """The live path has no subgame budget to fit."""
@@ -93,8 +111,14 @@ class LivePath:
     trace = None
     if current.own_trace_next:
       trace = self._own_trace(current, key, record, move)
-    gadget, profile, info = current.next_subgame(
-        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
+    used = current.trace if trace is None else trace
+    try:
+      gadget, profile, info = current.next_subgame(
+          key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
+    except protocol.CannotResolve:
+      # The bot stays: its next OwnTrace starts at this turn's histories.
+      current.own_starts = used.starts_below(key)
+      raise
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
       record["own_trace"] = True
@@ -102,8 +126,11 @@ class LivePath:
     resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
                               record, move, seed, warm=warm, trunk=profile,
                               parent_root_mass=current.root_mass)
-    # The roots above the bot's information set here (OwnTrace walks only these).
-    used = current.trace if trace is None else trace
+    # The roots above the bot's information set here (OwnTrace walks only these),
+    # and its histories there (OwnTrace starts at them when given).
+    resolver.own_starts = used.starts_below(key, resolver.problem)
+    if resolver.own_starts is not None:
+      record["own_starts"] = len(resolver.own_starts)
     root_histories = current.problem.root_histories
     resolver.own_root_histories = frozenset(
         tuple(root_histories[used.root_of[r]]) + used.actions[r]
@@ -116,11 +143,15 @@ class LivePath:
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
-                                current.own_root_histories)
+                                current.own_root_histories, current.own_starts)
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
+    record["own_trace_from"] = ("starts" if current.own_starts is not None else
+                                "roots")
     if trace.in_current:
       record["enters_new_subgame"] = False
+      if trace.complete:
+        current.own_starts = trace.current_starts
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
       raise protocol.CannotResolve(
@@ -138,12 +169,13 @@ class LivePath:
     del key, error, record, move, limit
     current.trace_own_next()
 
-  def _resolver(self, problem, record, move, seed, **kwargs):
+  def _resolver(self, problem, record, move, seed, trace_share=None, **kwargs):
     """The resolver of `problem`; its trace (and a full-width solver's tree) is not
     started when the last complete one below a gadget (seconds per root) predicts
     it would take more than TRACE_SKIP_FACTOR times what is left before
-    TRACE_SHARE."""
-    deadline = move.deadline(move_budget.TRACE_SHARE)
+    `trace_share` (default TRACE_SHARE)."""
+    deadline = move.deadline(move_budget.TRACE_SHARE if trace_share is None else
+                             trace_share)
     per_root = self._trace_seconds_per_root
     if not self.config.sampling and per_root is not None and \
         self._tree_seconds_per_root is not None:

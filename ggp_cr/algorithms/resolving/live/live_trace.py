@@ -21,6 +21,30 @@ class OutOfTime(Exception):
   """A deadline passed during a trace."""
 
 
+class _LazyKey:
+  """An opponent's information state string, made only if a next root below it is
+  registered (most histories a trace walks lead to none)."""
+
+  __slots__ = ("state", "player", "text")
+
+  def __init__(self, state, player):
+    self.state = state
+    self.player = player
+    self.text = None
+
+  def __str__(self):
+    if self.text is None:
+      self.text = self.state.information_state_string(self.player)
+      self.state = None
+    return self.text
+
+
+def _step_keys(steps):
+  """`steps` with every lazy key made a string."""
+  return tuple(step if type(step[1]) is str or step[1] is None else  # pylint: disable=unidiomatic-typecheck
+               (step[0], str(step[1]), step[2], step[3]) for step in steps)
+
+
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
 
@@ -157,6 +181,11 @@ class Trace:
   information state at r, and r's node in `tree` if one is given. If `deadline`
   (time.perf_counter()) passes first, the trace is abandoned: it records no next
   roots and an empty map (`complete` is False), so the bot stays in this subgame.
+
+  It keeps r's state (`root_state` copies it rather than replaying r) and, per
+  information state of the bot at its next turns, the histories s found there with
+  their paths (`found`, {key: [(state, root id, j, actions, steps, chance)]}): the
+  starts of an OwnTrace at the bot's next decision (`starts_below`).
   """
 
   def __init__(self, problem, tree=None, deadline=None):
@@ -194,6 +223,8 @@ class Trace:
     self.chance = []
     self.nodes = []
     self.opponent_keys = []
+    self.states = []
+    self.found = {}
     self.subgame_map = SubgameMap()
 
   def _register(self, root):
@@ -205,10 +236,11 @@ class Trace:
       self.root_ids[history] = root_id
       self.root_of.append(j)
       self.actions.append(actions)
-      self.steps.append(steps)
+      self.steps.append(_step_keys(steps))
       self.chance.append(chance)
       self.nodes.append(node)
       self.opponent_keys.append(state.information_state_string(self.problem.opponent))
+      self.states.append(state)
     return root_id
 
   def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
@@ -223,9 +255,14 @@ class Trace:
       key = None
     else:
       branches = [(a, None) for a in state.legal_actions()]
-      key = (state.information_state_string(acting) if depth >= problem.prefix
-             else None)
-      if not self._enters(acting, key, track):
+      if depth < problem.prefix:
+        key = None
+      elif acting == player:
+        key = state.information_state_string(acting)
+      else:
+        key = _LazyKey(state, acting)
+      if not self._enters(acting, key, track,
+                          (state, track, root, j, actions, steps, chance)):
         return
     moves = self._moves(acting, key)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
@@ -264,17 +301,20 @@ class Trace:
           child_track, child_root = recall.CURRENT, None
         else:
           if self._is_target(own_key):
-            self.subgame_map.add(self._register(child_root), own_key,
-                                 original.information_state_string(problem.opponent))
+            root_id = self._register(child_root)
+            self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
+            self.found.setdefault(own_key, []).append(
+                (original, root_id, child_j, child_actions, child_steps, child_chance))
           continue
       self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
                  child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
-  def _enters(self, acting, key, track):
-    """Whether the walk goes on below a decision node of the solved game."""
-    del acting, key, track
+  def _enters(self, acting, key, track, at):
+    """Whether the walk goes on below a decision node of the solved game (`at`:
+    the node's state, track, pending root, root j, actions, steps, chance)."""
+    del acting, key, track, at
     return True
 
   def _moves(self, acting, key):
@@ -295,12 +335,37 @@ class Trace:
   def num_roots(self):
     return len(self.root_of)
 
-  def root_state(self, root_id):
-    """The original game's state of next root `root_id`."""
-    state = self.problem.root_states[self.root_of[root_id]].clone()
-    for action in self.actions[root_id]:
-      state.apply_action(action)
-    return state
+  def root_state(self, root_id, copy=True):
+    """The original game's state of next root `root_id` (copy=False: the trace's
+    own, not to be changed)."""
+    state = self.states[root_id]
+    return state.clone() if copy else state
+
+  def starts_below(self, own_key, problem=None):
+    """The histories of the bot's information state `own_key` at its next turn
+    (found here), as OwnTrace starts: in this trace's problem (the bot stays
+    in it: each walked from the bot's decision, as a refused next turn), or in
+    `problem`, the gadget of the next subgame over this trace's roots (each
+    from the root above it, by history). None if `own_key` was not found."""
+    found = self.found.get(own_key)
+    if not found:
+      return None
+    if problem is None:
+      return [(state, recall.CURRENT, None, j, actions, steps, chance)
+              for state, _, j, actions, steps, chance in found]
+    index = {tuple(history): j for j, history in enumerate(problem.root_histories)}
+    root_histories = self.problem.root_histories
+    starts = []
+    for state, root_id, _, actions, steps, chance in found:
+      above = self.actions[root_id]
+      new_j = index.get(tuple(root_histories[self.root_of[root_id]]) + above)
+      if new_j is None:
+        return None
+      root_chance = self.chance[root_id]
+      starts.append((state, recall.CURRENT, None, new_j, actions[len(above):],
+                     _step_keys(steps[len(self.steps[root_id]):]),
+                     chance / root_chance if root_chance > 0 else 0.0))
+    return starts
 
 
 class OwnTrace(Trace):
@@ -319,26 +384,41 @@ class OwnTrace(Trace):
   where the bot
   decided (it stayed in this subgame after a refused one) are walked through as a
   subgame's first turn. If the bot's `target` turn is still in this subgame,
-  `in_current` is True and nothing is mapped. A deadline passing leaves it
-  incomplete as Trace.
+  `in_current` is True and nothing is mapped (its histories there are kept as
+  `current_starts`). A deadline passing leaves it incomplete as Trace.
+
+  `starts` (Trace.starts_below: the histories of the bot's information set at its
+  last decision, with their paths from the roots), if given, are walked instead
+  of the roots: the same next turns are found (perfect recall) without walking
+  down to that decision again.
   """
 
-  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None):
+  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
+               starts=None):
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
+    self.starts = starts
     self.target = target
     self.in_current = False
+    self.current_starts = []
     super().__init__(problem, None, deadline)
     if self.in_current:
       self._clear()
 
   def _walk_all(self):
-    """Below a gadget, from the original game's root states (a gadget state's
-    copy costs several of the original's): only the roots where the bot does not
-    act or acts at one of `own_keys`, each at the tracking state the gadget's
-    prefix gives it."""
+    """From `starts` if given; else below a gadget, from the original game's root
+    states (a gadget state's copy costs several of the original's): only the roots
+    where the bot does not act or acts at one of `own_keys`, each at the tracking
+    state the gadget's prefix gives it."""
     problem = self.problem
+    if self.starts is not None:
+      for state, track, root, j, actions, steps, chance in self.starts:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        self._walk(state, problem.prefix + len(actions), track, root, j, actions,
+                   steps, chance, -1)
+      return
     if problem.gadget is None:
       super()._walk_all()
       return
@@ -352,15 +432,13 @@ class OwnTrace(Trace):
       if self.own_roots is not None and problem.root_histories[j] not in \
           self.own_roots:
         continue
-      acting = state.current_player()
-      if acting == player and state.information_state_string(player) not in \
-          self.own_keys:
-        continue
       track = problem.initial_track()
+      acting = state.current_player()
       for k, parent in enumerate(prefix_players):
         child = prefix_players[k + 1] if k + 1 < len(prefix_players) else acting
         track, _ = recall.advance(track, parent, child, player)
-      self._walk(state.clone(), problem.prefix, track, None, j, (), (), 1.0, -1)
+      # (the bot's key at a root is tested by _enters; _walk copies no state)
+      self._walk(state, problem.prefix, track, None, j, (), (), 1.0, -1)
 
   def _original_state(self, state):
     return state
@@ -376,9 +454,11 @@ class OwnTrace(Trace):
   def _passes(self, own_key):
     return own_key in self.own_keys
 
-  def _enters(self, acting, key, track):
+  def _enters(self, acting, key, track, at):
     if acting != self.problem.player or key is None:
       return True
     if key == self.target and track != recall.END:
       self.in_current = True
+      state, _, root, j, actions, steps, chance = at
+      self.current_starts.append((state, track, root, j, actions, steps, chance))
     return key in self.own_keys
