@@ -14,8 +14,12 @@ from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
 
 # Share of a decision's time budget after which tracing the next turns below the
-# bot's own decisions (live_trace.OwnTrace) gives up.
-OWN_TRACE_SHARE = 0.3
+# bot's own decisions (live_trace.OwnTrace) gives up resolving at this decision
+# (the gadget is built by move_budget.BUILD_SHARE) ...
+OWN_TRACE_SHARE = 0.45
+# ... and after which a walk from the histories of the bot's last information set
+# gives up finding those of this one (for the next decision's walk to start at).
+OWN_TRACE_LATE_SHARE = 0.9
 # Shares of the first decision's budget (pre-play and move) after which tracing the
 # whole game's next turns, and then (if that did not end) finding the histories of
 # the bot's information set, give up (liars_dice(numdice=2): about 0.1-0.2 s for the
@@ -154,9 +158,17 @@ class LivePath:
         current.own_starts = trace.current_starts
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
+      # The bot stays; the rest of the walk, if it ends in the move, spares the next
+      # decision's walk this turn (it starts at this turn's histories).
+      late = trace.resume(move.deadline(OWN_TRACE_LATE_SHARE))
+      record["own_trace_late_seconds"] = trace.seconds - record["own_trace_seconds"]
+      if late:
+        current.own_starts = (trace.current_starts if trace.in_current else
+                              trace.starts_below(key))
       raise protocol.CannotResolve(
           "the next turns below its own decisions were not traced within the time "
-          "budget")
+          "budget" + ("; traced later in the move (the next walk starts at this "
+                      "turn's histories)" if late else ""))
     if key not in trace.subgame_map:
       raise protocol.CannotResolve("its information state was not found below its "
                                    "own decisions in the current subgame")

@@ -196,15 +196,25 @@ class Trace:
     self.current_root_nodes = {}
     self.histories_walked = 0
     self._clear()
+    self.seconds = 0.0
+    self._run()
+    if tree is not None and problem.prefix == 0:
+      self.current_root_nodes[0] = 0
+
+  def _run(self):
+    """Walks (_walk_all) until done or the deadline; adds its time to `seconds`."""
     start = time.perf_counter()
+    self.complete = True
     try:
       self._walk_all()
     except OutOfTime:
       self.complete = False
-      self._clear()
-    self.seconds = time.perf_counter() - start
-    if tree is not None and problem.prefix == 0:
-      self.current_root_nodes[0] = 0
+      self._abandon()
+    self.seconds += time.perf_counter() - start
+
+  def _abandon(self):
+    """After the deadline: nothing found is kept."""
+    self._clear()
 
   def _walk_all(self):
     root = self.problem.game.new_initial_state()
@@ -402,8 +412,32 @@ class OwnTrace(Trace):
     self.target = target
     self.in_current = False
     self.current_starts = []
+    # The next start to walk, and the lengths of what it may add to, when it began.
+    self._next_start = 0
+    self._marks = (0, 0)
     super().__init__(problem, None, deadline)
-    if self.in_current:
+    if self.in_current and self.complete:
+      self._clear()
+
+  def resume(self, deadline):
+    """Walks on from `starts` after a deadline passed (the start it was in is walked
+    again), until done or `deadline`; returns whether it is complete. A walk from
+    the roots is not resumed."""
+    if self.complete or self.starts is None:
+      return self.complete
+    found, current = self._marks
+    if self.target in self.found:
+      del self.found[self.target][found:]
+    del self.current_starts[current:]
+    self.deadline = deadline
+    self._run()
+    if self.in_current and self.complete:
+      self._clear()
+    return self.complete
+
+  def _abandon(self):
+    """A walk from `starts` keeps what the starts done so far found (`resume`)."""
+    if self.starts is None:
       self._clear()
 
   def _walk_all(self):
@@ -413,11 +447,15 @@ class OwnTrace(Trace):
     state the gadget's prefix gives it."""
     problem = self.problem
     if self.starts is not None:
-      for state, track, root, j, actions, steps, chance in self.starts:
+      for k in range(self._next_start, len(self.starts)):
+        self._next_start = k
+        self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
         if self.deadline is not None and time.perf_counter() > self.deadline:
           raise OutOfTime()
+        state, track, root, j, actions, steps, chance = self.starts[k]
         self._walk(state, problem.prefix + len(actions), track, root, j, actions,
                    steps, chance, -1)
+      self._next_start = len(self.starts)
       return
     if problem.gadget is None:
       super()._walk_all()
