@@ -381,8 +381,8 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
     for cut_at in (3, 7, 12):
       ticks[0] = 0
       cut = live_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
-      assert not cut.complete
-      assert cut.resume(None) and cut.complete
+      assert not cut.complete and 0.0 <= cut.progress < 1.0
+      assert cut.resume(None) and cut.complete and cut.progress == 1.0
       assert (_roots(cut, range(cut.num_roots)) ==
               _roots(uncut, range(uncut.num_roots)))
       assert ([tuple(s.history()) for s, *_ in cut.found[target]] ==
@@ -393,3 +393,4 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   ticks[0] = 0
   cut = live_trace.OwnTrace(problem, moves, sorted(targets)[0], deadline=5)
   assert not cut.complete and not cut.resume(None) and cut.num_roots == 0
+  assert cut.progress is None

@@ -144,7 +144,9 @@ class LivePath:
   def _own_trace(self, current, key, record, move):
     """The next turns below the bot's own decisions in the current subgame, when
     its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
-    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
+    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE
+    (then a walk from starts goes on to OWN_TRACE_LATE_SHARE if predicted to end
+    by then, so that the next decision's walk starts at this turn's histories)."""
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
                                 current.own_root_histories, current.own_starts)
@@ -158,10 +160,18 @@ class LivePath:
         current.own_starts = trace.current_starts
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
-      # The bot stays; the rest of the walk, if it ends in the move, spares the next
-      # decision's walk this turn (it starts at this turn's histories).
-      late = trace.resume(move.deadline(OWN_TRACE_LATE_SHARE))
-      record["own_trace_late_seconds"] = trace.seconds - record["own_trace_seconds"]
+      # The bot stays; the rest of the walk, if predicted (at its pace so far over
+      # the starts) to end before OWN_TRACE_LATE_SHARE, spares the next decision's
+      # walk this turn (it starts at this turn's histories).
+      late = False
+      progress = trace.progress
+      if progress:
+        record["own_trace_progress"] = progress
+        rest = trace.seconds * (1.0 - progress) / progress
+        if time.perf_counter() + rest <= move.deadline(OWN_TRACE_LATE_SHARE):
+          late = trace.resume(move.deadline(OWN_TRACE_LATE_SHARE))
+          record["own_trace_late_seconds"] = (trace.seconds -
+                                              record["own_trace_seconds"])
       if late:
         current.own_starts = (trace.current_starts if trace.in_current else
                               trace.starts_below(key))

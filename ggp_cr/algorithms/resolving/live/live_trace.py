@@ -419,6 +419,13 @@ class OwnTrace(Trace):
     if self.in_current and self.complete:
       self._clear()
 
+  @property
+  def progress(self):
+    """The share of `starts` walked to their end (None for a walk from the roots)."""
+    if self.starts is None:
+      return None
+    return self._next_start / len(self.starts) if self.starts else 1.0
+
   def resume(self, deadline):
     """Walks on from `starts` after a deadline passed (the start it was in is walked
     again), until done or `deadline`; returns whether it is complete. A walk from
