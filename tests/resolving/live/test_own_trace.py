@@ -85,34 +85,40 @@ def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
     assert checked >= 5
 
 
-def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
-  """Below a resolve gadget's roots (only those of the bot's information set are
-  walked), as at the whole game."""
+def _gadgets(count):
+  """(player, the whole game's resolver, key, gadget, its Problem) of the first
+  `count` next subgames of each seat in GAME (resolve gadgets, VR-MCCFR inputs)."""
   game = pyspiel.load_game(GAME)
   config = settings.ResolverConfig(solver="vr_mccfr")
-  checked = fewer = 0
   for player in (0, 1):
     whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
     whole.run(limits.Limit(iterations=100), 0.0)
-    for key in sorted(whole.trace.subgame_map.own_keys())[:3]:
+    for key in sorted(whole.trace.subgame_map.own_keys())[:count]:
       gadget, _, _ = whole.next_subgame(key, "resolve")
-      problem = live_trace.Problem(game, player, gadget)
-      full = live_trace.Trace(problem)
-      moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
-      # The roots above the bot's information set at its entry (live_path.enter).
-      own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
-      fewer += len(own_roots) < len(gadget.subgame.root_states)
-      for target in full.subgame_map.own_keys():
-        own = live_trace.OwnTrace(problem, moves, target)
-        assert own.complete and not own.in_current
-        if own.num_roots:
-          assert (_histories(own, own.subgame_map.roots(target)) ==
-                  _histories(full, full.subgame_map.own_roots(target)))
-          within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
-          assert (_histories(within, within.subgame_map.roots(target)) ==
-                  _histories(own, own.subgame_map.roots(target)))
-          assert within.histories_walked <= own.histories_walked
-          checked += 1
+      yield player, whole, key, gadget, live_trace.Problem(game, player, gadget)
+
+
+def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
+  """Below a resolve gadget's roots (only those of the bot's information set are
+  walked), as at the whole game."""
+  checked = fewer = 0
+  for _, whole, key, gadget, problem in _gadgets(3):
+    full = live_trace.Trace(problem)
+    moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
+    # The roots above the bot's information set at its entry (live_path.enter).
+    own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
+    fewer += len(own_roots) < len(gadget.subgame.root_states)
+    for target in full.subgame_map.own_keys():
+      own = live_trace.OwnTrace(problem, moves, target)
+      assert own.complete and not own.in_current
+      if own.num_roots:
+        assert (_histories(own, own.subgame_map.roots(target)) ==
+                _histories(full, full.subgame_map.own_roots(target)))
+        within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
+        assert (_histories(within, within.subgame_map.roots(target)) ==
+                _histories(own, own.subgame_map.roots(target)))
+        assert within.histories_walked <= own.histories_walked
+        checked += 1
   assert checked >= 10 and fewer
 
 
@@ -302,41 +308,35 @@ def test_starts_below_a_gadget_map_what_its_roots_map():
   steps and chance as one walked from the gadget's roots; and staying in the same
   subgame (a refused one), the same as one walked through that turn."""
   game = pyspiel.load_game(GAME)
-  config = settings.ResolverConfig(solver="vr_mccfr")
   checked = stayed = 0
-  for player in (0, 1):
-    whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
-    whole.run(limits.Limit(iterations=100), 0.0)
-    for key in sorted(whole.trace.subgame_map.own_keys())[:4]:
-      gadget, _, _ = whole.next_subgame(key, "resolve")
-      problem = live_trace.Problem(game, player, gadget)
-      starts = whole.trace.starts_below(key, problem)
-      assert {tuple(s.history()) for s, *_ in starts} == {
-          tuple(s.history()) for s, *_ in whole.trace.found[key]}
-      full = live_trace.Trace(problem)
-      turn = whole.trace.found[key][0][0]  # a history of the bot's turn at `key`
-      first_key = next(k for k, targets in _own_states(game, player).items()
-                       if key in targets)
-      for action in turn.legal_actions():
+  for player, whole, key, gadget, problem in _gadgets(4):
+    starts = whole.trace.starts_below(key, problem)
+    assert {tuple(s.history()) for s, *_ in starts} == {
+        tuple(s.history()) for s, *_ in whole.trace.found[key]}
+    full = live_trace.Trace(problem)
+    turn = whole.trace.found[key][0][0]  # a history of the bot's turn at `key`
+    first_key = next(k for k, targets in _own_states(game, player).items()
+                     if key in targets)
+    for action in turn.legal_actions():
+      moves = {key: {action}}
+      for target in full.subgame_map.own_keys():
+        own = live_trace.OwnTrace(problem, moves, target)
+        from_starts = live_trace.OwnTrace(problem, moves, target, starts=starts)
+        assert from_starts.complete and not from_starts.in_current
+        assert (_roots(from_starts, range(from_starts.num_roots)) ==
+                _roots(own, range(own.num_roots)))
+        checked += own.num_roots > 0
+        # Staying in the whole game (refused there): from the turn's histories,
+        # as from the root through the turn.
+        moves = {first_key: set(_actions(game, player, first_key)),
+                 key: {action}}
+        own = live_trace.OwnTrace(whole.problem, moves, target)
+        from_starts = live_trace.OwnTrace(whole.problem, moves, target,
+                                          starts=whole.trace.starts_below(key))
+        assert (_roots(from_starts, range(from_starts.num_roots)) ==
+                _roots(own, range(own.num_roots)))
+        stayed += own.num_roots > 0
         moves = {key: {action}}
-        for target in full.subgame_map.own_keys():
-          own = live_trace.OwnTrace(problem, moves, target)
-          from_starts = live_trace.OwnTrace(problem, moves, target, starts=starts)
-          assert from_starts.complete and not from_starts.in_current
-          assert (_roots(from_starts, range(from_starts.num_roots)) ==
-                  _roots(own, range(own.num_roots)))
-          checked += own.num_roots > 0
-          # Staying in the whole game (refused there): from the turn's histories,
-          # as from the root through the turn.
-          moves = {first_key: set(_actions(game, player, first_key)),
-                   key: {action}}
-          own = live_trace.OwnTrace(whole.problem, moves, target)
-          from_starts = live_trace.OwnTrace(whole.problem, moves, target,
-                                            starts=whole.trace.starts_below(key))
-          assert (_roots(from_starts, range(from_starts.num_roots)) ==
-                  _roots(own, range(own.num_roots)))
-          stayed += own.num_roots > 0
-          moves = {key: {action}}
   assert checked >= 5 and stayed >= 5, (checked, stayed)
 
 
