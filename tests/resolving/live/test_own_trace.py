@@ -419,3 +419,27 @@ def test_a_subgame_left_is_freed_before_the_moves_iterations(monkeypatch):
   bot = _live_match(game, 0, np.random.default_rng(2))
   entered = sum(record["new_subgame"] for record in bot.decisions[1:])
   assert entered >= 2 and checked.count(False) == 0 and len(checked) >= 3
+
+
+def test_a_trace_is_skipped_where_the_last_cut_ones_pace_says_it_cannot_end():
+  """After a trace below a gadget was cut, the next one is not started when the
+  cut one's seconds per root, times the new gadget's roots, exceed the time left
+  (record trace_skipped_at_least_seconds); one that ends forgets the bound."""
+  from ggp_cr.algorithms.resolving import move_budget  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  _, _, _, _, problem = next(_gadgets(1))
+  path = live_path.LivePath(problem.original, problem.player, config)
+  roots = len(problem.root_states)
+  move = move_budget.MoveBudget(time.perf_counter(), 100.0)
+  path._cut_seconds_per_root = 100.0 / roots  # pylint: disable=protected-access
+  record = {}
+  resolver = path._resolver(problem, record, move, 0)  # pylint: disable=protected-access
+  assert record["trace_skipped_at_least_seconds"] == pytest.approx(100.0)
+  assert not resolver.trace.complete
+  assert path._cut_seconds_per_root == 100.0 / roots  # pylint: disable=protected-access
+  path._cut_seconds_per_root = 1.0 / roots  # pylint: disable=protected-access
+  record = {}
+  resolver = path._resolver(problem, record, move, 0)  # pylint: disable=protected-access
+  assert "trace_skipped_at_least_seconds" not in record and resolver.trace.complete
+  assert path._cut_seconds_per_root is None  # pylint: disable=protected-access

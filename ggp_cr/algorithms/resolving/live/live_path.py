@@ -50,6 +50,9 @@ class LivePath:
     # depth-limited tree (full-width solvers), predicting the next ones.
     self._trace_seconds_per_root = None
     self._tree_seconds_per_root = None
+    # Seconds per root that the last trace below a gadget, cut at its deadline, took
+    # at least (when it is the latest trace below a gadget; sampling solvers).
+    self._cut_seconds_per_root = None
 
   def warm_up(self):
     """Nothing to fault in ahead."""
@@ -195,9 +198,12 @@ class LivePath:
     """The resolver of `problem`; its trace (and a full-width solver's tree) is not
     started when the last complete one below a gadget (seconds per root) predicts
     it would take more than TRACE_SKIP_FACTOR times what is left before
-    `trace_share` (default TRACE_SHARE)."""
+    `trace_share` (default TRACE_SHARE), or, with a sampling solver, when the last
+    one was cut and at its pace it would not end in the time left (a trace cut at
+    the 0.6 share left 0.2 s IIGS(8) moves 75 ms of iterations)."""
     deadline = move.deadline(move_budget.TRACE_SHARE if trace_share is None else
                              trace_share)
+    skipped = False
     per_root = self._trace_seconds_per_root
     if not self.config.sampling and per_root is not None and \
         self._tree_seconds_per_root is not None:
@@ -206,12 +212,24 @@ class LivePath:
       predicted = len(problem.root_states) * per_root
       if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
         record["trace_skipped_predicted_seconds"] = predicted
-        deadline = time.perf_counter()
+        deadline, skipped = time.perf_counter(), True
+    elif (deadline is not None and problem.gadget is not None and
+          self.config.sampling and self._cut_seconds_per_root is not None):
+      at_least = len(problem.root_states) * self._cut_seconds_per_root
+      if at_least > deadline - time.perf_counter():
+        record["trace_skipped_at_least_seconds"] = at_least
+        deadline, skipped = time.perf_counter(), True
     # With seconds, the full-width solvers' tree is laid out to the next turns.
     turns = NEXT_TURNS if deadline is not None else None
     resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
                                       turns=turns, **kwargs)
+    if (problem.gadget is not None and self.config.sampling and not skipped and
+        not resolver.trace.complete):
+      self._trace_seconds_per_root = None
+      self._cut_seconds_per_root = (resolver.trace.seconds /
+                                    len(problem.root_states))
     if resolver.trace.complete and problem.gadget is not None:
+      self._cut_seconds_per_root = None
       self._trace_seconds_per_root = (resolver.trace.seconds /
                                       len(problem.root_states))
       if resolver.tree_seconds is not None:
