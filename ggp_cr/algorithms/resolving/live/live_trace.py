@@ -21,30 +21,6 @@ class OutOfTime(Exception):
   """A deadline passed during a trace."""
 
 
-class _LazyKey:
-  """An opponent's information state string, made only if a next root below it is
-  registered (most histories a trace walks lead to none)."""
-
-  __slots__ = ("state", "player", "text")
-
-  def __init__(self, state, player):
-    self.state = state
-    self.player = player
-    self.text = None
-
-  def __str__(self):
-    if self.text is None:
-      self.text = self.state.information_state_string(self.player)
-      self.state = None
-    return self.text
-
-
-def _step_keys(steps):
-  """`steps` with every lazy key made a string."""
-  return tuple(step if type(step[1]) is str or step[1] is None else  # pylint: disable=unidiomatic-typecheck
-               (step[0], str(step[1]), step[2], step[3]) for step in steps)
-
-
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
 
@@ -246,7 +222,7 @@ class Trace:
       self.root_ids[history] = root_id
       self.root_of.append(j)
       self.actions.append(actions)
-      self.steps.append(_step_keys(steps))
+      self.steps.append(steps)
       self.chance.append(chance)
       self.nodes.append(node)
       self.opponent_keys.append(state.information_state_string(self.problem.opponent))
@@ -265,12 +241,8 @@ class Trace:
       key = None
     else:
       branches = [(a, None) for a in state.legal_actions()]
-      if depth < problem.prefix:
-        key = None
-      elif acting == player:
-        key = state.information_state_string(acting)
-      else:
-        key = _LazyKey(state, acting)
+      key = (state.information_state_string(acting) if depth >= problem.prefix
+             else None)
       if not self._enters(acting, key, track,
                           (state, track, root, j, actions, steps, chance)):
         return
@@ -373,7 +345,7 @@ class Trace:
         return None
       root_chance = self.chance[root_id]
       starts.append((state, recall.CURRENT, None, new_j, actions[len(above):],
-                     _step_keys(steps[len(self.steps[root_id]):]),
+                     steps[len(self.steps[root_id]):],
                      chance / root_chance if root_chance > 0 else 0.0))
     return starts
 
