@@ -20,12 +20,11 @@ OWN_TRACE_SHARE = 0.45
 # ... and after which a walk from the histories of the bot's last information set
 # gives up finding those of this one (for the next decision's walk to start at).
 OWN_TRACE_LATE_SHARE = 0.9
-# Shares of the first decision's budget (pre-play and move) after which tracing the
-# whole game's next turns, and then (if that did not end) finding the histories of
-# the bot's information set, give up (liars_dice(numdice=2): about 0.1-0.2 s for the
-# latter, quiet machine).
-FIRST_TRACE_SHARE = 0.4
-FIRST_STARTS_SHARE = 0.7
+# Share of the first decision's budget (pre-play and move) after which finding the
+# histories of the bot's information set gives up (0.09 s of CPU for
+# python_leduc(cards_per_suit=100)'s first seat, 10,101 histories walked); the whole
+# game's trace then runs to TRACE_SHARE.
+FIRST_STARTS_SHARE = 0.3
 # The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
 # to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
 NEXT_TURNS = 1
@@ -71,21 +70,25 @@ class LivePath:
     return seed
 
   def first(self, prepared, prepared_seconds, record, move):
-    """The whole game's live resolver, its next turns traced within the move; if
-    they were not, the histories of the bot's information set (record["key"])
-    found within FIRST_STARTS_SHARE, as its next OwnTrace's starts."""
+    """The whole game's live resolver, its next turns traced within the move; with
+    a sampling solver, first the histories of the bot's information set
+    (record["key"]) found within FIRST_STARTS_SHARE, its next OwnTrace's starts if
+    the trace does not end."""
     del prepared_seconds
-    resolver = self._resolver(live_trace.Problem(self.game, self.player), record,
-                              move, prepared, trace_share=FIRST_TRACE_SHARE)
-    if not resolver.trace.complete and resolver.solver_collects_by_history:
-      # A walk pruned at every decision of the bot's (none is below the histories
+    problem = live_trace.Problem(self.game, self.player)
+    starts = None
+    if self.config.sampling:
+      # A walk pruned at every decision of the bot's (none is above the histories
       # of its first information set); they end it as in_current.
-      own = live_trace.OwnTrace(resolver.problem, {}, record["key"],
+      own = live_trace.OwnTrace(problem, {}, record["key"],
                                 move.deadline(FIRST_STARTS_SHARE))
       record["first_starts_seconds"] = own.seconds
       if own.complete and own.current_starts:
-        resolver.own_starts = own.current_starts
-        record["first_starts"] = len(own.current_starts)
+        starts = own.current_starts
+        record["first_starts"] = len(starts)
+    resolver = self._resolver(problem, record, move, prepared)
+    if not resolver.trace.complete and resolver.solver_collects_by_history:
+      resolver.own_starts = starts
     return resolver
 
   def after_preplay(self, budget, samples, resolver):
@@ -194,15 +197,14 @@ class LivePath:
     del key, error, record, move, limit
     current.trace_own_next()
 
-  def _resolver(self, problem, record, move, seed, trace_share=None, **kwargs):
+  def _resolver(self, problem, record, move, seed, **kwargs):
     """The resolver of `problem`; its trace (and a full-width solver's tree) is not
     started when the last complete one below a gadget (seconds per root) predicts
     it would take more than TRACE_SKIP_FACTOR times what is left before
-    `trace_share` (default TRACE_SHARE), or, with a sampling solver, when the last
+    TRACE_SHARE, or, with a sampling solver, when the last
     one was cut and at its pace it would not end in the time left (a trace cut at
     the 0.6 share left 0.2 s IIGS(8) moves 75 ms of iterations)."""
-    deadline = move.deadline(move_budget.TRACE_SHARE if trace_share is None else
-                             trace_share)
+    deadline = move.deadline(move_budget.TRACE_SHARE)
     skipped = False
     per_root = self._trace_seconds_per_root
     if not self.config.sampling and per_root is not None and \
