@@ -16,9 +16,10 @@ from ggp_cr.algorithms.resolving import protocol
 
 # --- Time estimates (wall clock on the shared 2-core machine) ----------------------
 
-# The live path's shares of a move: tracing the next turns, building the next gadget.
+# The live path's shares of a move: tracing the next turns, building the next gadget
+# (after live_path.OWN_TRACE_SHARE).
 TRACE_SHARE = 0.6
-BUILD_SHARE = 0.4
+BUILD_SHARE = 0.6
 # About the time of one pass of a compiled kernel per tree node (shared machine).
 SECONDS_PER_NODE_PASS = 5e-8
 # A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
