@@ -158,6 +158,8 @@ class CompiledPath:
         budget.first_iteration(built, info["subgame_nodes"], record, move)
     except protocol.CannotResolve as error:
       error.built = built
+      if getattr(error, "iteration_estimate", False):
+        budget.refused_for_time()
       raise
     protocol.record_entry(record, info, self.config.variant)
     return built

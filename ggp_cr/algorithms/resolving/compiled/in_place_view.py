@@ -24,11 +24,14 @@ _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
 
 # CFR+ packs a subgame's walk (packed_walk.PackedWalk) when it has at least
 # PACK_MIN_NODES nodes and its passes would walk fewer than PACK_NODES_PER_RANGE
-# nodes per top-down range and bottom-up segment on the whole tree (scattered);
-# packing costs about PACK_SECONDS_PER_NODE a node (docs/algorithms/resolving.md).
+# nodes per top-down range and bottom-up segment on the whole tree (scattered),
+# and, with a deadline, when the packing (about PACK_SECONDS_PER_NODE a node) buys
+# more iterations before it than it costs, its passes PACK_SPEEDUP times faster
+# (benchmarks/subgame_node_rate.py; docs/algorithms/resolving.md).
 PACK_MIN_NODES = 200_000
 PACK_NODES_PER_RANGE = 2_000
-PACK_SECONDS_PER_NODE = 2e-8
+PACK_SECONDS_PER_NODE = 4e-8
+PACK_SPEEDUP = 1.4
 
 
 class NestedRoots(ValueError):
@@ -396,16 +399,14 @@ class SubgameCFRPlus(SubgameStructure):
   """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
   (module docstring); cfr.CFRPlusSolver's solving API. Its passes run on the whole
   tree, or on the subgame's walk packed into arrays of its own (`pack` True; None:
-  when `should_pack`, and the packing would end before time.perf_counter()
-  `deadline`), with the same sums in the same order."""
+  when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
+  with `reserve` seconds kept free), with the same sums in the same order."""
 
-  def __init__(self, view, pack=None, deadline=None):
+  def __init__(self, view, pack=None, deadline=None, reserve=0.0):
     super().__init__(view)
     self.packed = None
     if pack is None:
-      pack = self.should_pack() and (
-          deadline is None or
-          time.perf_counter() + self.packing_seconds() <= deadline)
+      pack = self.should_pack() and self.packing_pays(deadline, reserve)
     if pack:
       self._pack()
     size = self._base + int(self._gate_counts.sum())
@@ -431,6 +432,17 @@ class SubgameCFRPlus(SubgameStructure):
   def packing_seconds(self):
     """The estimated seconds of packing the subgame's walk."""
     return PACK_SECONDS_PER_NODE * self.subgame_nodes
+
+  def packing_pays(self, deadline, reserve=0.0):
+    """Whether packing now buys more iterations before time.perf_counter()
+    `deadline` than it costs (None: no deadline, an iteration budget: it does),
+    with the packed passes PACK_SPEEDUP times faster, and leaves `reserve`
+    seconds (the first iteration's) free."""
+    if deadline is None:
+      return True
+    left = deadline - time.perf_counter()
+    packing = self.packing_seconds()
+    return packing + reserve <= left and packing <= left * (1 - 1 / PACK_SPEEDUP)
 
   def _pack(self):
     """Lays the walk out in packed_walk.PackedWalk (the view's roots are
@@ -565,8 +577,9 @@ class SubgameView(copied_view.GadgetView):
   def _build(self, first):
     self._plan(first)
 
-  def _solver(self):
-    return SubgameCFRPlus(self)
+  def _solver(self, deadline=None, reserve=0.0):
+    """Its CFR+ (SubgameCFRPlus, packing when that pays before `deadline`)."""
+    return SubgameCFRPlus(self, deadline=deadline, reserve=reserve)
 
   # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
   # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at from its
