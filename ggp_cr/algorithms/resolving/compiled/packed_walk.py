@@ -13,13 +13,6 @@ from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 
 
 @numba.njit(cache=True)
-def _grown(array, capacity):
-  out = np.empty(capacity, dtype=array.dtype)
-  out[:len(array)] = array
-  return out
-
-
-@numba.njit(cache=True)
 def _entries(roots, child_begin, position_before, max_steps):
   """Root by root, the whole tree's node range of each depth step below the root
   (step 0: the root), its first internal position, and their local numbers: nodes
@@ -29,10 +22,15 @@ def _entries(roots, child_begin, position_before, max_steps):
   pos_lo, node count, internal count)."""
   num_roots = len(roots)
   first = np.empty(num_roots + 1, dtype=np.int64)
-  capacity = 4 * num_roots + 16
-  node_lo = np.empty(capacity, dtype=np.int64)
-  node_hi = np.empty(capacity, dtype=np.int64)
-  step = np.empty(capacity, dtype=np.int64)
+  count = 0
+  for j in range(num_roots):  # the entries' count
+    a, b = roots[j], roots[j] + 1
+    while b > a:
+      count += 1
+      a, b = child_begin[a], child_begin[b]
+  node_lo = np.empty(count, dtype=np.int64)
+  node_hi = np.empty(count, dtype=np.int64)
+  step = np.empty(count, dtype=np.int64)
   count = 0
   step_nodes = np.zeros(max_steps + 1, dtype=np.int64)
   step_internal = np.zeros(max_steps + 1, dtype=np.int64)
@@ -41,11 +39,6 @@ def _entries(roots, child_begin, position_before, max_steps):
     a, b = roots[j], roots[j] + 1
     s = 0
     while b > a:
-      if count == capacity:
-        capacity *= 2
-        node_lo = _grown(node_lo, capacity)
-        node_hi = _grown(node_hi, capacity)
-        step = _grown(step, capacity)
       node_lo[count] = a
       node_hi[count] = b
       step[count] = s
@@ -76,8 +69,8 @@ def _entries(roots, child_begin, position_before, max_steps):
     local_pos_lo[e] = pos_run[s]
     node_run[s] += b - a
     pos_run[s] += position_before[b] - position_before[a]
-  return (first, node_lo[:count].copy(), node_hi[:count].copy(), pos_lo, local_node_lo,
-          local_pos_lo, nodes, internal)
+  return (first, node_lo, node_hi, pos_lo, local_node_lo, local_pos_lo, nodes,
+          internal)
 
 
 @numba.njit(cache=True)
