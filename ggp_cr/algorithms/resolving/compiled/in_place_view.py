@@ -30,7 +30,7 @@ _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
 # (benchmarks/subgame_node_rate.py; docs/algorithms/resolving.md).
 PACK_MIN_NODES = 200_000
 PACK_NODES_PER_RANGE = 2_000
-PACK_SECONDS_PER_NODE = 4e-8
+PACK_SECONDS_PER_NODE = 6e-8
 PACK_SPEEDUP = 1.4
 
 
