@@ -162,6 +162,20 @@ def test_the_estimate_outlives_neither_one_slow_iteration_nor_a_load_spike():
   assert refused.value.iteration_estimate
 
 
+def test_the_whole_game_starts_with_a_prior_iteration_estimate(monkeypatch):
+  """Before any iteration is measured the anytime loop holds a prior
+  (ITERATION_SECONDS_PER_NODE a node): one that would not fit is not started."""
+  game = pyspiel.load_game(GAMES[1])
+  monkeypatch.setattr(move_budget, "ITERATION_SECONDS_PER_NODE", 1e3)
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="0.3s",
+                                                  move="0.2s", solver="cfr+")
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  bot.step(state)
+  assert bot.decisions[0]["iterations"] == 0
+
+
 class _FakeClock:
   """A settable time.perf_counter for SetupClock."""
 

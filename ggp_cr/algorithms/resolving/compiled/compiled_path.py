@@ -122,6 +122,12 @@ class CompiledPath:
     """The match's first resolver: the prepared one (its time counts as pre-play)."""
     del move
     record["prepared_seconds"] = prepared_seconds
+    # The anytime loop's prior for an iteration before any is measured
+    # (move_budget.ITERATION_SECONDS_PER_NODE a node, not VIEW_SLOWDOWN's): else a
+    # pre-play spent on setup on a loaded machine left it to start the whole
+    # game's first iteration blindly with 0.1 s left (latent TTT: 0.27-1.2 s).
+    prepared.timing.setdefault(
+        "per_iteration", move_budget.ITERATION_SECONDS_PER_NODE * self.tree.num_nodes)
     return prepared
 
   def after_preplay(self, budget, samples, resolver):
