@@ -132,8 +132,9 @@ class CompiledPath:
 
   def after_preplay(self, budget, samples, resolver):
     """Sets the SubgameBudget's iteration estimate from the pre-play's iterations."""
-    budget.from_trunk(samples, resolver.timing.get("per_iteration"),
-                      self.tree.num_nodes)
+    # With no iteration run, the timing holds first()'s prior, not a measurement.
+    budget.from_trunk(samples, resolver.timing.get("per_iteration") if samples else
+                      None, self.tree.num_nodes)
 
   def lookup(self, resolver, key):
     """(tree infoset of the bot's information state `key`, whether it starts a new
