@@ -23,13 +23,15 @@ from ggp_cr.algorithms.tree import flat_tree
 _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
 
 # CFR+ packs a subgame's walk (packed_walk.PackedWalk) when it has at least
-# PACK_MIN_NODES nodes and its passes would walk fewer than PACK_NODES_PER_RANGE
-# nodes per top-down range and bottom-up segment on the whole tree (scattered),
+# PACK_MIN_NODES nodes and its top-down pass would walk fewer than
+# PACK_NODES_PER_RANGE nodes a range on the whole tree (scattered: Leduc{3,30}'s
+# 198-260 gained 1.4-1.9 times; IIGS{6}'s 739-906 and PAM{8}'s one range with
+# thousands of post-order segments 0.8-1.1),
 # and, with a deadline, when the packing (about PACK_SECONDS_PER_NODE a node) buys
 # more iterations before it than it costs, its passes PACK_SPEEDUP times faster
 # (benchmarks/subgame_node_rate.py; docs/algorithms/resolving.md).
 PACK_MIN_NODES = 200_000
-PACK_NODES_PER_RANGE = 2_000
+PACK_NODES_PER_RANGE = 400
 PACK_SECONDS_PER_NODE = 6e-8
 PACK_SPEEDUP = 1.4
 
@@ -333,9 +335,10 @@ class SubgameStructure:
 
   @property
   def nodes_per_range(self):
-    """The subgame's nodes per top-down range and bottom-up segment its passes walk
-    on the whole tree (few: its nodes lie scattered)."""
-    return self.subgame_nodes / max(len(self._down_lo) + len(self._up_lo), 1)
+    """The subgame's nodes per top-down range its passes walk on the whole tree
+    (few: its nodes lie scattered; its post-order segments, one or more a root,
+    are walked in order and do not count)."""
+    return self.subgame_nodes / max(len(self._down_lo), 1)
 
   def positions(self, nodes):
     """The rows of the pass's reach (`observe`'s) of whole-tree internal nodes."""
