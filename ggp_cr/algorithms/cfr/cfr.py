@@ -48,6 +48,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.cfr import parallel_passes
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import schedules
 from ggp_cr.algorithms.cfr import traversal
@@ -119,6 +120,22 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
                                         previous, current)
 
 
+@numba.njit(cache=True, parallel=True)
+def end_iteration_threads(workers, infosets, infoset_action_offset, infoset_num_actions,
+                          regrets, instant, with_instant, strategy, params, iteration):
+  """`end_iteration` (`end_iteration_with_instant` if `with_instant`) of `infosets`
+  cut into `workers` parts on as many threads (information sets are independent:
+  the results are one thread's)."""
+  for w in numba.prange(workers):
+    part = infosets[len(infosets) * w // workers:len(infosets) * (w + 1) // workers]
+    if with_instant:
+      end_iteration_with_instant(part, infoset_action_offset, infoset_num_actions,
+                                 regrets, instant, strategy, params, iteration)
+    else:
+      end_iteration(part, infoset_action_offset, infoset_num_actions, regrets,
+                    strategy, params, iteration)
+
+
 @numba.njit(cache=True)
 def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
                    factor):
@@ -141,12 +158,17 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
                    num_actions, down_parent, down_player, down_slot, down_chance_prob,
                    up_node, up_position, up_first_child, up_num_children, up_player,
                    up_slot_offset, chance_prob, strategy, reach, values, regrets,
-                   instant, with_instant, cumulative, params, scalars):
+                   instant, with_instant, cumulative, params, scalars, workers,
+                   split_0, split_1, split_both):
   """CFR iterations on the whole tree without returning to Python, one per row of
   `scalars` (t, strategy weight, decay of the sums, rescale of the sums, scheduled
   alpha and beta or nan), each exactly as GeneralCFRSolver.evaluate_and_update_policy
-  runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%."""
+  runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%. The
+  passes run on `workers` threads with the split arrays of player 0's, player 1's
+  and simultaneous passes (parallel_passes.walk_pass). Returns how many passes ran
+  on threads."""
   target = instant if with_instant else regrets
+  threaded = 0
   for row in range(scalars.shape[0]):
     t = scalars[row, 0]
     weight = scalars[row, 1]
@@ -164,18 +186,22 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
           infosets_0 if update == 0 else infosets_1)
       if decay != 1.0:
         scale_infosets(infosets, action_offset, num_actions, cumulative, decay)
-      traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
-                                strategy, reach)
-      traversal.accumulate(player, 0, len(up_node), up_node, up_position,
-                           up_first_child, up_num_children, up_player, up_slot_offset,
-                           chance_prob, strategy, reach, values, target, cumulative,
-                           weight, 1.0, False, False)
-      if with_instant:
+      split = split_both if not alternating else (split_0 if update == 0 else split_1)
+      threaded += parallel_passes.walk_pass(
+          workers, split, player, down_parent, down_player, down_slot,
+          down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+          up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+          cumulative, weight, 1.0, False, False)
+      if workers > 1:
+        end_iteration_threads(workers, infosets, action_offset, num_actions, regrets,
+                              instant, with_instant, strategy, params, t)
+      elif with_instant:
         end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
                                    instant, strategy, params, t)
       else:
         end_iteration(infosets, action_offset, num_actions, regrets, strategy, params,
                       t)
+  return threaded
 
 
 class GeneralCFRSolver:
@@ -202,12 +228,14 @@ class GeneralCFRSolver:
       cumulative_strategy_exponent (the sum discounted by ((t-1)/t)^gamma(t) before
       iteration t's strategy is added), and with `discounts` its alpha(t), beta(t)
       those of the drm matcher.
+    threads: threads of each pass (parallel_passes.py; results equal bit for bit
+      to one thread's); None: parallel_passes.threads_for's choice by size.
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
                utility_estimator=None, estimable=None, cfrplayground=False,
-               schedule=None):
+               schedule=None, threads=None):
     self._tree = as_compiled_tree(game)
     tree = self._tree
     self.regret_matcher = regret_matching.parse_full_width_matcher(regret_matcher)
@@ -253,6 +281,10 @@ class GeneralCFRSolver:
     self._walk = (traversal.whole_tree_walk(tree)
                   if depth_limit is None and estimable is None
                   else traversal.TraversalTree(tree, depth_limit, estimable))
+    self.threads = parallel_passes.threads_for(threads, self._walk.num_nodes)
+    self._plans = (parallel_passes.plans_for(self._walk, tree) if self.threads > 1
+                   else None)
+    self._serial_split = parallel_passes.serial_split(self._walk)
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
@@ -276,6 +308,7 @@ class GeneralCFRSolver:
     # scale grows (and the sums are rescaled) before the weights could overflow.
     self._log_weight_scale = 0.0
     self.visited_states = 0
+    self.threaded_passes = 0  # passes that ran on several threads
 
   @property
   def tree(self):
@@ -358,18 +391,21 @@ class GeneralCFRSolver:
     walk, tree = self._walk, self._tree
     instant = self._instant if self._instant is not None else self._regrets[:0]
     batch = max(1, min(_BATCH, _BATCH_NODES // max(walk.num_nodes, 1)))
+    splits = ((self._split(0), self._split(1), self._serial_split)
+              if self.alternating_updates else
+              (self._serial_split, self._serial_split, self._split(_BOTH_PLAYERS)))
     done = 0
     while done < num_iterations:
       count = min(batch, num_iterations - done)
       scalars = np.array([self._iteration_scalars() for _ in range(count)])
-      run_iterations(
+      self.threaded_passes += run_iterations(
           self.alternating_updates, self._player_infosets[0], self._player_infosets[1],
           self._all_infosets, tree.infoset_action_offset, tree.infoset_num_actions,
           walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
           walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
           walk.up_player, walk.up_slot_offset, walk.chance_prob, self._strategy,
           self._reach, self._values, self._regrets, instant, self._instant is not None,
-          self._cumulative, self._params, scalars)
+          self._cumulative, self._params, scalars, self.threads, *splits)
       self.visited_states += count * walk.num_nodes * (
           2 if self.alternating_updates else 1)
       done += count
@@ -401,20 +437,40 @@ class GeneralCFRSolver:
       self.visited_states += self.utility_estimator.estimate(
           tree, walk.leaf_tree_nodes, self._leaf_estimates)
       self._values[walk.leaf_nodes] = self._leaf_estimates
-    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
-                              walk.down_chance_prob, self._strategy, self._reach)
-    traversal.accumulate(
-        update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
-        walk.up_first_child, walk.up_num_children, walk.up_player, walk.up_slot_offset,
-        walk.chance_prob, self._strategy, self._reach, self._values,
-        self._regrets if self._instant is None else self._instant,
-        self._cumulative, weight, visit_decay,
-        playground and self.regret_matcher.kind == regret_matching.RM_PLUS, playground)
+    self.threaded_passes += self._walk_pass(
+        update_player, self._strategy,
+        self._regrets if self._instant is None else self._instant, weight,
+        visit_decay, playground and self.regret_matcher.kind == regret_matching.RM_PLUS,
+        playground)
     self.visited_states += walk.num_nodes
+
+  def _split(self, update_player):
+    """parallel_passes.walk_pass's split arrays of `update_player`'s passes."""
+    if self._plans is None:
+      return self._serial_split
+    return self._plans.arrays(update_player)
+
+  def _walk_pass(self, update_player, strategy, regrets, weight, visit_decay, clip,
+                 chance_weighted):
+    """One pass over the walk (parallel_passes.walk_pass) on the solver's threads;
+    whether it ran on threads."""
+    walk = self._walk
+    return parallel_passes.walk_pass(
+        self.threads, self._split(update_player), update_player, walk.down_parent,
+        walk.down_player, walk.down_slot, walk.down_chance_prob, walk.up_node,
+        walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
+        walk.up_slot_offset, walk.chance_prob, strategy, self._reach, self._values,
+        regrets, self._cumulative, weight, visit_decay, clip, chance_weighted)
 
   def _end(self, infosets, t):
     tree = self._tree
-    if self._instant is None:
+    if self.threads > 1:
+      end_iteration_threads(self.threads, infosets, tree.infoset_action_offset,
+                            tree.infoset_num_actions, self._regrets,
+                            self._regrets[:0] if self._instant is None
+                            else self._instant, self._instant is not None,
+                            self._strategy, self._params, t)
+    elif self._instant is None:
       end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
                      self._regrets, self._strategy, self._params, t)
     else:
@@ -437,15 +493,9 @@ class GeneralCFRSolver:
     walk = self._walk
     if len(walk.leaf_nodes):
       raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
-    reach, values = self._reach, self._values
-    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
-                              walk.down_chance_prob, slots, reach)
     # No player is updated: the tables are read-only arguments.
-    traversal.accumulate(
-        traversal.NO_PLAYER, 0, len(walk.up_node), walk.up_node, walk.up_position, walk.up_first_child,
-        walk.up_num_children, walk.up_player, walk.up_slot_offset, walk.chance_prob,
-        slots, reach, values, self._regrets, self._cumulative, 0.0, 1.0, False, False)
-    observe(reach, values)
+    self._walk_pass(traversal.NO_PLAYER, slots, self._regrets, 0.0, 1.0, False, False)
+    observe(self._reach, self._values)
 
   def average_strategy_slots(self):
     """The average strategy in slot form; uniform at information sets never reached."""
