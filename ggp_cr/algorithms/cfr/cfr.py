@@ -120,22 +120,6 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
                                         previous, current)
 
 
-@numba.njit(cache=True, parallel=True)
-def end_iteration_threads(workers, infosets, infoset_action_offset, infoset_num_actions,
-                          regrets, instant, with_instant, strategy, params, iteration):
-  """`end_iteration` (`end_iteration_with_instant` if `with_instant`) of `infosets`
-  cut into `workers` parts on as many threads (information sets are independent:
-  the results are one thread's)."""
-  for w in numba.prange(workers):
-    part = infosets[len(infosets) * w // workers:len(infosets) * (w + 1) // workers]
-    if with_instant:
-      end_iteration_with_instant(part, infoset_action_offset, infoset_num_actions,
-                                 regrets, instant, strategy, params, iteration)
-    else:
-      end_iteration(part, infoset_action_offset, infoset_num_actions, regrets,
-                    strategy, params, iteration)
-
-
 @numba.njit(cache=True)
 def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
                    factor):
@@ -192,10 +176,7 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
           down_chance_prob, up_node, up_position, up_first_child, up_num_children,
           up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
           cumulative, weight, 1.0, False, False)
-      if workers > 1:
-        end_iteration_threads(workers, infosets, action_offset, num_actions, regrets,
-                              instant, with_instant, strategy, params, t)
-      elif with_instant:
+      if with_instant:
         end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
                                    instant, strategy, params, t)
       else:
@@ -464,13 +445,7 @@ class GeneralCFRSolver:
 
   def _end(self, infosets, t):
     tree = self._tree
-    if self.threads > 1:
-      end_iteration_threads(self.threads, infosets, tree.infoset_action_offset,
-                            tree.infoset_num_actions, self._regrets,
-                            self._regrets[:0] if self._instant is None
-                            else self._instant, self._instant is not None,
-                            self._strategy, self._params, t)
-    elif self._instant is None:
+    if self._instant is None:
       end_iteration(infosets, tree.infoset_action_offset, tree.infoset_num_actions,
                      self._regrets, self._strategy, self._params, t)
     else:
