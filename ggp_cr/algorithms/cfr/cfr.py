@@ -121,6 +121,87 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
 
 
 @numba.njit(cache=True)
+def end_infosets(infosets, end):
+  """`end_iteration` (`end_iteration_with_instant` if the iteration's matcher keeps
+  instantaneous regrets) of `infosets`; `end` is (infoset_action_offset,
+  infoset_num_actions, regrets, instant, with_instant, strategy, params, iteration)."""
+  (action_offset, num_actions, regrets, instant, with_instant, strategy, params,
+   iteration) = end
+  if with_instant:
+    end_iteration_with_instant(infosets, action_offset, num_actions, regrets, instant,
+                               strategy, params, iteration)
+  else:
+    end_iteration(infosets, action_offset, num_actions, regrets, strategy, params,
+                  iteration)
+
+
+@numba.njit(cache=True)
+def walk_pass(workers, split, update_player, down_parent, down_player, down_slot,
+              down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+              up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+              cumulative, strategy_weight, visit_decay, clip_per_history,
+              chance_weighted, finish, infosets, end):
+  """traversal.propagate_reach and accumulate over the whole walk (their arguments;
+  `target` receives the regret increments), then if `finish` end_infosets(infosets,
+  end): on `workers` threads (split_pass) if `split` (parallel_passes' PassPlans.
+  arrays, whose updated information sets are `infosets`) has units, else serially;
+  the results are the serial pass's bit for bit. Returns whether it ran on threads."""
+  if workers > 1 and len(split[0]) > 1:
+    split_pass(workers, split, update_player, down_parent, down_player, down_slot,
+               down_chance_prob, up_node, up_position, up_first_child,
+               up_num_children, up_player, up_slot_offset, chance_prob, strategy,
+               reach, values, target, cumulative, strategy_weight, visit_decay,
+               clip_per_history, chance_weighted, finish, end)
+    return True
+  traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
+                            strategy, reach)
+  traversal.accumulate(update_player, 0, len(up_node), up_node, up_position,
+                       up_first_child, up_num_children, up_player, up_slot_offset,
+                       chance_prob, strategy, reach, values, target, cumulative,
+                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
+  if finish:
+    end_infosets(infosets, end)
+  return False
+
+
+@numba.njit(cache=True, parallel=True)
+def split_pass(workers, split, update_player, down_parent, down_player, down_slot,
+               down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+               up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+               cumulative, strategy_weight, visit_decay, clip_per_history,
+               chance_weighted, finish, end):
+  """walk_pass on threads, one parallel region: the reach above the split; on
+  `workers` threads, their units (parallel_passes.thread_units) and, if `finish`,
+  the end of their units' information sets (no other thread reads those slots
+  afterwards: units share no updated information set); then accumulate above the
+  split in post-order and the end of the other information sets."""
+  top_node, top_position, top_first_child = split[5], split[6], split[7]
+  top_num_children, top_player, top_slot_offset = split[8], split[9], split[10]
+  infoset_ptr, unit_infosets, top_infosets = split[11], split[12], split[13]
+  reach[0, 0] = 1.0
+  reach[0, 1] = 1.0
+  reach[0, 2] = 1.0
+  # Breadth-first order: the positions above the split are 0..len(top_node)-1.
+  traversal.propagate_positions(1, len(top_node), down_parent, down_player, down_slot,
+                                down_chance_prob, strategy, reach)
+  for w in numba.prange(workers):
+    parallel_passes.thread_units(
+        w, workers, split, update_player, down_parent, down_player, down_slot,
+        down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+        up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+        cumulative, strategy_weight, visit_decay, clip_per_history, chance_weighted)
+    if finish:
+      for u in parallel_passes.worker_units(w, workers, len(infoset_ptr) - 1):
+        end_infosets(unit_infosets[infoset_ptr[u]:infoset_ptr[u + 1]], end)
+  traversal.accumulate(update_player, 0, len(top_node), top_node, top_position,
+                       top_first_child, top_num_children, top_player, top_slot_offset,
+                       chance_prob, strategy, reach, values, target, cumulative,
+                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
+  if finish:
+    end_infosets(top_infosets, end)
+
+
+@numba.njit(cache=True)
 def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
                    factor):
   """values[slots of `infosets`] *= factor (a scheduled averaging discount)."""
@@ -149,8 +230,8 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   alpha and beta or nan), each exactly as GeneralCFRSolver.evaluate_and_update_policy
   runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%. The
   passes run on `workers` threads with the split arrays of player 0's, player 1's
-  and simultaneous passes (parallel_passes.walk_pass). Returns how many passes ran
-  on threads."""
+  and simultaneous passes (walk_pass, which also runs the end of the iteration).
+  Returns how many passes ran on threads."""
   target = instant if with_instant else regrets
   threaded = 0
   for row in range(scalars.shape[0]):
@@ -171,17 +252,13 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
       if decay != 1.0:
         scale_infosets(infosets, action_offset, num_actions, cumulative, decay)
       split = split_both if not alternating else (split_0 if update == 0 else split_1)
-      threaded += parallel_passes.walk_pass(
+      threaded += walk_pass(
           workers, split, player, down_parent, down_player, down_slot,
           down_chance_prob, up_node, up_position, up_first_child, up_num_children,
           up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
-          cumulative, weight, 1.0, False, False)
-      if with_instant:
-        end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
-                                   instant, strategy, params, t)
-      else:
-        end_iteration(infosets, action_offset, num_actions, regrets, strategy, params,
-                      t)
+          cumulative, weight, 1.0, False, False, True, infosets,
+          (action_offset, num_actions, regrets, instant, with_instant, strategy, params,
+           t))
   return threaded
 
 
@@ -426,22 +503,25 @@ class GeneralCFRSolver:
     self.visited_states += walk.num_nodes
 
   def _split(self, update_player):
-    """parallel_passes.walk_pass's split arrays of `update_player`'s passes."""
+    """walk_pass's split arrays of `update_player`'s passes."""
     if self._plans is None:
       return self._serial_split
     return self._plans.arrays(update_player)
 
   def _walk_pass(self, update_player, strategy, regrets, weight, visit_decay, clip,
                  chance_weighted):
-    """One pass over the walk (parallel_passes.walk_pass) on the solver's threads;
-    whether it ran on threads."""
-    walk = self._walk
-    return parallel_passes.walk_pass(
+    """One pass over the walk (walk_pass) on the solver's threads, without the end
+    of the iteration (the caller's _end); whether it ran on threads."""
+    walk, tree = self._walk, self._tree
+    return walk_pass(
         self.threads, self._split(update_player), update_player, walk.down_parent,
         walk.down_player, walk.down_slot, walk.down_chance_prob, walk.up_node,
         walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
         walk.up_slot_offset, walk.chance_prob, strategy, self._reach, self._values,
-        regrets, self._cumulative, weight, visit_decay, clip, chance_weighted)
+        regrets, self._cumulative, weight, visit_decay, clip, chance_weighted, False,
+        self._all_infosets[:0],
+        (tree.infoset_action_offset, tree.infoset_num_actions, self._regrets,
+         self._regrets, False, self._strategy, self._params, 0.0))
 
   def _end(self, infosets, t):
     tree = self._tree

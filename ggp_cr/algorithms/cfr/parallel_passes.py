@@ -59,12 +59,16 @@ class SplitPlan:
   NO_PLAYER): unit u's subtrees are the post-order segments seg_lo[j]..seg_hi[j]-1,
   j in unit_ptr[u]..unit_ptr[u+1]-1 (increasing), whose internal positions at depth
   split_depth + l are level_lo[j, l]..level_hi[j, l]-1; `top_node` is the walk's
-  up_node at the entries above the split (in post-order). `arrays` is what walk_pass
-  reads: (unit_ptr, seg_lo, seg_hi, level_lo, level_hi) and the walk's up_* arrays
-  (node, position, first child, child count, player, slot offset) at the entries
-  above the split. `units` is False if no split depth qualified (serial passes)."""
+  up_node at the entries above the split (in post-order). `arrays` is what
+  cfr.walk_pass reads: (unit_ptr, seg_lo, seg_hi, level_lo, level_hi), the walk's
+  up_* arrays (node, position, first child, child count, player, slot offset) at the
+  entries above the split, and the updated information sets (`infosets`) by unit,
+  unit u's infoset_ptr[u]..infoset_ptr[u+1]-1 of `unit_infosets`, and those of no
+  unit (`top_infosets`: above the split or not in the walk), whose end-of-iteration
+  step the threads and then the main thread run. `units` is False if no split depth
+  qualified (serial passes)."""
 
-  def __init__(self, walk, depth, update_player):
+  def __init__(self, walk, depth, update_player, entry_infoset, infosets):
     sizes = _subtree_sizes(walk.up_node, walk.up_first_child, walk.up_num_children,
                            walk.num_nodes)
     self.units = False
@@ -82,11 +86,35 @@ class SplitPlan:
         self.top_node = walk.up_node[top]
         self.level_lo, self.level_hi = _level_ranges(
             self.seg_lo, self.seg_hi, walk.up_position, depth, split, int(depth.max()))
+        unit_of = _infoset_units(self.unit_ptr, self.seg_lo, self.seg_hi,
+                                 update_player, walk.up_player, entry_infoset,
+                                 max(int(entry_infoset.max(initial=-1)),
+                                     int(infosets.max(initial=-1))) + 1)[infosets]
+        in_unit = np.flatnonzero(unit_of >= 0)
+        by_unit = in_unit[np.argsort(unit_of[in_unit], kind="stable")]
+        infoset_ptr = np.searchsorted(unit_of[by_unit],
+                                      np.arange(len(self.unit_ptr))).astype(np.int64)
         self.arrays = (self.unit_ptr, self.seg_lo, self.seg_hi, self.level_lo,
                        self.level_hi, self.top_node, walk.up_position[top],
                        walk.up_first_child[top], walk.up_num_children[top],
-                       walk.up_player[top], walk.up_slot_offset[top])
+                       walk.up_player[top], walk.up_slot_offset[top], infoset_ptr,
+                       infosets[by_unit], infosets[unit_of < 0])
         return
+
+
+@numba.njit(cache=True)
+def _infoset_units(unit_ptr, seg_lo, seg_hi, update_player, up_player, entry_infoset,
+                   size):
+  """Per information set (index < size), the unit holding its updated histories, or
+  -1 (none below the split: a split's units share no updated information set)."""
+  unit_of = np.full(size, -1, dtype=np.int64)
+  for u in range(len(unit_ptr) - 1):
+    for j in range(unit_ptr[u], unit_ptr[u + 1]):
+      for i in range(seg_lo[j], seg_hi[j]):
+        q = up_player[i]
+        if q >= 0 and (update_player == traversal.BOTH_PLAYERS or q == update_player):
+          unit_of[entry_infoset[i]] = u
+  return unit_of
 
 
 @numba.njit(cache=True)
@@ -206,31 +234,40 @@ class PassPlans:
   split qualified), made on first use per updated player."""
 
   def __init__(self, walk, tree):
-    node_depth = tree.node_depth if walk.tree_node is None else \
-        tree.node_depth[walk.tree_node]
+    tree_node = walk.up_node if walk.tree_node is None else \
+        walk.tree_node[walk.up_node]
     self._walk = walk
-    self._depth = node_depth[walk.up_node].astype(np.int64)
+    self._tree = tree
+    self._depth = tree.node_depth[tree_node].astype(np.int64)
+    self._entry_infoset = tree.node_infoset[tree_node]
     self._splits = {}
 
   def split(self, update_player):
     """The SplitPlan of `update_player`."""
     if update_player not in self._splits:
-      self._splits[update_player] = SplitPlan(self._walk, self._depth, update_player)
+      tree = self._tree
+      infosets = (np.arange(tree.num_infosets, dtype=np.int32)
+                  if update_player == traversal.BOTH_PLAYERS else
+                  np.flatnonzero(tree.infoset_player == update_player).astype(np.int32))
+      self._splits[update_player] = SplitPlan(self._walk, self._depth, update_player,
+                                              self._entry_infoset, infosets)
     return self._splits[update_player]
 
   def arrays(self, update_player):
-    """The split arrays of `update_player` for walk_pass (no units: a serial pass)."""
+    """The split arrays of `update_player` for cfr.walk_pass (no units: serial)."""
     plan = self.split(update_player)
     return plan.arrays if plan.units else serial_split(self._walk)
 
 
 def serial_split(walk):
-  """walk_pass's split arrays of no units (the serial pass), typed as a split's."""
+  """cfr.walk_pass's split arrays of no units (a serial pass), typed as a split's."""
   empty = np.zeros(0, dtype=np.int64)
   levels = np.zeros((0, 1), dtype=np.int64)
+  no_infosets = np.zeros(0, dtype=np.int32)
   return (np.zeros(1, dtype=np.int64), empty, empty, levels, levels,
           walk.up_node[:0], walk.up_position[:0], walk.up_first_child[:0],
-          walk.up_num_children[:0], walk.up_player[:0], walk.up_slot_offset[:0])
+          walk.up_num_children[:0], walk.up_player[:0], walk.up_slot_offset[:0],
+          np.zeros(1, dtype=np.int64), no_infosets, no_infosets)
 
 
 def plans_for(walk, tree):
@@ -265,7 +302,7 @@ def _level_ranges(seg_lo, seg_hi, up_position, depth, split, max_depth):
 
 
 @numba.njit(cache=True)
-def _worker_units(worker, workers, num_units):
+def worker_units(worker, workers, num_units):
   """The units (heaviest first) worker `worker` of `workers` takes: snake order,
   w, 2 W - 1 - w, 2 W + w, ..."""
   units = []
@@ -277,73 +314,18 @@ def _worker_units(worker, workers, num_units):
 
 
 @numba.njit(cache=True)
-def walk_pass(workers, split, update_player, down_parent, down_player, down_slot,
-              down_chance_prob, up_node, up_position, up_first_child, up_num_children,
-              up_player, up_slot_offset, chance_prob, strategy, reach, values, regrets,
-              cumulative, strategy_weight, visit_decay, clip_per_history,
-              chance_weighted):
-  """traversal.propagate_reach and accumulate over the whole walk (their arguments),
-  on `workers` threads (split_pass) if `split` (PassPlans.arrays) has units, else
-  serially; the results are the serial pass's bit for bit. Returns whether the pass
-  ran on threads."""
-  if workers > 1 and len(split[0]) > 1:
-    split_pass(workers, split, update_player, down_parent, down_player, down_slot,
-               down_chance_prob, up_node, up_position, up_first_child,
-               up_num_children, up_player, up_slot_offset, chance_prob, strategy,
-               reach, values, regrets, cumulative, strategy_weight, visit_decay,
-               clip_per_history, chance_weighted)
-    return True
-  traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
-                            strategy, reach)
-  traversal.accumulate(update_player, 0, len(up_node), up_node, up_position,
-                       up_first_child, up_num_children, up_player, up_slot_offset,
-                       chance_prob, strategy, reach, values, regrets, cumulative,
-                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
-  return False
-
-
-@numba.njit(cache=True, parallel=True)
-def split_pass(workers, split, update_player, down_parent, down_player, down_slot,
-               down_chance_prob, up_node, up_position, up_first_child, up_num_children,
-               up_player, up_slot_offset, chance_prob, strategy, reach, values, regrets,
-               cumulative, strategy_weight, visit_decay, clip_per_history,
-               chance_weighted):
-  """walk_pass on threads: the reach above the split; on `workers` threads, their
-  units (_thread_units); then accumulate above the split, in post-order. One
-  parallel region."""
-  top_node, top_position, top_first_child = split[5], split[6], split[7]
-  top_num_children, top_player, top_slot_offset = split[8], split[9], split[10]
-  reach[0, 0] = 1.0
-  reach[0, 1] = 1.0
-  reach[0, 2] = 1.0
-  # Breadth-first order: the positions above the split are 0..len(top_node)-1.
-  traversal.propagate_positions(1, len(top_node), down_parent, down_player, down_slot,
-                                down_chance_prob, strategy, reach)
-  for w in numba.prange(workers):
-    _thread_units(w, workers, split, update_player, down_parent, down_player,
-                  down_slot, down_chance_prob, up_node, up_position, up_first_child,
-                  up_num_children, up_player, up_slot_offset, chance_prob, strategy,
-                  reach, values, regrets, cumulative, strategy_weight, visit_decay,
-                  clip_per_history, chance_weighted)
-  traversal.accumulate(update_player, 0, len(top_node), top_node, top_position,
-                       top_first_child, top_num_children, top_player, top_slot_offset,
-                       chance_prob, strategy, reach, values, regrets, cumulative,
-                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
-
-
-@numba.njit(cache=True)
-def _thread_units(worker, workers, split, update_player, down_parent, down_player,
+def thread_units(worker, workers, split, update_player, down_parent, down_player,
                   down_slot, down_chance_prob, up_node, up_position, up_first_child,
                   up_num_children, up_player, up_slot_offset, chance_prob, strategy,
                   reach, values, regrets, cumulative, strategy_weight, visit_decay,
                   clip_per_history, chance_weighted):
-  """Thread `worker`'s part of split_pass: unit by unit (_worker_units), each
+  """Thread `worker`'s part of cfr.split_pass: unit by unit (worker_units), each
   subtree's reach (level by level) and its accumulate (the unit's subtrees in
   post-order). A function of its own, not the parallel loop's body: compiled so,
   the pass ran 3-5% faster (IIGS{6})."""
   unit_ptr, seg_lo, seg_hi, level_lo, level_hi = (split[0], split[1], split[2],
                                                   split[3], split[4])
-  for u in _worker_units(worker, workers, len(unit_ptr) - 1):
+  for u in worker_units(worker, workers, len(unit_ptr) - 1):
     for j in range(unit_ptr[u], unit_ptr[u + 1]):
       for level in range(level_lo.shape[1]):
         traversal.propagate_positions(level_lo[j, level], level_hi[j, level],
