@@ -19,10 +19,9 @@ With --solver (a registry solver string, e.g. vr_mccfr) it times that solver ins
 and prints its speed ratio to the thesis's 10^9 states per 30 minutes and the thesis's
 Table 5.7 budgets scaled by it.
 
---threads sets numba's thread count, which the CFR family's passes use on walks of
-at least parallel_passes.PARALLEL_MIN_NODES nodes (cfr/parallel_passes.py; default:
-all cores, or NUMBA_NUM_THREADS); each run prints how many of its passes ran on
-threads.
+--threads=N runs the CFR family's passes on N threads (the solver string's
+`threads`, cfr/parallel_passes.py; default 1) and sets numba's thread count to N;
+each run prints how many of its passes ran on threads.
 
   python benchmarks/thesis_scale.py [--runs=3] [--states=1e9] [--games=...]
       [--solver=cfr+] [--threads=2]
@@ -60,9 +59,8 @@ _WORKERS = flags.DEFINE_integer(
     "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
     "games with a native extractor ignore it).", lower_bound=1)
 _THREADS = flags.DEFINE_integer(
-    "threads", None, "numba threads for the solver's passes (default: all cores, or "
-    "NUMBA_NUM_THREADS); the CFR family uses them on walks of at least "
-    "parallel_passes.PARALLEL_MIN_NODES nodes.", lower_bound=1)
+    "threads", None, "Threads of the CFR family's passes (the solver string's "
+    "`threads`; default: the string's, 1 unless it says otherwise).", lower_bound=1)
 
 
 def _registered(game_string):
@@ -70,8 +68,20 @@ def _registered(game_string):
   return name in {game.short_name for game in pyspiel.registered_games()}
 
 
-def _run(game, tree, states):
+def _solver_spec():
+  """--solver, with --threads as its `threads` if given (solvers without one
+  refuse it)."""
   spec = registry.parse_solver(_SOLVER.value)
+  if _THREADS.value is None:
+    return spec
+  if "threads" not in {parameter.name for parameter in spec.solver_type.parameters}:
+    raise SystemExit(f"--threads: solver {spec.solver_type.name} has no threads "
+                     f"parameter.")
+  return registry.with_parameter(spec, "threads", str(_THREADS.value))
+
+
+def _run(game, tree, states):
+  spec = _solver_spec()
   target = tree if spec.solver_type.accepts_tree else game
   registry.make_solver(spec, target).iterate(1)  # loads the numba kernels; not timed
   solver = registry.make_solver(spec, target)
@@ -115,7 +125,7 @@ def main(argv):
       print(f"  run {run + 1}: {solver.visited_states:,} visited states in "
             f"{solver.iterations:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU"
             + (f"; {threaded:,} passes on {solver.threads} threads"
-               if threaded is not None else ""), flush=True)
+               if threaded is not None and solver.threads > 1 else ""), flush=True)
     if hasattr(solver, "average_strategy_slots"):
       nash_conv = exact_br.nash_conv_slots(tree, solver.average_strategy_slots())
       print(f"  NashConv of the last run's average strategy: {nash_conv.nash_conv:.6g}")

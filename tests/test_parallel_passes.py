@@ -11,6 +11,7 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import parallel_passes
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.cfr import utility_estimators
+from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.tree import compiled_tree
 
 _TWO_THREADS = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
@@ -139,10 +140,10 @@ def test_depth_limited_and_observed_passes_equal_one():
 
 def test_thread_count_choice():
   small = compiled_tree.cached_tree("kuhn_poker")
-  assert cfr.CFRPlusSolver(small).threads == 1  # below PARALLEL_MIN_NODES
-  assert parallel_passes.threads_for(None, parallel_passes.PARALLEL_MIN_NODES) == \
-      numba.get_num_threads()
-  assert parallel_passes.threads_for(None, parallel_passes.PARALLEL_MIN_NODES - 1) == 1
+  assert cfr.CFRPlusSolver(small).threads == 1
+  assert parallel_passes.threads_for(None) == 1  # opt-in (docs/algorithms/cfr.md)
+  spec = registry.parse_solver("cfr+(threads=2)")
+  assert registry.make_solver(spec, small).threads == 2
   for bad in (0, -1, 1.5, True, "2", numba.config.NUMBA_NUM_THREADS + 1):
     with pytest.raises(ValueError, match="threads must be"):
       cfr.CFRPlusSolver(small, threads=bad)
@@ -156,11 +157,7 @@ def test_forked_child_runs_parallel_passes_after_its_parent():
   context = multiprocessing.get_context("fork")
   with context.Pool(1) as pool:
     visited = pool.apply_async(_two_thread_run, ("leduc_poker",)).get(timeout=120)
-    automatic = pool.apply_async(parallel_passes.threads_for,
-                                 (None, parallel_passes.PARALLEL_MIN_NODES)).get(
-                                     timeout=120)
   assert visited == 2 * 2 * tree.num_nodes
-  assert automatic == numba.config.NUMBA_NUM_THREADS
 
 
 def _two_thread_run(game):

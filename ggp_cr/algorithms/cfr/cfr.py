@@ -287,7 +287,7 @@ class GeneralCFRSolver:
       iteration t's strategy is added), and with `discounts` its alpha(t), beta(t)
       those of the drm matcher.
     threads: threads of each pass (parallel_passes.py; results equal bit for bit
-      to one thread's); None: parallel_passes.threads_for's choice by size.
+      to one thread's); None is one (threads are opt-in, parallel_passes.threads_for).
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
@@ -339,7 +339,7 @@ class GeneralCFRSolver:
     self._walk = (traversal.whole_tree_walk(tree)
                   if depth_limit is None and estimable is None
                   else traversal.TraversalTree(tree, depth_limit, estimable))
-    self.threads = parallel_passes.threads_for(threads, self._walk.num_nodes)
+    self.threads = parallel_passes.threads_for(threads)
     self._plans = (parallel_passes.plans_for(self._walk, tree) if self.threads > 1
                    else None)
     self._serial_split = parallel_passes.serial_split(self._walk)

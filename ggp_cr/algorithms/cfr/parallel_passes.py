@@ -23,11 +23,6 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
   os.environ["NUMBA_THREADING_LAYER"] = "forksafe"
   numba.config.THREADING_LAYER = "forksafe"
 
-# Walks with fewer nodes than this run on one thread unless threads= says otherwise
-# (a cautious bound, not tuned: the measured walks have 1.5-5 million nodes, and a
-# parallel region's thread wake-ups weigh more on the short passes of small ones).
-PARALLEL_MIN_NODES = 1_000_000
-
 # Units (groups of subtrees) a pass is cut into, at most; independent of the thread
 # count, so the cut does not depend on it (threads take units in snake order).
 NUM_UNITS = 16
@@ -38,15 +33,15 @@ _MAX_GROUP_SHARE = 0.56
 _MAX_TOP_SHARE = 0.02
 
 
-def threads_for(threads, num_nodes):
-  """The thread count of a solver's passes: `threads` (an int >= 1) as given; None:
-  numba's thread count (NUMBA_NUM_THREADS, numba.set_num_threads) on walks of at
-  least PARALLEL_MIN_NODES nodes, else 1 (docs/algorithms/cfr.md)."""
+def threads_for(threads):
+  """The thread count of a solver's passes: `threads` (an int >= 1) as given; None
+  is 1. Threads are opt-in: on a 2-core machine shared with another session's jobs
+  two threads took 2-3 times one thread's time (docs/algorithms/cfr.md)."""
   if threads is None:
-    return numba.get_num_threads() if num_nodes >= PARALLEL_MIN_NODES else 1
+    return 1
   if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
       or threads < 1:
-    raise ValueError(f"threads must be None (automatic) or an integer >= 1, got "
+    raise ValueError(f"threads must be None (one) or an integer >= 1, got "
                      f"{threads!r}.")
   if threads > numba.config.NUMBA_NUM_THREADS:
     raise ValueError(f"threads must be at most NUMBA_NUM_THREADS = "
