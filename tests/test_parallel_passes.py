@@ -165,20 +165,3 @@ def _two_thread_run(game):
   solver.iterate(2)
   assert solver.threaded_passes == 4
   return solver.visited_states
-
-
-@_TWO_THREADS
-def test_reach_in_a_region_of_its_own_equals_one_thread(monkeypatch):
-  # Splits of many subtrees compute the reach first, in contiguous runs of subtrees
-  # (thread_reach); forced here on a game whose splits have few.
-  monkeypatch.setattr(parallel_passes, "_MAX_UNIT_REACH_SEGMENTS", 0)
-  tree = compiled_tree.cached_tree("python_ii_goofspiel(num_cards=4)")
-  one = cfr.CFRPlusSolver(tree, threads=1)
-  two = cfr.CFRPlusSolver(tree, threads=2)
-  assert all(parallel_passes.plans_for(two._walk, tree).arrays(p)[16]  # pylint: disable=protected-access
-             for p in (0, 1))
-  for _ in range(3):
-    one.iterate(5)
-    two.iterate(5)
-    _assert_identical(one, two)
-  assert two.threaded_passes == 30

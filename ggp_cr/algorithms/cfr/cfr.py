@@ -170,9 +170,8 @@ def split_pass(workers, split, update_player, down_parent, down_player, down_slo
                up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
                cumulative, strategy_weight, visit_decay, clip_per_history,
                chance_weighted, finish, end):
-  """walk_pass on threads: the reach above the split; on `workers` threads, the
-  reach below it (in a region of its own, parallel_passes.thread_reach, for splits
-  of many subtrees), their units (parallel_passes.thread_units) and, if `finish`,
+  """walk_pass on threads, one parallel region: the reach above the split; on
+  `workers` threads, their units (parallel_passes.thread_units) and, if `finish`,
   the end of their units' information sets (no other thread reads those slots
   afterwards: units share no updated information set); then accumulate above the
   split in post-order and the end of the other information sets."""
@@ -185,20 +184,14 @@ def split_pass(workers, split, update_player, down_parent, down_player, down_slo
   # Breadth-first order: the positions above the split are 0..len(top_node)-1.
   traversal.propagate_positions(1, len(top_node), down_parent, down_player, down_slot,
                                 down_chance_prob, strategy, reach)
-  reach_first = split[16]
-  if reach_first:
-    for w in numba.prange(workers):
-      parallel_passes.thread_reach(w, workers, split, down_parent, down_player,
-                                   down_slot, down_chance_prob, strategy, reach)
   for w in numba.prange(workers):
     parallel_passes.thread_units(
         w, workers, split, update_player, down_parent, down_player, down_slot,
         down_chance_prob, up_node, up_position, up_first_child, up_num_children,
         up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
-        cumulative, strategy_weight, visit_decay, clip_per_history, chance_weighted,
-        not reach_first)
+        cumulative, strategy_weight, visit_decay, clip_per_history, chance_weighted)
     if finish:
-      for u in parallel_passes.worker_units(w, workers, split):
+      for u in parallel_passes.worker_units(w, workers, len(infoset_ptr) - 1):
         end_infosets(unit_infosets[infoset_ptr[u]:infoset_ptr[u + 1]], end)
   traversal.accumulate(update_player, 0, len(top_node), top_node, top_position,
                        top_first_child, top_num_children, top_player, top_slot_offset,

@@ -24,18 +24,12 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
   numba.config.THREADING_LAYER = "forksafe"
 
 # Units (groups of subtrees) a pass is cut into, at most; independent of the thread
-# count, so the cut does not depend on it (threads take units heaviest first, each to the least loaded).
+# count, so the cut does not depend on it (threads take units in snake order).
 NUM_UNITS = 16
-
-# Splits of more subtrees than this compute the reach in a parallel region of its
-# own (thread_reach; Leduc{3,30}'s player 1: 900 strided subtrees, a pass 25.4 ->
-# 17.5 ms on 2 threads), fewer per subtree inside the units' region (an extra
-# region cost IIGS{6}'s 6 and 36 subtrees 1.5 ms a pass).
-_MAX_UNIT_REACH_SEGMENTS = 256
 
 # A split is used if its largest group of two (greedy) holds at most this share of
 # the subtrees' nodes, and the levels above it at most _MAX_TOP_SHARE of the walk.
-_MAX_GROUP_SHARE = 0.52
+_MAX_GROUP_SHARE = 0.56
 _MAX_TOP_SHARE = 0.02
 
 
@@ -87,11 +81,6 @@ class SplitPlan:
         self.top_node = walk.up_node[top]
         self.level_lo, self.level_hi = _level_ranges(
             self.seg_lo, self.seg_hi, walk.up_position, depth, split, int(depth.max()))
-        # The subtrees in breadth-first order and their node counts' prefix sums
-        # (thread_reach's contiguous blocks).
-        bfs_segments = np.argsort(self.level_lo[:, 0], kind="stable")
-        bfs_start = np.concatenate(([0], np.cumsum(
-            (self.seg_hi - self.seg_lo)[bfs_segments]))).astype(np.int64)
         unit_of = _infoset_units(self.unit_ptr, self.seg_lo, self.seg_hi,
                                  update_player, walk.up_player, entry_infoset,
                                  max(int(entry_infoset.max(initial=-1)),
@@ -104,8 +93,7 @@ class SplitPlan:
                        self.level_hi, self.top_node, walk.up_position[top],
                        walk.up_first_child[top], walk.up_num_children[top],
                        walk.up_player[top], walk.up_slot_offset[top], infoset_ptr,
-                       infosets[by_unit], infosets[unit_of < 0], bfs_segments,
-                       bfs_start, len(self.seg_lo) > _MAX_UNIT_REACH_SEGMENTS)
+                       infosets[by_unit], infosets[unit_of < 0])
         return
 
 
@@ -274,8 +262,7 @@ def serial_split(walk):
   return (np.zeros(1, dtype=np.int64), empty, empty, levels, levels,
           walk.up_node[:0], walk.up_position[:0], walk.up_first_child[:0],
           walk.up_num_children[:0], walk.up_player[:0], walk.up_slot_offset[:0],
-          np.zeros(1, dtype=np.int64), no_infosets, no_infosets, empty,
-          np.zeros(1, dtype=np.int64), False)
+          np.zeros(1, dtype=np.int64), no_infosets, no_infosets)
 
 
 def plans_for(walk, tree):
@@ -310,24 +297,13 @@ def _level_ranges(seg_lo, seg_hi, up_position, depth, split, max_depth):
 
 
 @numba.njit(cache=True)
-def worker_units(worker, workers, split):
-  """The units worker `worker` of `workers` takes: heaviest first (their order),
-  each to the least loaded worker so far (the lowest-numbered on ties)."""
-  unit_ptr, seg_lo, seg_hi = split[0], split[1], split[2]
-  load = np.zeros(workers, dtype=np.int64)
+def worker_units(worker, workers, num_units):
+  """The units (heaviest first) worker `worker` of `workers` takes: snake order,
+  w, 2 W - 1 - w, 2 W + w, ..."""
   units = []
-  for u in range(len(unit_ptr) - 1):
-    weight = 0
-    for j in range(unit_ptr[u], unit_ptr[u + 1]):
-      weight += seg_hi[j] - seg_lo[j]
-    if weight == 0:
-      continue
-    lightest = 0
-    for w in range(1, workers):
-      if load[w] < load[lightest]:
-        lightest = w
-    load[lightest] += weight
-    if lightest == worker:
+  for u in range(num_units):
+    lap, rank = divmod(u, workers)
+    if (rank if lap % 2 == 0 else workers - 1 - rank) == worker:
       units.append(u)
   return units
 
@@ -337,47 +313,21 @@ def thread_units(worker, workers, split, update_player, down_parent, down_player
                   down_slot, down_chance_prob, up_node, up_position, up_first_child,
                   up_num_children, up_player, up_slot_offset, chance_prob, strategy,
                   reach, values, regrets, cumulative, strategy_weight, visit_decay,
-                  clip_per_history, chance_weighted, with_reach):
-  """Thread `worker`'s part of cfr.split_pass: unit by unit (worker_units), the
-  unit's subtrees in post-order, each's reach level by level if `with_reach` and its
-  accumulate. A function of its own, not the parallel loop's body: compiled so, the
-  pass ran 3-5% faster (IIGS{6})."""
+                  clip_per_history, chance_weighted):
+  """Thread `worker`'s part of cfr.split_pass: unit by unit (worker_units), each
+  subtree's reach (level by level) and its accumulate (the unit's subtrees in
+  post-order). A function of its own, not the parallel loop's body: compiled so,
+  the pass ran 3-5% faster (IIGS{6})."""
   unit_ptr, seg_lo, seg_hi, level_lo, level_hi = (split[0], split[1], split[2],
                                                   split[3], split[4])
-  for u in worker_units(worker, workers, split):
+  for u in worker_units(worker, workers, len(unit_ptr) - 1):
     for j in range(unit_ptr[u], unit_ptr[u + 1]):
-      if with_reach:
-        for level in range(level_lo.shape[1]):
-          traversal.propagate_positions(level_lo[j, level], level_hi[j, level],
-                                        down_parent, down_player, down_slot,
-                                        down_chance_prob, strategy, reach)
+      for level in range(level_lo.shape[1]):
+        traversal.propagate_positions(level_lo[j, level], level_hi[j, level],
+                                      down_parent, down_player, down_slot,
+                                      down_chance_prob, strategy, reach)
       traversal.accumulate(update_player, seg_lo[j], seg_hi[j], up_node, up_position,
                            up_first_child, up_num_children, up_player, up_slot_offset,
                            chance_prob, strategy, reach, values, regrets, cumulative,
                            strategy_weight, visit_decay, clip_per_history,
                            chance_weighted)
-
-
-@numba.njit(cache=True)
-def thread_reach(worker, workers, split, down_parent, down_player, down_slot,
-                 down_chance_prob, strategy, reach):
-  """Thread `worker`'s reach in cfr.split_pass: the subtrees below the split cut into
-  `workers` runs of about equal node counts in breadth-first order; a run's
-  positions at each depth are one range (a level of subtrees in breadth-first
-  order), so a thread propagates a few long ranges whatever the units' layout."""
-  level_lo, level_hi, bfs_segments, bfs_start = split[3], split[4], split[14], split[15]
-  total = bfs_start[len(bfs_start) - 1]
-  first = np.searchsorted(bfs_start[:-1], total * worker // workers)
-  last = np.searchsorted(bfs_start[:-1], total * (worker + 1) // workers)
-  for level in range(level_lo.shape[1]):
-    lo = np.iinfo(np.int64).max
-    hi = 0
-    for k in range(first, last):
-      j = bfs_segments[k]
-      if level_hi[j, level] > level_lo[j, level]:
-        lo = min(lo, level_lo[j, level])
-        hi = max(hi, level_hi[j, level])
-    if hi > lo:
-      traversal.propagate_positions(lo, hi, down_parent, down_player, down_slot,
-                                    down_chance_prob, strategy, reach)
-
