@@ -24,7 +24,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
   numba.config.THREADING_LAYER = "forksafe"
 
 # Units (groups of subtrees) a pass is cut into, at most; independent of the thread
-# count, so the cut does not depend on it (threads take units in snake order).
+# count, so the cut does not depend on it (threads take units heaviest first, in snake order).
 NUM_UNITS = 16
 
 # A split is used if its largest group of two (greedy) holds at most this share of
@@ -36,7 +36,7 @@ _MAX_TOP_SHARE = 0.02
 def threads_for(threads):
   """The thread count of a solver's passes: `threads` (an int >= 1) as given; None
   is 1. Threads are opt-in: on a 2-core machine shared with another session's jobs
-  two threads took 2-3 times one thread's time (docs/algorithms/cfr.md)."""
+  two threads took 1.25-1.4 times one thread's time (docs/algorithms/cfr.md)."""
   if threads is None:
     return 1
   if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
