@@ -155,13 +155,28 @@ def walk_pass(workers, split, update_player, down_parent, down_player, down_slot
     return True
   traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
                             strategy, reach)
+  _accumulate_then_end(update_player, up_node, up_position, up_first_child,
+                       up_num_children, up_player, up_slot_offset, chance_prob,
+                       strategy, reach, values, target, cumulative, strategy_weight,
+                       visit_decay, clip_per_history, chance_weighted, finish,
+                       infosets, end)
+  return False
+
+
+@numba.njit(cache=True)
+def _accumulate_then_end(update_player, up_node, up_position, up_first_child,
+                         up_num_children, up_player, up_slot_offset, chance_prob,
+                         strategy, reach, values, target, cumulative, strategy_weight,
+                         visit_decay, clip_per_history, chance_weighted, finish,
+                         infosets, end):
+  """traversal.accumulate over all of the up_* entries, then if `finish`
+  end_infosets(infosets, end): a serial pass's bottom-up half, or split_pass's top."""
   traversal.accumulate(update_player, 0, len(up_node), up_node, up_position,
                        up_first_child, up_num_children, up_player, up_slot_offset,
                        chance_prob, strategy, reach, values, target, cumulative,
                        strategy_weight, visit_decay, clip_per_history, chance_weighted)
   if finish:
     end_infosets(infosets, end)
-  return False
 
 
 @numba.njit(cache=True, parallel=True)
@@ -193,12 +208,11 @@ def split_pass(workers, split, update_player, down_parent, down_player, down_slo
     if finish:
       for u in parallel_passes.worker_units(w, workers, len(infoset_ptr) - 1):
         end_infosets(unit_infosets[infoset_ptr[u]:infoset_ptr[u + 1]], end)
-  traversal.accumulate(update_player, 0, len(top_node), top_node, top_position,
-                       top_first_child, top_num_children, top_player, top_slot_offset,
-                       chance_prob, strategy, reach, values, target, cumulative,
-                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
-  if finish:
-    end_infosets(top_infosets, end)
+  _accumulate_then_end(update_player, top_node, top_position, top_first_child,
+                       top_num_children, top_player, top_slot_offset, chance_prob,
+                       strategy, reach, values, target, cumulative, strategy_weight,
+                       visit_decay, clip_per_history, chance_weighted, finish,
+                       top_infosets, end)
 
 
 @numba.njit(cache=True)
