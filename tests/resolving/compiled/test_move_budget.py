@@ -32,9 +32,10 @@ def _within(seconds):
 
 def _second_decision(game, iteration_seconds_per_node):
   """The record of player 0's second decision (chance's first outcomes, both players
-  check/call) of a cfr+ bot with 0.05 s moves whose per-node iteration estimate is
-  set to the given one (nothing built ahead: the second decision builds)."""
-  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.05s",
+  check/call) of a cfr+ bot with 0.3 s moves (room for the setup on a loaded machine)
+  whose per-node iteration estimate is set to the given one (nothing built ahead: the
+  second decision builds)."""
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="5it", move="0.3s",
                                                   solver="cfr+", build_ahead=False)
   bot._budget.seconds_per_node = iteration_seconds_per_node  # pylint: disable=protected-access
   bot._budget.from_trunk = lambda *args: None  # keep it  # pylint: disable=protected-access
