@@ -9,7 +9,8 @@ machinery (tournament.run_tournament: both seats, --matches a seat, --preplay an
 appends its matches to its own resumable CSV, --results_dir/<game>/<opponent>.csv
 (names by result_names.key; the sidecar <csv>.config.json holds the settings): rerun the command to play only the missing matches, or with a larger
 --matches to extend; --noplay only summarises what the files hold (also while a run
-is writing them). Time budgets are wall clock: quote the machine's load (each
+is writing them). A file extended with a larger --matches (e.g. one game's, to narrow its
+interval) keeps its own count when summarised with a smaller one. Time budgets are wall clock: quote the machine's load (each
 tournament prints it when it starts and ends).
 
 Per game a table: opponent, matches, cr's mean payoff and its 95% interval
@@ -22,8 +23,8 @@ against random (bar > 0), with how many games hold the full 2 x --matches.
       [--move=0.2s] [--workers=2] [--noplay]
 """
 
+import dataclasses
 import os
-import pathlib
 
 from absl import app
 from absl import flags
@@ -61,9 +62,16 @@ def _load():
 
 
 def _results(config, opponent, directory):
-  """The rows of `config`'s CSV: played first with --play (resuming), else read."""
+  """The rows of `config`'s CSV: played first with --play (resuming), else read. A
+  file already extended past --matches is kept whole (its own count)."""
   path = directory / result_names.key(config.game) / (result_names.key(opponent) +
                                                       ".csv")
+  sidecar = tournament.sidecar_path(path)
+  if sidecar.exists():
+    stored = tournament.read_config(sidecar)
+    if (stored.matches > config.matches and
+        dataclasses.replace(config, matches=stored.matches) == stored):
+      config = stored
   if _PLAY.value:
     output_paths.check_file(path, "--results_dir")  # (makes the game's folder)
     print(f"{config.game}, {config.players[0]} vs {opponent}: {path} ({_load()})",
