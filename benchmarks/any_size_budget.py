@@ -13,9 +13,10 @@ the median construction (extraction) time, the median time a new subgame's setup
 took (cr), the median iterations a move, the share of new subgames resolved (cr:
 decisions whose own trace saw a new subgame that built it and ran at least one
 iteration on it, in the decision or built ahead; after a live trace cut short, every
-later decision counts as an entry, so the share is a lower bound there; oos and online_solving re-solve
-the whole game at every move: decisions with at least one iteration) and the largest
-time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
+later decision counts as an entry unless an OwnTrace found it in the current
+subgame, so the share is a lower bound there; oos and online_solving re-solve
+the whole game at every move: decisions with at least one iteration), with the
+recorded reasons of cr's entries not resolved, and the largest time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
 last `resolved: <float>`, the smallest share over games and players (bar >= 0.95).
 Wall clock: quote the machine's load (the slowest decision's CPU seconds show
 preemption). dark_hex(board_size=3) is refused by all three (imperfect recall).
@@ -24,6 +25,7 @@ preemption). dark_hex(board_size=3) is refused by all three (imperfect recall).
       [--move=0.2] [--preplay=1] [--matches=3]
 """
 
+import collections
 import gc
 import statistics
 import time
@@ -112,8 +114,9 @@ def _details(bot, seconds, cpu):
   return text
 
 
-def _iterations(bot):
-  """Iterations of each of the bot's decisions, and whether each resolved."""
+def _iterations(bot, reasons):
+  """Iterations of each of the bot's decisions, and whether each resolved; appends
+  to `reasons` why each entry that did not resolve did not (cr)."""
   records = getattr(bot, "decisions", None)
   if isinstance(records, list):  # continual resolving's records
     iterations = [r["iterations"] for r in records]
@@ -121,10 +124,14 @@ def _iterations(bot):
     blind = bool(records) and "not traced" in records[0].get("fallback", "")
     for record in records[1:]:
       # After a trace cut short the bot's own lookups see no new subgame: its later
-      # decisions count as unresolved entries (a lower bound).
-      if record.get("enters_new_subgame") or blind:
+      # decisions count as unresolved entries (a lower bound), unless an OwnTrace
+      # found the bot's information state in the current subgame (no entry).
+      known = "own_trace_seconds" in record and not record["enters_new_subgame"]
+      if record.get("enters_new_subgame") or (blind and not known):
         resolved.append(record["new_subgame"] and record["iterations"] +
                         record.get("iterations_ahead", 0) > 0)
+        if not resolved[-1]:
+          reasons.append(record.get("fallback", "no iteration"))
       blind = blind or "not traced" in record.get("fallback", "")
     return iterations, resolved
   iterations = list(bot.iterations_per_move)  # (ISMCTS: its simulations)
@@ -147,6 +154,7 @@ def main(argv):
         print(f"{player}: process warm-up {warm:.2f} s (once, before the clock)",
               flush=True)
       ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
+      reasons = []  # why each new subgame not resolved was not (cr's records)
       fallbacks = 0  # ISMCTS's moves played uniformly (no history sampled in time)
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
@@ -161,7 +169,7 @@ def main(argv):
             break
           ratios += match_ratios
           built.append(seconds)
-          match_iterations, match_resolved = _iterations(bot)
+          match_iterations, match_resolved = _iterations(bot, reasons)
           iterations += match_iterations
           resolved += match_resolved
           records = getattr(bot, "decisions", None)
@@ -195,6 +203,8 @@ def main(argv):
                                            "history sampled in time)"
                                            if fallbacks else ""),
             flush=True)
+      for reason, count in collections.Counter(reasons).most_common():
+        print(f"  not resolved {count}x: {reason}", flush=True)
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")
 

@@ -16,7 +16,8 @@ hides entries; after a subgame the bot did not resolve, the compiled bot traces
 below it and can resolve the next one), the median and max resolve time (the
 decision's setup: gadget inputs, gadget and trace; for a subgame built ahead, plus
 the build and first iteration in the decision before), and the max decision time /
-budget (pre-play counts at the first decision). Per game, `iterations before acting (median)`;
+budget (pre-play counts at the first decision). Per game, `iterations before acting (median)`
+and the first decision's iterations (pre-play and its move, on the whole game);
 the third-to-last line is `min median iterations: <int>`, the smallest of those
 medians over the games (issue 45's bar >= 8 at 0.1 s a move), the second-to-last
 `max time/budget: <float>` (bar < 1.05), the last `resolved: <float>`, the smallest
@@ -108,7 +109,7 @@ def main(argv):
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     _prepare(game)
-    ratios, later, entered, decisions = [], [], [], []
+    ratios, later, entered, decisions, firsts = [], [], [], [], []
     path = None
     for match in range(_MATCHES.value):
       for seat in (0, 1):
@@ -116,6 +117,7 @@ def main(argv):
         ratios += match_ratios
         decisions += records
         later += records[1:]
+        firsts += [records] if records else []
         entered += [r for r, new in zip(records[1:], match_entered[1:]) if new]
         if records:
           path = records[0]["path"], records[0]["path_reason"]
@@ -155,6 +157,10 @@ def main(argv):
       acted_after = int(statistics.median(before)) if before else 0
       fewest = acted_after if fewest is None else min(fewest, acted_after)
       print(f"  iterations before acting (median): {acted_after}")
+    # The first decision's iterations (pre-play and its move: the whole game).
+    first = [records[0]["iterations"] for records in firsts]
+    print(f"  iterations at the first decision (median): "
+          f"{statistics.median(first):g}")
     for reason, count in reasons.most_common():
       print(f"  not resolved ({count}): {reason}")
     slowest = dict(max(zip(ratios, decisions), key=lambda pair: pair[0])[1])

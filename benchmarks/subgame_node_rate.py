@@ -10,10 +10,16 @@ ns per node and pass (two passes an iteration, alternating updates), then for up
 (in_place_view.SubgameView, roots nested: skipped), their iteration's ns per node and
 pass, its ratio to the whole tree's, how many position ranges and post-order
 segments its passes walk (in_place_view._ranges), and the share of the iteration
-outside the two passes' kernels (gadget gates, regret matching, Python). Medians of
---repeats timed iterations after one untimed; the last line is `max in-place/whole
-ratio: <float>` over subgames of at least move_budget.MEASURED_NODES nodes
-(move_budget.VIEW_SLOWDOWN's measurement). Wall clock: quote the load.
+outside the two passes' kernels (gadget gates, regret matching, Python); then the
+same subgame with its walk packed (packed_walk.PackedWalk): the packing's time, its
+iteration's ns per node and pass, its ratio to the whole tree's, the in-place over
+packed speed-up (the median of --repeats pairs of iterations timed one after the
+other), and which layout SubgameCFRPlus chooses (`should_pack`). Medians
+of --repeats timed iterations after one untimed (packing: of --repeats packings);
+the last lines are `max in-place/whole ratio: <float>`, `min packed speed-up
+(subgames chosen packed): <float>` and `max chosen/whole ratio: <float>` (the
+layout chosen) over subgames of at least move_budget.MEASURED_NODES
+nodes (move_budget.VIEW_SLOWDOWN's measurement). Wall clock: quote the load.
 
   python benchmarks/subgame_node_rate.py --cache_dir=DIR [--game=...] [--matches=1]
       [--subgames=6] [--repeats=5]
@@ -84,6 +90,22 @@ def _median_seconds(run):
   return statistics.median(times)
 
 
+def _paired_ratio(run, other):
+  """The median over --repeats pairs of run()'s time over other()'s, timed one
+  after the other (after one untimed each): the machine's load changes less
+  within a pair than between two series."""
+  run()
+  other()
+  ratios = []
+  for _ in range(_REPEATS.value):
+    start = time.perf_counter()
+    run()
+    middle = time.perf_counter()
+    other()
+    ratios.append((middle - start) / (time.perf_counter() - middle))
+  return statistics.median(ratios)
+
+
 def _passes(solver):
   """The iteration's two passes alone (the solver's own tables, both players)."""
   # pylint: disable=protected-access
@@ -94,9 +116,26 @@ def _passes(solver):
   return run
 
 
+def _packed(arguments):
+  """(the view with its walk packed, the median seconds of packing it)."""
+  made = [None]
+
+  def packing():
+    made[0] = None  # its memory freed, as a bot frees its last subgame's
+    made[0] = in_place_view.SubgameView(
+        *arguments, solver=lambda v: in_place_view.SubgameCFRPlus(v, pack=False))
+    start = time.perf_counter()
+    made[0].solver._pack()  # pylint: disable=protected-access
+    return time.perf_counter() - start
+
+  seconds = statistics.median(packing() for _ in range(_REPEATS.value))
+  return made[0], seconds
+
+
 def main(argv):
   del argv
-  worst = 0.0
+  worst = chosen_worst = 0.0
+  speedups = []  # paired in-place / packed of the subgames chosen packed
   for game_string in _GAMES.value:
     game = pyspiel.load_game(game_string)
     tree = compiled_tree.cached_tree(game, _CACHE_DIR.value)
@@ -110,7 +149,8 @@ def main(argv):
     sizes = set()
     for arguments in kept:
       try:
-        view = in_place_view.SubgameView(*arguments)
+        view = in_place_view.SubgameView(
+            *arguments, solver=lambda v: in_place_view.SubgameCFRPlus(v, pack=False))
       except in_place_view.NestedRoots:
         continue
       solver = view.solver
@@ -121,8 +161,17 @@ def main(argv):
       iteration = _median_seconds(solver.evaluate_and_update_policy)
       passes = _median_seconds(_passes(solver))
       ns = 1e9 * iteration / (2 * nodes)
+      packed, packing = _packed(arguments)
+      packed_ns = 1e9 * _median_seconds(packed.solver.evaluate_and_update_policy) / (
+          2 * nodes)
+      speedup = _paired_ratio(solver.evaluate_and_update_policy,
+                              packed.solver.evaluate_and_update_policy)
+      chosen_ns = packed_ns if solver.should_pack() else ns
+      if solver.should_pack():
+        speedups.append(speedup)
       if nodes >= move_budget.MEASURED_NODES:
         worst = max(worst, ns / whole_ns)
+        chosen_worst = max(chosen_worst, chosen_ns / whole_ns)
       # pylint: disable-next=protected-access
       ranges, segments = len(solver._down_lo), len(solver._up_lo)
       print(f"  {nodes:,} nodes, {len(arguments[3]):,} roots ({ranges:,} ranges top-"
@@ -130,9 +179,17 @@ def main(argv):
             f"pass ({1000 * iteration:.2f} ms an iteration), {ns / whole_ns:.2f} x the "
             f"whole tree's; outside the passes {max(1 - passes / iteration, 0.0):.2f}",
             flush=True)
+      print(f"    packed ({solver.nodes_per_range:,.0f} nodes a range; packing "
+            f"{1000 * packing:.2f} ms, {1e9 * packing / nodes:.1f} ns a node): "
+            f"{packed_ns:.2f} ns a node and pass, {packed_ns / whole_ns:.2f} x the "
+            f"whole tree's, in place / packed {speedup:.2f} (paired); chosen: "
+            f"{'packed' if solver.should_pack() else 'in place'}", flush=True)
       if len(sizes) >= _SUBGAMES.value:
         break
   print(f"max in-place/whole ratio: {worst:.2f}")
+  print(f"min packed speed-up (subgames chosen packed): "
+        f"{min(speedups) if speedups else float('nan'):.2f}")
+  print(f"max chosen/whole ratio: {chosen_worst:.2f}")
 
 
 if __name__ == "__main__":

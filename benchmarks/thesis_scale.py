@@ -19,8 +19,12 @@ With --solver (a registry solver string, e.g. vr_mccfr) it times that solver ins
 and prints its speed ratio to the thesis's 10^9 states per 30 minutes and the thesis's
 Table 5.7 budgets scaled by it.
 
+--threads=N runs the CFR family's passes on N threads (the solver string's
+`threads`, cfr/parallel_passes.py; default 1) and sets numba's thread count to N;
+each run prints how many of its passes ran on threads.
+
   python benchmarks/thesis_scale.py [--runs=3] [--states=1e9] [--games=...]
-      [--solver=cfr+]
+      [--solver=cfr+] [--threads=2]
 """
 
 import os
@@ -29,6 +33,7 @@ import time
 
 from absl import app
 from absl import flags
+import numba
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
@@ -53,6 +58,9 @@ _CACHE_DIR = flags.DEFINE_string(
 _WORKERS = flags.DEFINE_integer(
     "workers", 1, "Processes walking the game tree on the generic route (1: serial; "
     "games with a native extractor ignore it).", lower_bound=1)
+_THREADS = flags.DEFINE_integer(
+    "threads", None, "Threads of the CFR family's passes (the solver string's "
+    "`threads`; default: the string's, 1 unless it says otherwise).", lower_bound=1)
 
 
 def _registered(game_string):
@@ -60,8 +68,20 @@ def _registered(game_string):
   return name in {game.short_name for game in pyspiel.registered_games()}
 
 
-def _run(game, tree, states):
+def _solver_spec():
+  """--solver, with --threads as its `threads` if given (solvers without one
+  refuse it)."""
   spec = registry.parse_solver(_SOLVER.value)
+  if _THREADS.value is None:
+    return spec
+  if "threads" not in {parameter.name for parameter in spec.solver_type.parameters}:
+    raise SystemExit(f"--threads: solver {spec.solver_type.name} has no threads "
+                     f"parameter.")
+  return registry.with_parameter(spec, "threads", str(_THREADS.value))
+
+
+def _run(game, tree, states):
+  spec = _solver_spec()
   target = tree if spec.solver_type.accepts_tree else game
   registry.make_solver(spec, target).iterate(1)  # loads the numba kernels; not timed
   solver = registry.make_solver(spec, target)
@@ -77,6 +97,13 @@ def _run(game, tree, states):
 
 def main(argv):
   del argv
+  if _THREADS.value is not None:
+    if _THREADS.value > numba.config.NUMBA_NUM_THREADS:
+      raise SystemExit(f"--threads must be at most NUMBA_NUM_THREADS = "
+                       f"{numba.config.NUMBA_NUM_THREADS}, got {_THREADS.value}.")
+    numba.set_num_threads(_THREADS.value)
+  print(f"threads: {numba.get_num_threads()}; load average: "
+        f"{', '.join(f'{load:.2f}' for load in os.getloadavg())}", flush=True)
   results = {}
   for game_string in _GAMES.value:
     if not _registered(game_string):
@@ -94,9 +121,11 @@ def main(argv):
       wall, cpu, solver = _run(game, tree, _STATES.value)
       walls.append(wall)
       cpus.append(cpu)
+      threaded = getattr(solver, "threaded_passes", None)
       print(f"  run {run + 1}: {solver.visited_states:,} visited states in "
-            f"{solver.iterations:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU",
-            flush=True)
+            f"{solver.iterations:,} iterations: {wall:.2f} s wall, {cpu:.2f} s CPU"
+            + (f"; {threaded:,} passes on {solver.threads} threads"
+               if threaded is not None and solver.threads > 1 else ""), flush=True)
     if hasattr(solver, "average_strategy_slots"):
       nash_conv = exact_br.nash_conv_slots(tree, solver.average_strategy_slots())
       print(f"  NashConv of the last run's average strategy: {nash_conv.nash_conv:.6g}")

@@ -414,7 +414,7 @@ def test_registry_builds_stock_solvers():
     ("cfr(rm=xyz)", "regret matcher"),
     ("cfr(updates=sometimes)", "alternating, simultaneous"),
     ("cfr(cse=-1)", "'cse' must be in [0, 100]"),
-    ("dcfr(1,2,3,4,5,6,7)", "at most"),
+    ("dcfr(1,2,3,4,5,6,7,8)", "at most"),
     ("cfr+(dl=-2)", "'dl' must be >= 0"),
     ("cfr+(ue=magic)", "randomplayout"),
     ("cfr(", "Malformed"),

@@ -48,6 +48,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.cfr import parallel_passes
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import schedules
 from ggp_cr.algorithms.cfr import traversal
@@ -120,6 +121,101 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
 
 
 @numba.njit(cache=True)
+def end_infosets(infosets, end):
+  """`end_iteration` (`end_iteration_with_instant` if the iteration's matcher keeps
+  instantaneous regrets) of `infosets`; `end` is (infoset_action_offset,
+  infoset_num_actions, regrets, instant, with_instant, strategy, params, iteration)."""
+  (action_offset, num_actions, regrets, instant, with_instant, strategy, params,
+   iteration) = end
+  if with_instant:
+    end_iteration_with_instant(infosets, action_offset, num_actions, regrets, instant,
+                               strategy, params, iteration)
+  else:
+    end_iteration(infosets, action_offset, num_actions, regrets, strategy, params,
+                  iteration)
+
+
+@numba.njit(cache=True)
+def walk_pass(workers, split, update_player, down_parent, down_player, down_slot,
+              down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+              up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+              cumulative, strategy_weight, visit_decay, clip_per_history,
+              chance_weighted, finish, infosets, end):
+  """traversal.propagate_reach and accumulate over the whole walk (their arguments;
+  `target` receives the regret increments), then if `finish` end_infosets(infosets,
+  end): on `workers` threads (split_pass) if `split` (parallel_passes' PassPlans.
+  arrays, whose updated information sets are `infosets`) has units, else serially;
+  the results are the serial pass's bit for bit. Returns whether it ran on threads."""
+  if workers > 1 and len(split[0]) > 1:
+    split_pass(workers, split, update_player, down_parent, down_player, down_slot,
+               down_chance_prob, up_node, up_position, up_first_child,
+               up_num_children, up_player, up_slot_offset, chance_prob, strategy,
+               reach, values, target, cumulative, strategy_weight, visit_decay,
+               clip_per_history, chance_weighted, finish, end)
+    return True
+  traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
+                            strategy, reach)
+  _accumulate_then_end(update_player, up_node, up_position, up_first_child,
+                       up_num_children, up_player, up_slot_offset, chance_prob,
+                       strategy, reach, values, target, cumulative, strategy_weight,
+                       visit_decay, clip_per_history, chance_weighted, finish,
+                       infosets, end)
+  return False
+
+
+@numba.njit(cache=True)
+def _accumulate_then_end(update_player, up_node, up_position, up_first_child,
+                         up_num_children, up_player, up_slot_offset, chance_prob,
+                         strategy, reach, values, target, cumulative, strategy_weight,
+                         visit_decay, clip_per_history, chance_weighted, finish,
+                         infosets, end):
+  """traversal.accumulate over all of the up_* entries, then if `finish`
+  end_infosets(infosets, end): a serial pass's bottom-up half, or split_pass's top."""
+  traversal.accumulate(update_player, 0, len(up_node), up_node, up_position,
+                       up_first_child, up_num_children, up_player, up_slot_offset,
+                       chance_prob, strategy, reach, values, target, cumulative,
+                       strategy_weight, visit_decay, clip_per_history, chance_weighted)
+  if finish:
+    end_infosets(infosets, end)
+
+
+@numba.njit(cache=True, parallel=True)
+def split_pass(workers, split, update_player, down_parent, down_player, down_slot,
+               down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+               up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+               cumulative, strategy_weight, visit_decay, clip_per_history,
+               chance_weighted, finish, end):
+  """walk_pass on threads, one parallel region: the reach above the split; on
+  `workers` threads, their units (parallel_passes.thread_units) and, if `finish`,
+  the end of their units' information sets (no other thread reads those slots
+  afterwards: units share no updated information set); then accumulate above the
+  split in post-order and the end of the other information sets."""
+  top_node, top_position, top_first_child = split[5], split[6], split[7]
+  top_num_children, top_player, top_slot_offset = split[8], split[9], split[10]
+  infoset_ptr, unit_infosets, top_infosets = split[11], split[12], split[13]
+  reach[0, 0] = 1.0
+  reach[0, 1] = 1.0
+  reach[0, 2] = 1.0
+  # Breadth-first order: the positions above the split are 0..len(top_node)-1.
+  traversal.propagate_positions(1, len(top_node), down_parent, down_player, down_slot,
+                                down_chance_prob, strategy, reach)
+  for w in numba.prange(workers):
+    parallel_passes.thread_units(
+        w, workers, split, update_player, down_parent, down_player, down_slot,
+        down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+        up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+        cumulative, strategy_weight, visit_decay, clip_per_history, chance_weighted)
+    if finish:
+      for u in parallel_passes.worker_units(w, workers, len(infoset_ptr) - 1):
+        end_infosets(unit_infosets[infoset_ptr[u]:infoset_ptr[u + 1]], end)
+  _accumulate_then_end(update_player, top_node, top_position, top_first_child,
+                       top_num_children, top_player, top_slot_offset, chance_prob,
+                       strategy, reach, values, target, cumulative, strategy_weight,
+                       visit_decay, clip_per_history, chance_weighted, finish,
+                       top_infosets, end)
+
+
+@numba.njit(cache=True)
 def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
                    factor):
   """values[slots of `infosets`] *= factor (a scheduled averaging discount)."""
@@ -141,12 +237,17 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
                    num_actions, down_parent, down_player, down_slot, down_chance_prob,
                    up_node, up_position, up_first_child, up_num_children, up_player,
                    up_slot_offset, chance_prob, strategy, reach, values, regrets,
-                   instant, with_instant, cumulative, params, scalars):
+                   instant, with_instant, cumulative, params, scalars, workers,
+                   split_0, split_1, split_both):
   """CFR iterations on the whole tree without returning to Python, one per row of
   `scalars` (t, strategy weight, decay of the sums, rescale of the sums, scheduled
   alpha and beta or nan), each exactly as GeneralCFRSolver.evaluate_and_update_policy
-  runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%."""
+  runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%. The
+  passes run on `workers` threads with the split arrays of player 0's, player 1's
+  and simultaneous passes (walk_pass, which also runs the end of the iteration).
+  Returns how many passes ran on threads."""
   target = instant if with_instant else regrets
+  threaded = 0
   for row in range(scalars.shape[0]):
     t = scalars[row, 0]
     weight = scalars[row, 1]
@@ -164,18 +265,15 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
           infosets_0 if update == 0 else infosets_1)
       if decay != 1.0:
         scale_infosets(infosets, action_offset, num_actions, cumulative, decay)
-      traversal.propagate_reach(down_parent, down_player, down_slot, down_chance_prob,
-                                strategy, reach)
-      traversal.accumulate(player, 0, len(up_node), up_node, up_position,
-                           up_first_child, up_num_children, up_player, up_slot_offset,
-                           chance_prob, strategy, reach, values, target, cumulative,
-                           weight, 1.0, False, False)
-      if with_instant:
-        end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
-                                   instant, strategy, params, t)
-      else:
-        end_iteration(infosets, action_offset, num_actions, regrets, strategy, params,
-                      t)
+      split = split_both if not alternating else (split_0 if update == 0 else split_1)
+      threaded += walk_pass(
+          workers, split, player, down_parent, down_player, down_slot,
+          down_chance_prob, up_node, up_position, up_first_child, up_num_children,
+          up_player, up_slot_offset, chance_prob, strategy, reach, values, target,
+          cumulative, weight, 1.0, False, False, True, infosets,
+          (action_offset, num_actions, regrets, instant, with_instant, strategy, params,
+           t))
+  return threaded
 
 
 class GeneralCFRSolver:
@@ -202,12 +300,14 @@ class GeneralCFRSolver:
       cumulative_strategy_exponent (the sum discounted by ((t-1)/t)^gamma(t) before
       iteration t's strategy is added), and with `discounts` its alpha(t), beta(t)
       those of the drm matcher.
+    threads: threads of each pass (parallel_passes.py; results equal bit for bit
+      to one thread's); None is one (threads are opt-in, parallel_passes.threads_for).
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
                utility_estimator=None, estimable=None, cfrplayground=False,
-               schedule=None):
+               schedule=None, threads=None):
     self._tree = as_compiled_tree(game)
     tree = self._tree
     self.regret_matcher = regret_matching.parse_full_width_matcher(regret_matcher)
@@ -253,6 +353,10 @@ class GeneralCFRSolver:
     self._walk = (traversal.whole_tree_walk(tree)
                   if depth_limit is None and estimable is None
                   else traversal.TraversalTree(tree, depth_limit, estimable))
+    self.threads = parallel_passes.threads_for(threads)
+    self._plans = (parallel_passes.plans_for(self._walk, tree) if self.threads > 1
+                   else None)
+    self._serial_split = parallel_passes.serial_split(self._walk)
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
@@ -276,6 +380,7 @@ class GeneralCFRSolver:
     # scale grows (and the sums are rescaled) before the weights could overflow.
     self._log_weight_scale = 0.0
     self.visited_states = 0
+    self.threaded_passes = 0  # passes that ran on several threads
 
   @property
   def tree(self):
@@ -358,18 +463,21 @@ class GeneralCFRSolver:
     walk, tree = self._walk, self._tree
     instant = self._instant if self._instant is not None else self._regrets[:0]
     batch = max(1, min(_BATCH, _BATCH_NODES // max(walk.num_nodes, 1)))
+    splits = ((self._split(0), self._split(1), self._serial_split)
+              if self.alternating_updates else
+              (self._serial_split, self._serial_split, self._split(_BOTH_PLAYERS)))
     done = 0
     while done < num_iterations:
       count = min(batch, num_iterations - done)
       scalars = np.array([self._iteration_scalars() for _ in range(count)])
-      run_iterations(
+      self.threaded_passes += run_iterations(
           self.alternating_updates, self._player_infosets[0], self._player_infosets[1],
           self._all_infosets, tree.infoset_action_offset, tree.infoset_num_actions,
           walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
           walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
           walk.up_player, walk.up_slot_offset, walk.chance_prob, self._strategy,
           self._reach, self._values, self._regrets, instant, self._instant is not None,
-          self._cumulative, self._params, scalars)
+          self._cumulative, self._params, scalars, self.threads, *splits)
       self.visited_states += count * walk.num_nodes * (
           2 if self.alternating_updates else 1)
       done += count
@@ -401,16 +509,33 @@ class GeneralCFRSolver:
       self.visited_states += self.utility_estimator.estimate(
           tree, walk.leaf_tree_nodes, self._leaf_estimates)
       self._values[walk.leaf_nodes] = self._leaf_estimates
-    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
-                              walk.down_chance_prob, self._strategy, self._reach)
-    traversal.accumulate(
-        update_player, 0, len(walk.up_node), walk.up_node, walk.up_position,
-        walk.up_first_child, walk.up_num_children, walk.up_player, walk.up_slot_offset,
-        walk.chance_prob, self._strategy, self._reach, self._values,
-        self._regrets if self._instant is None else self._instant,
-        self._cumulative, weight, visit_decay,
-        playground and self.regret_matcher.kind == regret_matching.RM_PLUS, playground)
+    self.threaded_passes += self._walk_pass(
+        update_player, self._strategy,
+        self._regrets if self._instant is None else self._instant, weight,
+        visit_decay, playground and self.regret_matcher.kind == regret_matching.RM_PLUS,
+        playground)
     self.visited_states += walk.num_nodes
+
+  def _split(self, update_player):
+    """walk_pass's split arrays of `update_player`'s passes."""
+    if self._plans is None:
+      return self._serial_split
+    return self._plans.arrays(update_player)
+
+  def _walk_pass(self, update_player, strategy, regrets, weight, visit_decay, clip,
+                 chance_weighted):
+    """One pass over the walk (walk_pass) on the solver's threads, without the end
+    of the iteration (the caller's _end); whether it ran on threads."""
+    walk, tree = self._walk, self._tree
+    return walk_pass(
+        self.threads, self._split(update_player), update_player, walk.down_parent,
+        walk.down_player, walk.down_slot, walk.down_chance_prob, walk.up_node,
+        walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
+        walk.up_slot_offset, walk.chance_prob, strategy, self._reach, self._values,
+        regrets, self._cumulative, weight, visit_decay, clip, chance_weighted, False,
+        self._all_infosets[:0],
+        (tree.infoset_action_offset, tree.infoset_num_actions, self._regrets,
+         self._regrets, False, self._strategy, self._params, 0.0))
 
   def _end(self, infosets, t):
     tree = self._tree
@@ -437,15 +562,9 @@ class GeneralCFRSolver:
     walk = self._walk
     if len(walk.leaf_nodes):
       raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
-    reach, values = self._reach, self._values
-    traversal.propagate_reach(walk.down_parent, walk.down_player, walk.down_slot,
-                              walk.down_chance_prob, slots, reach)
     # No player is updated: the tables are read-only arguments.
-    traversal.accumulate(
-        traversal.NO_PLAYER, 0, len(walk.up_node), walk.up_node, walk.up_position, walk.up_first_child,
-        walk.up_num_children, walk.up_player, walk.up_slot_offset, walk.chance_prob,
-        slots, reach, values, self._regrets, self._cumulative, 0.0, 1.0, False, False)
-    observe(reach, values)
+    self._walk_pass(traversal.NO_PLAYER, slots, self._regrets, 0.0, 1.0, False, False)
+    observe(self._reach, self._values)
 
   def average_strategy_slots(self):
     """The average strategy in slot form; uniform at information sets never reached."""

@@ -66,29 +66,34 @@ def _checked_estimator(text):
   return text
 
 
-_DEPTH_PARAMETERS = (
+_COMMON_PARAMETERS = (
     Parameter("dl", _optional_depth, None,
               "depth limit: histories deeper than this are valued by `ue` "
               "(none = full depth)"),
     Parameter("ue", _checked_estimator, "randomplayout(1)",
               "utility estimator below the depth limit: randomplayout(n)"),
+    Parameter("threads", _int("threads", minimum=1), 1,
+              "threads of each pass (cfr/parallel_passes.py; results equal one "
+              "thread's bit for bit)"),
 )
 
 
-def _depth(seed, dl, ue):
-  """The depth-limit keyword arguments of our CFR solvers (a seeded estimator)."""
+def _depth(seed, dl, ue, threads):
+  """The depth-limit keyword arguments of our CFR solvers (a seeded estimator) and
+  their thread count."""
   estimator = None
   if dl is not None:
     estimator = _attribute("cfr.utility_estimators", "parse_utility_estimator")(
         ue, seed=seed)
-  return dict(depth_limit=dl, utility_estimator=estimator)
+  return dict(depth_limit=dl, utility_estimator=estimator, threads=threads)
 
 
-def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, cfrplayground=False):
+def _build_general_cfr(game, seed, rm, updates, cse, dl, ue, threads,
+                       cfrplayground=False):
   return _attribute("cfr.cfr", "GeneralCFRSolver")(
       game, regret_matcher=rm, alternating_updates=(updates == "alternating"),
       cumulative_strategy_exponent=cse, cfrplayground=cfrplayground,
-      **_depth(seed, dl, ue))
+      **_depth(seed, dl, ue, threads))
 
 
 def _register_cfr_preset(name, summary):
@@ -103,7 +108,7 @@ def _register_cfr_preset(name, summary):
       Parameter("cse", _float("cse", 0.0, number_ranges.MAX_EXPONENT),
                 preset["cumulative_strategy_exponent"],
                 "cumulative strategy exponent gamma: iteration t weighs t^gamma"),
-  ) + _DEPTH_PARAMETERS, accepts_tree=True)
+  ) + _COMMON_PARAMETERS, accepts_tree=True)
 
 
 _register_cfr_preset("cfr", "CFR, RM with simultaneous updates ([S] Table 5.2); "
@@ -129,9 +134,9 @@ _DCFR_BETA = _float("beta", -number_ranges.MAX_EXPONENT, number_ranges.MAX_EXPON
 _DCFR_GAMMA = _float("gamma", 0.0, number_ranges.MAX_EXPONENT, allowed=())
 
 
-def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue):
+def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue, threads):
   matcher = components.RegretMatcher(kind=components.DRM, alpha=alpha, beta=beta)
-  return _build_general_cfr(game, seed, matcher, updates, gamma, dl, ue)
+  return _build_general_cfr(game, seed, matcher, updates, gamma, dl, ue, threads)
 
 
 registry.register_solver(
@@ -144,7 +149,7 @@ registry.register_solver(
                   "iteration t's strategy weighs t^gamma"),
         Parameter("updates", _choice("updates", presets.CFR_UPDATES), "alternating",
                   "alternating or simultaneous updates"),
-    ) + _DEPTH_PARAMETERS, accepts_tree=True)
+    ) + _COMMON_PARAMETERS, accepts_tree=True)
 
 
 # The solvers of 2021-2024 (cfr/cfr.py; each class's docstring cites its paper).
@@ -156,16 +161,17 @@ _PLUS_ALPHA = _float("alpha", 0.0, number_ranges.MAX_EXPONENT, allowed=())
 
 def _build_named(solver_class):
   """A build function passing the registry's parameters to cfr.cfr.<solver_class>."""
-  def build(game, seed, dl, ue, updates=None, **kwargs):
+  def build(game, seed, dl, ue, threads, updates=None, **kwargs):
     if updates is not None:
       kwargs["alternating_updates"] = updates == "alternating"
-    return _attribute("cfr.cfr", solver_class)(game, **kwargs, **_depth(seed, dl, ue))
+    return _attribute("cfr.cfr", solver_class)(game, **kwargs,
+                                               **_depth(seed, dl, ue, threads))
   return build
 
 
 def _register_modern(name, summary, solver_class, parameters):
   registry.register_solver(name, summary, _build_named(solver_class),
-                           parameters + _DEPTH_PARAMETERS, accepts_tree=True)
+                           parameters + _COMMON_PARAMETERS, accepts_tree=True)
 
 
 _register_modern(

@@ -16,9 +16,10 @@ from ggp_cr.algorithms.resolving import protocol
 
 # --- Time estimates (wall clock on the shared 2-core machine) ----------------------
 
-# The live path's shares of a move: tracing the next turns, building the next gadget.
+# The live path's shares of a move: tracing the next turns, building the next gadget
+# (after live_path.OWN_TRACE_SHARE).
 TRACE_SHARE = 0.6
-BUILD_SHARE = 0.4
+BUILD_SHARE = 0.6
 # About the time of one pass of a compiled kernel per tree node (shared machine).
 SECONDS_PER_NODE_PASS = 5e-8
 # A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
@@ -105,6 +106,17 @@ FIRST_ITERATION_MARGIN = 1.25
 SAMPLING_SETUP_SHARE = 0.8
 # Subgames smaller than this do not re-measure the estimate (fixed costs dominate).
 MEASURED_NODES = 200_000
+# The estimate is the median of the last MEASURED_WINDOW per-node measurements (a
+# subgame's first iterations; the pre-play's at first): one iteration slowed down by
+# the machine's load no longer doubles it for the rest of the match. After a
+# subgame refused for the estimate alone (SubgameBudget.refused_for_time), the
+# least-loaded rate of the pre-play (its QUIET_QUANTILE, times VIEW_SLOWDOWN) is
+# counted as a measurement: on PAM{8} a pre-play slowed to 80-133 ms an iteration
+# (45 ms before) made every later subgame of the match "more than the 1,457,070
+# [nodes] its build time allows", and with no first iteration run the estimate was
+# never measured again.
+MEASURED_WINDOW = 3
+QUIET_QUANTILE = 25
 # What is left of a CFR+ move (after its iterations and the action) builds the next
 # subgames ahead: at most this many a decision.
 AHEAD_MAX = 8
@@ -164,6 +176,15 @@ def setup_seconds(roots, walked, found, sampling=False):
   SETUP_SECONDS, the trace, and per root (a sampling solver's prefix arrays: per
   root and per next turn found); the sum of setup_stages."""
   return sum(setup_stages(roots, walked, found, sampling).values())
+
+
+def too_slow(message):
+  """The CannotResolve of a subgame refused because its first iteration, as
+  estimated, would not fit (`iteration_estimate` True: SubgameBudget.
+  refused_for_time)."""
+  error = protocol.CannotResolve(message)
+  error.iteration_estimate = True
+  return error
 
 
 class SetupClock:
@@ -290,6 +311,10 @@ class SubgameBudget:
   def __init__(self, sampling):
     self.sampling = bool(sampling)
     self.seconds_per_node = ITERATION_SECONDS_PER_NODE
+    # The last per-node measurements (the estimate is their median), and the
+    # pre-play's least-loaded rate (None before a pre-play).
+    self._measured = []
+    self._quiet = None
 
   def from_trunk(self, samples, per_iteration, num_nodes):
     """Sets the estimate from the whole game's pre-play iterations' seconds `samples`
@@ -300,7 +325,26 @@ class SubgameBudget:
     the whole tree."""
     per_iteration = float(np.median(samples)) if samples else per_iteration
     if per_iteration:
-      self.seconds_per_node = VIEW_SLOWDOWN * per_iteration / num_nodes
+      self._measured = []
+      self._measure(VIEW_SLOWDOWN * per_iteration / num_nodes)
+      quiet = (float(np.percentile(samples, QUIET_QUANTILE)) if samples else
+               per_iteration)
+      self._quiet = VIEW_SLOWDOWN * quiet / num_nodes
+
+  def _measure(self, seconds_per_node):
+    """Adds a per-node measurement; the estimate is the median of the last
+    MEASURED_WINDOW."""
+    self._measured = self._measured[-(MEASURED_WINDOW - 1):] + [seconds_per_node]
+    self.seconds_per_node = float(np.median(self._measured))
+
+  def refused_for_time(self):
+    """After a subgame was refused because its first iteration, as estimated, would
+    not fit (protocol.CannotResolve's `iteration_estimate`): the pre-play's
+    least-loaded rate counts as a measurement (MEASURED_WINDOW), so that a load
+    spike's estimate does not refuse every later subgame of the match; the next
+    first iteration that runs measures the machine again."""
+    if self._quiet is not None and self._quiet < self.seconds_per_node:
+      self._measure(self._quiet)
 
   def first_iteration_seconds(self, nodes, next_roots):
     """A CFR+ iteration's estimated seconds on a subgame of `nodes` nodes with
@@ -331,9 +375,9 @@ class SubgameBudget:
     """Runs the first CFR+ iteration of the compiled resolver `built` (`nodes` nodes)
     when it ends before `share` of MoveBudget `move` (no seconds: always), as
     `first_iteration_seconds` estimates it; adds it to `record`'s iterations and
-    re-measures the estimate (the mean of the previous one and the new measurement;
+    re-measures the estimate (the median of the last measurements;
     subgames under MEASURED_NODES, whose fixed costs would inflate it, do not
-    count). Raises CannotResolve if it would not fit: a subgame the bot switched to
+    count; MEASURED_WINDOW). Raises CannotResolve (too_slow) if it would not fit: a subgame the bot switched to
     must be solved, and the anytime loop would not start an iteration it has no
     estimate for."""
     deadline = move.deadline(share)
@@ -343,7 +387,7 @@ class SubgameBudget:
     next_roots = ITERATION_SECONDS_PER_NEXT_ROOT * built.trace.num_next_roots
     needed = self.first_iteration_seconds(nodes, built.trace.num_next_roots)
     if now + needed > deadline:
-      raise protocol.CannotResolve(
+      raise too_slow(
           f"its first iteration (about {1000 * needed / FIRST_ITERATION_MARGIN:.0f} "
           f"ms for {nodes:,} nodes) would not fit the {1000 * (deadline - now):.0f} "
           "ms left of the move")
@@ -352,8 +396,7 @@ class SubgameBudget:
     built.timing["per_iteration"] = elapsed
     record["iterations"] += 1
     if nodes >= MEASURED_NODES:
-      self.seconds_per_node = 0.5 * (self.seconds_per_node +
-                                     max(elapsed - next_roots, 0.0) / nodes)
+      self._measure(max(elapsed - next_roots, 0.0) / nodes)
 
   def plan_ahead(self, current, infoset, move):
     """Before a CFR+ move (MoveBudget `move`) iterates with the compiled resolver

@@ -324,6 +324,8 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   build_ahead=False it builds at the decision; iteration budgets build nothing."""
   game = pyspiel.load_game("kuhn_poker")
   monkeypatch.setattr(protocol, "_RUN_MARGIN", 1e6)  # one iteration a run, then none
+  # ... the first started on no estimate (the whole game's prior set to none).
+  monkeypatch.setattr(move_budget, "ITERATION_SECONDS_PER_NODE", 0.0)
 
   def second_decision(**kwargs):
     for seed in range(40):

@@ -129,6 +129,53 @@ def test_a_subgame_whose_first_iteration_would_not_fit_is_not_switched_to(monkey
 
 
 
+def test_the_estimate_outlives_neither_one_slow_iteration_nor_a_load_spike():
+  """The per-node estimate is the median of the last MEASURED_WINDOW measurements:
+  one slow first iteration does not double it; after refusals for the estimate
+  alone, the pre-play's least-loaded rate (QUIET_QUANTILE) counts, so a pre-play
+  slowed by the machine's load does not refuse every later subgame of the match."""
+  budget = move_budget.SubgameBudget(sampling=False)
+  budget.refused_for_time()  # before a pre-play: nothing known, nothing changes
+  assert budget.seconds_per_node == move_budget.ITERATION_SECONDS_PER_NODE
+  nodes = 1_000_000
+  slow = [0.13, 0.09, 0.12, 0.085, 0.097, 0.097, 0.098, 0.08]  # seconds an iteration
+  budget.from_trunk(slow, None, nodes)
+  slowed = move_budget.VIEW_SLOWDOWN * float(np.median(slow)) / nodes
+  quiet = move_budget.VIEW_SLOWDOWN * float(np.percentile(slow, 25)) / nodes
+  assert budget.seconds_per_node == pytest.approx(slowed)
+  budget.refused_for_time()
+  budget.refused_for_time()
+  assert budget.seconds_per_node == pytest.approx(quiet)
+  budget.refused_for_time()  # not below the quiet rate
+  assert budget.seconds_per_node == pytest.approx(quiet)
+  first = types.SimpleNamespace(trace=types.SimpleNamespace(num_next_roots=0),
+                                timing={}, iterate=lambda n: time.sleep(0.2))
+  record = {"iterations": 0}
+  budget.first_iteration(first, nodes, record, move_budget.MoveBudget(
+      time.perf_counter(), 1e6))
+  # At least 200 ns a node, slower than the quiet rate: the median holds.
+  assert record["iterations"] == 1
+  assert budget.seconds_per_node == pytest.approx(quiet)
+  with pytest.raises(protocol.CannotResolve) as refused:
+    budget.first_iteration(first, 10 ** 15, record, move_budget.MoveBudget(
+        time.perf_counter(), 1.0))
+  assert refused.value.iteration_estimate
+
+
+def test_the_whole_game_starts_with_a_prior_iteration_estimate(monkeypatch):
+  """Before any iteration is measured the anytime loop holds a prior
+  (ITERATION_SECONDS_PER_NODE a node): one that would not fit is not started."""
+  game = pyspiel.load_game(GAMES[1])
+  monkeypatch.setattr(move_budget, "ITERATION_SECONDS_PER_NODE", 1e3)
+  bot = continual_resolving.ContinualResolvingBot(game, 0, preplay="0.3s",
+                                                  move="0.2s", solver="cfr+")
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  bot.step(state)
+  assert bot.decisions[0]["iterations"] == 0
+
+
 class _FakeClock:
   """A settable time.perf_counter for SetupClock."""
 

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pyspiel
+import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.config import limits
@@ -84,34 +85,40 @@ def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
     assert checked >= 5
 
 
-def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
-  """Below a resolve gadget's roots (only those of the bot's information set are
-  walked), as at the whole game."""
+def _gadgets(count):
+  """(player, the whole game's resolver, key, gadget, its Problem) of the first
+  `count` next subgames of each seat in GAME (resolve gadgets, VR-MCCFR inputs)."""
   game = pyspiel.load_game(GAME)
   config = settings.ResolverConfig(solver="vr_mccfr")
-  checked = fewer = 0
   for player in (0, 1):
     whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
     whole.run(limits.Limit(iterations=100), 0.0)
-    for key in sorted(whole.trace.subgame_map.own_keys())[:3]:
+    for key in sorted(whole.trace.subgame_map.own_keys())[:count]:
       gadget, _, _ = whole.next_subgame(key, "resolve")
-      problem = live_trace.Problem(game, player, gadget)
-      full = live_trace.Trace(problem)
-      moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
-      # The roots above the bot's information set at its entry (live_path.enter).
-      own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
-      fewer += len(own_roots) < len(gadget.subgame.root_states)
-      for target in full.subgame_map.own_keys():
-        own = live_trace.OwnTrace(problem, moves, target)
-        assert own.complete and not own.in_current
-        if own.num_roots:
-          assert (_histories(own, own.subgame_map.roots(target)) ==
-                  _histories(full, full.subgame_map.own_roots(target)))
-          within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
-          assert (_histories(within, within.subgame_map.roots(target)) ==
-                  _histories(own, own.subgame_map.roots(target)))
-          assert within.histories_walked <= own.histories_walked
-          checked += 1
+      yield player, whole, key, gadget, live_trace.Problem(game, player, gadget)
+
+
+def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
+  """Below a resolve gadget's roots (only those of the bot's information set are
+  walked), as at the whole game."""
+  checked = fewer = 0
+  for _, whole, key, gadget, problem in _gadgets(3):
+    full = live_trace.Trace(problem)
+    moves = {key: set(gadget.subgame.root_states[0].legal_actions())}
+    # The roots above the bot's information set at its entry (live_path.enter).
+    own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
+    fewer += len(own_roots) < len(gadget.subgame.root_states)
+    for target in full.subgame_map.own_keys():
+      own = live_trace.OwnTrace(problem, moves, target)
+      assert own.complete and not own.in_current
+      if own.num_roots:
+        assert (_histories(own, own.subgame_map.roots(target)) ==
+                _histories(full, full.subgame_map.own_roots(target)))
+        within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
+        assert (_histories(within, within.subgame_map.roots(target)) ==
+                _histories(own, own.subgame_map.roots(target)))
+        assert within.histories_walked <= own.histories_walked
+        checked += 1
   assert checked >= 10 and fewer
 
 
@@ -237,3 +244,202 @@ def test_after_a_refused_subgame_the_bot_resolves_the_next_one(monkeypatch):
     assert not first["new_subgame"] and "refused by the test" in first["fallback"]
     assert second["new_subgame"] and second["own_trace"], second
     assert third["new_subgame"] and "own_trace" not in third, third
+
+
+def _roots(trace, root_ids):
+  """{history of next root: (steps, chance, opponent key)} of `root_ids`."""
+  problem = trace.problem
+  return {tuple(problem.root_histories[trace.root_of[r]]) + trace.actions[r]:
+          (trace.steps[r], trace.chance[r], trace.opponent_keys[r]) for r in root_ids}
+
+
+def test_the_first_decisions_starts_are_its_information_sets_histories():
+  """OwnTrace with no moves and the bot's first key (live_path.LivePath.first) finds
+  exactly the histories of its first information set, with their chance
+  probability, and an OwnTrace from them maps what one from the root maps."""
+  game = pyspiel.load_game(GAME)
+  checked = 0
+  for player in (0, 1):
+    problem = live_trace.Problem(game, player)
+    for first_key, targets in _own_states(game, player).items():
+      starts = live_trace.OwnTrace(problem, {}, first_key)
+      assert starts.in_current and starts.complete and starts.num_roots == 0
+      histories = {tuple(state.history()) for state, *_ in starts.current_starts}
+      expected = set()
+
+      def walk(state):
+        if state.is_terminal():
+          return
+        if state.current_player() == player:
+          if state.information_state_string(player) == first_key:  # pylint: disable=cell-var-from-loop
+            expected.add(tuple(state.history()))
+          return
+        for action in (state.legal_actions() if not state.is_chance_node() else
+                       [a for a, _ in state.chance_outcomes()]):
+          walk(state.child(action))
+
+      walk(game.new_initial_state())
+      assert histories == expected
+      for state, _, _, j, actions, _, chance in starts.current_starts:
+        assert j == 0 and tuple(actions) == tuple(state.history())
+        replay, probability = game.new_initial_state(), 1.0
+        for action in actions:
+          if replay.is_chance_node():
+            probability *= dict(replay.chance_outcomes())[action]
+          replay.apply_action(action)
+        assert chance == pytest.approx(probability, rel=1e-12)
+      for target in targets:
+        for action in _actions(game, player, first_key):
+          moves = {first_key: {action}}
+          own = live_trace.OwnTrace(problem, moves, target)
+          from_starts = live_trace.OwnTrace(problem, moves, target,
+                                            starts=starts.current_starts)
+          assert from_starts.complete and not from_starts.in_current
+          assert (_roots(from_starts, range(from_starts.num_roots)) ==
+                  _roots(own, range(own.num_roots)))
+          assert from_starts.histories_walked <= own.histories_walked
+          checked += 1
+  assert checked >= 10
+
+
+def test_starts_below_a_gadget_map_what_its_roots_map():
+  """The histories a trace found at the bot's next turn, as starts in the gadget
+  of that subgame (Trace.starts_below), give an OwnTrace the same next roots,
+  steps and chance as one walked from the gadget's roots; and staying in the same
+  subgame (a refused one), the same as one walked through that turn."""
+  game = pyspiel.load_game(GAME)
+  checked = stayed = 0
+  for player, whole, key, gadget, problem in _gadgets(4):
+    starts = whole.trace.starts_below(key, problem)
+    assert {tuple(s.history()) for s, *_ in starts} == {
+        tuple(s.history()) for s, *_ in whole.trace.found[key]}
+    full = live_trace.Trace(problem)
+    turn = whole.trace.found[key][0][0]  # a history of the bot's turn at `key`
+    first_key = next(k for k, targets in _own_states(game, player).items()
+                     if key in targets)
+    for action in turn.legal_actions():
+      moves = {key: {action}}
+      for target in full.subgame_map.own_keys():
+        own = live_trace.OwnTrace(problem, moves, target)
+        from_starts = live_trace.OwnTrace(problem, moves, target, starts=starts)
+        assert from_starts.complete and not from_starts.in_current
+        assert (_roots(from_starts, range(from_starts.num_roots)) ==
+                _roots(own, range(own.num_roots)))
+        checked += own.num_roots > 0
+        # Staying in the whole game (refused there): from the turn's histories,
+        # as from the root through the turn.
+        moves = {first_key: set(_actions(game, player, first_key)),
+                 key: {action}}
+        own = live_trace.OwnTrace(whole.problem, moves, target)
+        from_starts = live_trace.OwnTrace(whole.problem, moves, target,
+                                          starts=whole.trace.starts_below(key))
+        assert (_roots(from_starts, range(from_starts.num_roots)) ==
+                _roots(own, range(own.num_roots)))
+        stayed += own.num_roots > 0
+        moves = {key: {action}}
+  assert checked >= 5 and stayed >= 5, (checked, stayed)
+
+
+def test_root_states_kept_by_the_trace_equal_their_replays():
+  game = pyspiel.load_game(GAME)
+  trace = live_trace.Trace(live_trace.Problem(game, 1))
+  for root_id in range(trace.num_roots):
+    replay = game.new_initial_state()
+    for action in trace.actions[root_id]:
+      replay.apply_action(action)
+    kept = trace.root_state(root_id)
+    assert kept.history() == replay.history()
+    assert kept is not trace.root_state(root_id, copy=False)
+    assert trace.opponent_keys[root_id] == replay.information_state_string(0)
+    for _, key, _, _ in trace.steps[root_id]:
+      assert isinstance(key, str)
+
+
+def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
+  """A walk from starts cut by its deadline in the middle of a start keeps what the
+  starts before found; resumed, it ends equal to one never cut (the start it was
+  in is walked again, its histories found once)."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=5)")
+  player = 1
+  problem = live_trace.Problem(game, player)
+  first_key, targets = sorted(_own_states(game, player).items())[0]
+  starts = live_trace.OwnTrace(problem, {}, first_key).current_starts
+  action = _actions(game, player, first_key)[0]
+  moves = {first_key: {action}}
+  whole = {t: live_trace.OwnTrace(problem, moves, t, starts=starts) for t in targets}
+  ticks = [0]
+
+  def clock():
+    ticks[0] += 1
+    return float(ticks[0])
+
+  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  resumed = 0
+  for target, uncut in whole.items():
+    if not uncut.num_roots:
+      continue
+    for cut_at in (3, 7, 12):
+      ticks[0] = 0
+      cut = live_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
+      assert not cut.complete and 0.0 <= cut.progress < 1.0
+      assert cut.resume(None) and cut.complete and cut.progress == 1.0
+      assert (_roots(cut, range(cut.num_roots)) ==
+              _roots(uncut, range(uncut.num_roots)))
+      assert ([tuple(s.history()) for s, *_ in cut.found[target]] ==
+              [tuple(s.history()) for s, *_ in uncut.found[target]])
+      resumed += 1
+  assert resumed >= 6
+  # A walk from the roots is abandoned, not resumed.
+  ticks[0] = 0
+  cut = live_trace.OwnTrace(problem, moves, sorted(targets)[0], deadline=5)
+  assert not cut.complete and not cut.resume(None) and cut.num_roots == 0
+  assert cut.progress is None
+
+
+def test_a_subgame_left_is_freed_before_the_moves_iterations(monkeypatch):
+  """The resolver of the subgame the bot leaves is freed when it enters the next,
+  before the move's iterations (on return it cost liars_dice(numdice=2)'s moves
+  about 10 ms past their deadline)."""
+  import weakref  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game(GAME)
+  left = []
+  checked = []
+  run = live_resolver.Resolver.run
+
+  def checking_run(self, limit, start):
+    for ref in left:
+      if ref() is not None and ref() is not self:
+        checked.append(False)
+      else:
+        checked.append(True)
+    left[:] = [weakref.ref(self)]
+    return run(self, limit, start)
+
+  monkeypatch.setattr(live_resolver.Resolver, "run", checking_run)
+  bot = _live_match(game, 0, np.random.default_rng(2))
+  entered = sum(record["new_subgame"] for record in bot.decisions[1:])
+  assert entered >= 2 and checked.count(False) == 0 and len(checked) >= 3
+
+
+def test_a_trace_is_skipped_where_the_last_cut_ones_pace_says_it_cannot_end():
+  """After a trace below a gadget was cut, the next one is not started when the
+  cut one's seconds per root, times the new gadget's roots, exceed the time left
+  (record trace_skipped_at_least_seconds); one that ends forgets the bound."""
+  from ggp_cr.algorithms.resolving import move_budget  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  _, _, _, _, problem = next(_gadgets(1))
+  path = live_path.LivePath(problem.original, problem.player, config)
+  roots = len(problem.root_states)
+  move = move_budget.MoveBudget(time.perf_counter(), 100.0)
+  path._cut_seconds_per_root = 100.0 / roots  # pylint: disable=protected-access
+  record = {}
+  resolver = path._resolver(problem, record, move, 0)  # pylint: disable=protected-access
+  assert record["trace_skipped_at_least_seconds"] == pytest.approx(100.0)
+  assert not resolver.trace.complete
+  assert path._cut_seconds_per_root == 100.0 / roots  # pylint: disable=protected-access
+  path._cut_seconds_per_root = 1.0 / roots  # pylint: disable=protected-access
+  record = {}
+  resolver = path._resolver(problem, record, move, 0)  # pylint: disable=protected-access
+  assert "trace_skipped_at_least_seconds" not in record and resolver.trace.complete
+  assert path._cut_seconds_per_root is None  # pylint: disable=protected-access

@@ -122,12 +122,19 @@ class CompiledPath:
     """The match's first resolver: the prepared one (its time counts as pre-play)."""
     del move
     record["prepared_seconds"] = prepared_seconds
+    # The anytime loop's prior for an iteration before any is measured
+    # (move_budget.ITERATION_SECONDS_PER_NODE a node, not VIEW_SLOWDOWN's): else a
+    # pre-play spent on setup on a loaded machine left it to start the whole
+    # game's first iteration blindly with 0.1 s left (latent TTT: 0.27-1.2 s).
+    prepared.timing.setdefault(
+        "per_iteration", move_budget.ITERATION_SECONDS_PER_NODE * self.tree.num_nodes)
     return prepared
 
   def after_preplay(self, budget, samples, resolver):
     """Sets the SubgameBudget's iteration estimate from the pre-play's iterations."""
-    budget.from_trunk(samples, resolver.timing.get("per_iteration"),
-                      self.tree.num_nodes)
+    # With no iteration run, the timing holds first()'s prior, not a measurement.
+    budget.from_trunk(samples, resolver.timing.get("per_iteration") if samples else
+                      None, self.tree.num_nodes)
 
   def lookup(self, resolver, key):
     """(tree infoset of the bot's information state `key`, whether it starts a new
@@ -158,6 +165,8 @@ class CompiledPath:
         budget.first_iteration(built, info["subgame_nodes"], record, move)
     except protocol.CannotResolve as error:
       error.built = built
+      if getattr(error, "iteration_estimate", False):
+        budget.refused_for_time()
       raise
     protocol.record_entry(record, info, self.config.variant)
     return built

@@ -421,8 +421,8 @@ class CompiledResolver(protocol.AnytimeRun):
     nodes = trace.next_roots[group]
     size = int(self.view.state_keys.subtree_nodes[nodes].sum())
     if max_nodes is not None and size > max_nodes:
-      raise CannotResolve(f"the subgame has {size:,} nodes, more than the "
-                          f"{int(max_nodes):,} its build time allows")
+      raise move_budget.too_slow(f"the subgame has {size:,} nodes, more than the "
+                                 f"{int(max_nodes):,} its build time allows")
     reserve, setup, steps = 0.0, 0.0, None
     clock = None
     sampling = self.config is not None and self.config.sampling
@@ -435,7 +435,14 @@ class CompiledResolver(protocol.AnytimeRun):
       reserve = limits.reserve(size, found)
       stages = move_budget.setup_stages(len(group), walked, found, sampling)
       setup = float(sum(stages.values()))
-      if time.perf_counter() + limits.setup_margin * setup + reserve > deadline:
+      now = time.perf_counter()
+      if now + limits.setup_margin * setup <= deadline < now + (
+          limits.setup_margin * setup + reserve):
+        raise move_budget.too_slow(
+            f"setting up its {len(group):,} roots ({1000 * setup:.0f} ms estimated) "
+            f"and its first iteration ({1000 * reserve:.0f} ms) would not fit the "
+            f"move ({1000 * (deadline - now):.0f} ms left)")
+      if now + limits.setup_margin * setup + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")
@@ -507,8 +514,13 @@ class CompiledResolver(protocol.AnytimeRun):
           trace = view.trace()
           clock.check("trace")
           return make_solver(view, trace)
-        # pylint: disable-next=protected-access
-        return view._solver() if make_solver is None else make_solver(view)
+        if make_solver is not None:
+          return make_solver(view)
+        if not in_place:
+          return view._solver()  # pylint: disable=protected-access
+        # A packing is budgeted on its own (SubgameCFRPlus.packing_pays).
+        return clock.excluding(
+            lambda: view._solver(deadline, reserve))  # pylint: disable=protected-access
 
     view, how = subgame_view(self.view.whole, self.view.state_keys, self.view.player,
                              nodes, w, cbv, variant, opponent_reach, size, deadline,
@@ -517,6 +529,8 @@ class CompiledResolver(protocol.AnytimeRun):
                              if depth_limited_solver else None)
     if how:
       info["view"] = how
+    elif getattr(view.solver, "packed", None) is not None:
+      info["view"] = "in place, its walk packed (scattered in the tree)"
     elif clock is not None and not sampling:
       clock.check("solver")
     if self.config is not None and self.config.keep_solver_data:

@@ -444,6 +444,10 @@ class GadgetView:
       self._position = np.cumsum(self.tree.node_num_children > 0) - 1
     return self._position[nodes]
 
+  def value_nodes(self, nodes):
+    """The entries of a pass's values (`evaluate`'s `observe`) of the view's nodes."""
+    return np.asarray(nodes)
+
   def opponent_values(self, node_values, local_nodes, j):
     """o's original-unit values at local nodes below active roots j (player 0's in)."""
     values = node_values[local_nodes]

@@ -7,6 +7,8 @@ root's subtree raise NestedRoots (callers copy then). How the prefix, payoffs an
 work: docs/algorithms/resolving.md, "Module notes".
 """
 
+import time
+
 import numba
 import numpy as np
 
@@ -14,10 +16,24 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.resolving.compiled import copied_view
+from ggp_cr.algorithms.resolving.compiled import packed_walk
 from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.tree import flat_tree
 
 _NO_UPDATE = 2  # traversal.accumulate's update_player that updates no one
+
+# CFR+ packs a subgame's walk (packed_walk.PackedWalk) when it has at least
+# PACK_MIN_NODES nodes and its top-down pass would walk fewer than
+# PACK_NODES_PER_RANGE nodes a range on the whole tree (scattered: Leduc{3,30}'s
+# 198-260 gained 1.4-1.9 times; IIGS{6}'s 739-906 and PAM{8}'s one range with
+# thousands of post-order segments 0.8-1.1),
+# and, with a deadline, when the packing (about PACK_SECONDS_PER_NODE a node) buys
+# more iterations before it than it costs, its passes PACK_SPEEDUP times faster
+# (benchmarks/subgame_node_rate.py; docs/algorithms/resolving.md).
+PACK_MIN_NODES = 200_000
+PACK_NODES_PER_RANGE = 400
+PACK_SECONDS_PER_NODE = 6e-8
+PACK_SPEEDUP = 1.4
 
 
 class NestedRoots(ValueError):
@@ -268,6 +284,8 @@ class SubgameStructure:
     walk = tables.walk
     roots = view.root_nodes[view.active_roots]
     self._roots = roots
+    # The roots' nodes in the value array (the whole tree's; packed: 0..R-1).
+    self._value_roots = roots
     (self._root_position, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
      ordered, self.subgame_nodes) = _ranges(roots, tables.child_begin,
                                             tables.position_before, tables.post_index,
@@ -311,6 +329,25 @@ class SubgameStructure:
   def _values(self):
     return self._tables.values
 
+  @property
+  def _reach(self):
+    return self._tables.reach
+
+  @property
+  def nodes_per_range(self):
+    """The subgame's nodes per top-down range its passes walk on the whole tree
+    (few: its nodes lie scattered; its post-order segments, one or more a root,
+    are walked in order and do not count)."""
+    return self.subgame_nodes / max(len(self._down_lo), 1)
+
+  def positions(self, nodes):
+    """The rows of the pass's reach (`observe`'s) of whole-tree internal nodes."""
+    return self._tables.position_before[nodes]
+
+  def value_nodes(self, nodes):
+    """The entries of the pass's values (`observe`'s) of whole-tree nodes."""
+    return np.asarray(nodes)
+
   def _traverse(self, update_player, strategy, weight, regrets, cumulative):
     tables = self._tables
     walk = tables.walk
@@ -334,14 +371,14 @@ class SubgameStructure:
 
   def root_values(self):
     """o's gadget payoff at each active root after a pass."""
-    values = self._values[self._roots]
+    values = self._values[self._value_roots]
     return values if self._view.opponent == 0 else -values
 
   def evaluate(self, strategy, observe):
     """observe(reach, values) of one pass with `strategy` (view slot form), no
     update."""
     self._traverse(_NO_UPDATE, strategy, 0.0, _EMPTY, _EMPTY)
-    observe(self._tables.reach, self._values)
+    observe(self._reach, self._values)
 
   def _offsets(self):
     tree = self._view.whole
@@ -363,10 +400,18 @@ _EMPTY = np.zeros(0)  # the tables of a pass that updates no one
 
 class SubgameCFRPlus(SubgameStructure):
   """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
-  (module docstring); cfr.CFRPlusSolver's solving API."""
+  (module docstring); cfr.CFRPlusSolver's solving API. Its passes run on the whole
+  tree, or on the subgame's walk packed into arrays of its own (`pack` True; None:
+  when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
+  with `reserve` seconds kept free), with the same sums in the same order."""
 
-  def __init__(self, view):
+  def __init__(self, view, pack=None, deadline=None, reserve=0.0):
     super().__init__(view)
+    self.packed = None
+    if pack is None:
+      pack = self.should_pack() and self.packing_pays(deadline, reserve)
+    if pack:
+      self._pack()
     size = self._base + int(self._gate_counts.sum())
     self._regrets = np.zeros(size)
     self._cumulative = np.zeros(size)
@@ -381,12 +426,76 @@ class SubgameCFRPlus(SubgameStructure):
   def iterations(self):
     return self._iteration
 
+  def should_pack(self):
+    """Whether packing pays (PACK_MIN_NODES, PACK_NODES_PER_RANGE), measured by
+    benchmarks/subgame_node_rate.py: the subgame is large and scattered."""
+    return (self.subgame_nodes >= PACK_MIN_NODES and
+            self.nodes_per_range < PACK_NODES_PER_RANGE)
+
+  def packing_seconds(self):
+    """The estimated seconds of packing the subgame's walk."""
+    return PACK_SECONDS_PER_NODE * self.subgame_nodes
+
+  def packing_pays(self, deadline, reserve=0.0):
+    """Whether packing now buys more iterations before time.perf_counter()
+    `deadline` than it costs (None: no deadline, an iteration budget: it does),
+    with the packed passes PACK_SPEEDUP times faster, and leaves `reserve`
+    seconds (the first iteration's) free."""
+    if deadline is None:
+      return True
+    left = deadline - time.perf_counter()
+    packing = self.packing_seconds()
+    return packing + reserve <= left and packing <= left * (1 - 1 / PACK_SPEEDUP)
+
+  def _pack(self):
+    """Lays the walk out in packed_walk.PackedWalk (the view's roots are
+    internal)."""
+    view = self._view
+    tree = view.whole
+    self.packed = packed_walk.PackedWalk(
+        tree, self._tables.walk, self._tables, self._roots, view.opponent,
+        view.scale, view.shift)
+    self._value_roots = self.packed.root_nodes
+
+  @property
+  def _values(self):
+    return self._tables.values if self.packed is None else self.packed.values
+
+  @property
+  def _reach(self):
+    return self._tables.reach if self.packed is None else self.packed.reach
+
+  def positions(self, nodes):
+    if self.packed is None:
+      return super().positions(nodes)
+    return self.packed.local_positions(nodes)
+
+  def value_nodes(self, nodes):
+    if self.packed is None:
+      return super().value_nodes(nodes)
+    return self.packed.local_nodes(nodes)
+
+  def _traverse(self, update_player, strategy, weight, regrets, cumulative):
+    packed = self.packed
+    if packed is None:
+      super()._traverse(update_player, strategy, weight, regrets, cumulative)
+      return
+    _pass(update_player, self._view.player, packed.root_position, self._root_slot,
+          self._root_chance, packed.down_lo, packed.down_hi, packed.up_lo,
+          packed.up_hi, packed.down_parent, packed.down_player, packed.down_slot,
+          packed.down_chance_prob, packed.up_node, packed.up_position,
+          packed.up_first_child, packed.up_num_children, packed.up_player,
+          packed.up_slot_offset, packed.chance_prob, strategy, packed.reach,
+          packed.values, regrets, cumulative, weight)
+    self.visited_states += self.subgame_nodes
+
   def _update_gadget(self, strategy, weight):
     """o's regrets and sums at the gadget's infosets from the roots' values, as
     traversal.accumulate would at the copy's prefix nodes."""
     view = self._view
     if view.variant == "resolve":
-      _update_gates(self._values, self._roots, view.opponent == 1, self._root_slot,
+      _update_gates(self._values, self._value_roots, view.opponent == 1,
+                    self._root_slot,
                     self._terminate(), self._root_chance, strategy, weight,
                     self._regrets, self._cumulative)
     elif view.variant == "max_margin":
@@ -431,7 +540,7 @@ class SubgameCFRPlus(SubgameStructure):
       if player == self._view.opponent:
         self._update_gadget(self._strategy, weight)
       if observe is not None and player == 0:
-        observe(self._tables.reach, self._values)
+        observe(self._reach, self._values)
       self._end(player, t)
 
   def average_strategy_slots(self, cumulative=None):
@@ -471,8 +580,9 @@ class SubgameView(copied_view.GadgetView):
   def _build(self, first):
     self._plan(first)
 
-  def _solver(self):
-    return SubgameCFRPlus(self)
+  def _solver(self, deadline=None, reserve=0.0):
+    """Its CFR+ (SubgameCFRPlus, packing when that pays before `deadline`)."""
+    return SubgameCFRPlus(self, deadline=deadline, reserve=reserve)
 
   # Its solver: SubgameCFRPlus, or view_sampling.InPlaceSampler (which answers
   # subgame_nodes, own_infosets, _base, _tables, evaluate and average_at from its
@@ -495,7 +605,10 @@ class SubgameView(copied_view.GadgetView):
     return np.asarray(local_nodes)
 
   def positions(self, nodes):
-    return self.solver._tables.position_before[nodes]  # pylint: disable=protected-access
+    return self.solver.positions(nodes)
+
+  def value_nodes(self, nodes):
+    return self.solver.value_nodes(nodes)
 
   @property
   def utility_sum(self):

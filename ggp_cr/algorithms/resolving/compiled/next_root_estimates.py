@@ -92,12 +92,13 @@ class NextRootEstimates:
     view = self.view
     if self._position is None:
       self._position = (view.positions(self._local), view.positions(self._copies),
+                        view.value_nodes(self._local),
                         np.asarray(view.shift, dtype=np.float64)[self._j],
                         np.asarray(view.scale, dtype=np.float64)[self._j])
-    local_position, copy_position, shift, scale = self._position
+    local_position, copy_position, value_node, shift, scale = self._position
     self.iterations += 1
     _observe(view.player, float(view.utility_sum), local_position, copy_position,
-             self._local, self._w, self._prior, shift, scale, reach, values,
+             value_node, self._w, self._prior, shift, scale, reach, values,
              self.reach_sum, self.opponent_reach_sum, self.value_sum, self.weight_sum)
 
   @property
@@ -170,14 +171,14 @@ class SampledNextRootEstimates(NextRootEstimates):
 
 
 @numba.njit(cache=True)
-def _observe(player, utility_sum, local_position, copy_position, local, w0, prior,
+def _observe(player, utility_sum, local_position, copy_position, value_node, w0, prior,
              shift, scale, reach, values, reach_sum, opponent_reach_sum, value_sum,
              weight_sum):
   """NextRootEstimates.observe's sums, per next root i: w = w0 · π_p π_c from its
   root, o's reach relative to its root times the prior, o's value in the original
   game's units ((u_o + shift) / scale of the view's payoff)."""
   opponent = 1 - player
-  for i in range(len(local)):
+  for i in range(len(value_node)):
     k, c = local_position[i], copy_position[i]
     # The live path's order of operations (live_solvers.FullWidthSolver: w0 over
     # the root's reach, times the reach): equal reaches give bitwise equal w, so
@@ -185,7 +186,7 @@ def _observe(player, utility_sum, local_position, copy_position, local, w0, prio
     w = w0[i] / (reach[c, player] * reach[c, 2]) * reach[k, player] * reach[k, 2]
     at_root = reach[c, opponent]
     ratio = reach[k, opponent] / at_root if at_root > 0 else 0.0
-    value = values[local[i]]
+    value = values[value_node[i]]
     if opponent == 1:
       value = utility_sum - value
     value = _original_value(value, scale[i], shift[i])

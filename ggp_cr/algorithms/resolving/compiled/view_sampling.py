@@ -336,7 +336,8 @@ class InPlaceSampler(ViewSampler):
 
   # What in_place_view.SubgameView asks of its solver, answered by the subgame's
   # structure (in_place_view.SubgameStructure: no CFR+ tables).
-  _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables")
+  _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables",
+                "positions", "value_nodes")
 
   def __getattr__(self, name):
     if name in InPlaceSampler._STRUCTURE and "_structure" in self.__dict__:

@@ -14,8 +14,17 @@ from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
 
 # Share of a decision's time budget after which tracing the next turns below the
-# bot's own decisions (live_trace.OwnTrace) gives up.
-OWN_TRACE_SHARE = 0.3
+# bot's own decisions (live_trace.OwnTrace) gives up resolving at this decision
+# (the gadget is built by move_budget.BUILD_SHARE) ...
+OWN_TRACE_SHARE = 0.45
+# ... and after which a walk from the histories of the bot's last information set
+# gives up finding those of this one (for the next decision's walk to start at).
+OWN_TRACE_LATE_SHARE = 0.9
+# Share of the first decision's budget (pre-play and move) after which finding the
+# histories of the bot's information set gives up (0.09 s of CPU for
+# python_leduc(cards_per_suit=100)'s first seat, 10,101 histories walked); the whole
+# game's trace then runs to TRACE_SHARE.
+FIRST_STARTS_SHARE = 0.3
 # The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
 # to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
 NEXT_TURNS = 1
@@ -40,6 +49,9 @@ class LivePath:
     # depth-limited tree (full-width solvers), predicting the next ones.
     self._trace_seconds_per_root = None
     self._tree_seconds_per_root = None
+    # Seconds per root that the last trace below a gadget, cut at its deadline, took
+    # at least (when it is the latest trace below a gadget; sampling solvers).
+    self._cut_seconds_per_root = None
 
   def warm_up(self):
     """Nothing to fault in ahead."""
@@ -58,10 +70,26 @@ class LivePath:
     return seed
 
   def first(self, prepared, prepared_seconds, record, move):
-    """The whole game's live resolver, its next turns traced within the move."""
+    """The whole game's live resolver, its next turns traced within the move; with
+    a sampling solver, first the histories of the bot's information set
+    (record["key"]) found within FIRST_STARTS_SHARE, its next OwnTrace's starts if
+    the trace does not end."""
     del prepared_seconds
-    return self._resolver(live_trace.Problem(self.game, self.player), record, move,
-                          prepared)
+    problem = live_trace.Problem(self.game, self.player)
+    starts = None
+    if self.config.sampling:
+      # A walk pruned at every decision of the bot's (none is above the histories
+      # of its first information set); they end it as in_current.
+      own = live_trace.OwnTrace(problem, {}, record["key"],
+                                move.deadline(FIRST_STARTS_SHARE))
+      record["first_starts_seconds"] = own.seconds
+      if own.complete and own.current_starts:
+        starts = own.current_starts
+        record["first_starts"] = len(starts)
+    resolver = self._resolver(problem, record, move, prepared)
+    if not resolver.trace.complete and resolver.solver_collects_by_history:
+      resolver.own_starts = starts
+    return resolver
 
   def after_preplay(self, budget, samples, resolver):
     """The live path has no subgame budget to fit."""
@@ -93,8 +121,14 @@ class LivePath:
     trace = None
     if current.own_trace_next:
       trace = self._own_trace(current, key, record, move)
-    gadget, profile, info = current.next_subgame(
-        key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
+    used = current.trace if trace is None else trace
+    try:
+      gadget, profile, info = current.next_subgame(
+          key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
+    except protocol.CannotResolve:
+      # The bot stays: its next OwnTrace starts at this turn's histories.
+      current.own_starts = used.starts_below(key)
+      raise
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
       record["own_trace"] = True
@@ -102,8 +136,11 @@ class LivePath:
     resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
                               record, move, seed, warm=warm, trunk=profile,
                               parent_root_mass=current.root_mass)
-    # The roots above the bot's information set here (OwnTrace walks only these).
-    used = current.trace if trace is None else trace
+    # The roots above the bot's information set here (OwnTrace walks only these),
+    # and its histories there (OwnTrace starts at them when given).
+    resolver.own_starts = used.starts_below(key, resolver.problem)
+    if resolver.own_starts is not None:
+      record["own_starts"] = len(resolver.own_starts)
     root_histories = current.problem.root_histories
     resolver.own_root_histories = frozenset(
         tuple(root_histories[used.root_of[r]]) + used.actions[r]
@@ -113,19 +150,41 @@ class LivePath:
   def _own_trace(self, current, key, record, move):
     """The next turns below the bot's own decisions in the current subgame, when
     its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
-    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE."""
+    if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE
+    (then a walk from starts goes on to OWN_TRACE_LATE_SHARE if predicted to end
+    by then, so that the next decision's walk starts at this turn's histories)."""
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
-                                current.own_root_histories)
+                                current.own_root_histories, current.own_starts)
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
+    record["own_trace_from"] = ("starts" if current.own_starts is not None else
+                                "roots")
     if trace.in_current:
       record["enters_new_subgame"] = False
+      if trace.complete:
+        current.own_starts = trace.current_starts
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
+      # The bot stays; the rest of the walk, if predicted (at its pace so far over
+      # the starts) to end before OWN_TRACE_LATE_SHARE, spares the next decision's
+      # walk this turn (it starts at this turn's histories).
+      late = False
+      progress = trace.progress
+      if progress:
+        record["own_trace_progress"] = progress
+        rest = trace.seconds * (1.0 - progress) / progress
+        if time.perf_counter() + rest <= move.deadline(OWN_TRACE_LATE_SHARE):
+          late = trace.resume(move.deadline(OWN_TRACE_LATE_SHARE))
+          record["own_trace_late_seconds"] = (trace.seconds -
+                                              record["own_trace_seconds"])
+      if late:
+        current.own_starts = (trace.current_starts if trace.in_current else
+                              trace.starts_below(key))
       raise protocol.CannotResolve(
           "the next turns below its own decisions were not traced within the time "
-          "budget")
+          "budget" + ("; traced later in the move (the next walk starts at this "
+                      "turn's histories)" if late else ""))
     if key not in trace.subgame_map:
       raise protocol.CannotResolve("its information state was not found below its "
                                    "own decisions in the current subgame")
@@ -142,8 +201,11 @@ class LivePath:
     """The resolver of `problem`; its trace (and a full-width solver's tree) is not
     started when the last complete one below a gadget (seconds per root) predicts
     it would take more than TRACE_SKIP_FACTOR times what is left before
-    TRACE_SHARE."""
+    TRACE_SHARE, or, with a sampling solver, when the last
+    one was cut and at its pace it would not end in the time left (a trace cut at
+    the 0.6 share left 0.2 s IIGS(8) moves 75 ms of iterations)."""
     deadline = move.deadline(move_budget.TRACE_SHARE)
+    skipped = False
     per_root = self._trace_seconds_per_root
     if not self.config.sampling and per_root is not None and \
         self._tree_seconds_per_root is not None:
@@ -152,12 +214,24 @@ class LivePath:
       predicted = len(problem.root_states) * per_root
       if predicted > TRACE_SKIP_FACTOR * (deadline - time.perf_counter()):
         record["trace_skipped_predicted_seconds"] = predicted
-        deadline = time.perf_counter()
+        deadline, skipped = time.perf_counter(), True
+    elif (deadline is not None and problem.gadget is not None and
+          self.config.sampling and self._cut_seconds_per_root is not None):
+      at_least = len(problem.root_states) * self._cut_seconds_per_root
+      if at_least > deadline - time.perf_counter():
+        record["trace_skipped_at_least_seconds"] = at_least
+        deadline, skipped = time.perf_counter(), True
     # With seconds, the full-width solvers' tree is laid out to the next turns.
     turns = NEXT_TURNS if deadline is not None else None
     resolver = live_resolver.Resolver(problem, self.config, seed, deadline=deadline,
                                       turns=turns, **kwargs)
+    if (problem.gadget is not None and self.config.sampling and not skipped and
+        not resolver.trace.complete):
+      self._trace_seconds_per_root = None
+      self._cut_seconds_per_root = (resolver.trace.seconds /
+                                    len(problem.root_states))
     if resolver.trace.complete and problem.gadget is not None:
+      self._cut_seconds_per_root = None
       self._trace_seconds_per_root = (resolver.trace.seconds /
                                       len(problem.root_states))
       if resolver.tree_seconds is not None:

@@ -48,6 +48,9 @@ class Resolver(protocol.AnytimeRun):
     # above its information set where it entered (None: all), for live_trace.OwnTrace.
     self.own_moves = {}
     self.own_root_histories = None
+    # The histories of the bot's information set at a decision of its here, as
+    # OwnTrace starts (live_trace.Trace.starts_below; None: unknown).
+    self.own_starts = None
     self._stayed = False
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)
@@ -200,7 +203,7 @@ class Resolver(protocol.AnytimeRun):
       if deadline is not None and time.perf_counter() > deadline:
         raise protocol.CannotResolve(f"its {len(group)} roots could not be built "
                                      "within the time budget")
-      states.append(trace.root_state(root_id))
+      states.append(trace.root_state(root_id, copy=False))  # (Subgame copies)
     try:
       subgame = gadget_game.Subgame(
           problem.original, problem.player, states,

@@ -157,6 +157,11 @@ class Trace:
   information state at r, and r's node in `tree` if one is given. If `deadline`
   (time.perf_counter()) passes first, the trace is abandoned: it records no next
   roots and an empty map (`complete` is False), so the bot stays in this subgame.
+
+  It keeps r's state (`root_state` copies it rather than replaying r) and, per
+  information state of the bot at its next turns, the histories s found there with
+  their paths (`found`, {key: [(state, root id, j, actions, steps, chance)]}): the
+  starts of an OwnTrace at the bot's next decision (`starts_below`).
   """
 
   def __init__(self, problem, tree=None, deadline=None):
@@ -167,15 +172,25 @@ class Trace:
     self.current_root_nodes = {}
     self.histories_walked = 0
     self._clear()
+    self.seconds = 0.0
+    self._run()
+    if tree is not None and problem.prefix == 0:
+      self.current_root_nodes[0] = 0
+
+  def _run(self):
+    """Walks (_walk_all) until done or the deadline; adds its time to `seconds`."""
     start = time.perf_counter()
+    self.complete = True
     try:
       self._walk_all()
     except OutOfTime:
       self.complete = False
-      self._clear()
-    self.seconds = time.perf_counter() - start
-    if tree is not None and problem.prefix == 0:
-      self.current_root_nodes[0] = 0
+      self._abandon()
+    self.seconds += time.perf_counter() - start
+
+  def _abandon(self):
+    """After the deadline: nothing found is kept."""
+    self._clear()
 
   def _walk_all(self):
     root = self.problem.game.new_initial_state()
@@ -194,6 +209,8 @@ class Trace:
     self.chance = []
     self.nodes = []
     self.opponent_keys = []
+    self.states = []
+    self.found = {}
     self.subgame_map = SubgameMap()
 
   def _register(self, root):
@@ -209,6 +226,7 @@ class Trace:
       self.chance.append(chance)
       self.nodes.append(node)
       self.opponent_keys.append(state.information_state_string(self.problem.opponent))
+      self.states.append(state)
     return root_id
 
   def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
@@ -225,7 +243,8 @@ class Trace:
       branches = [(a, None) for a in state.legal_actions()]
       key = (state.information_state_string(acting) if depth >= problem.prefix
              else None)
-      if not self._enters(acting, key, track):
+      if not self._enters(acting, key, track,
+                          (state, track, root, j, actions, steps, chance)):
         return
     moves = self._moves(acting, key)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
@@ -264,17 +283,20 @@ class Trace:
           child_track, child_root = recall.CURRENT, None
         else:
           if self._is_target(own_key):
-            self.subgame_map.add(self._register(child_root), own_key,
-                                 original.information_state_string(problem.opponent))
+            root_id = self._register(child_root)
+            self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
+            self.found.setdefault(own_key, []).append(
+                (original, root_id, child_j, child_actions, child_steps, child_chance))
           continue
       self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
                  child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
-  def _enters(self, acting, key, track):
-    """Whether the walk goes on below a decision node of the solved game."""
-    del acting, key, track
+  def _enters(self, acting, key, track, at):
+    """Whether the walk goes on below a decision node of the solved game (`at`:
+    the node's state, track, pending root, root j, actions, steps, chance)."""
+    del acting, key, track, at
     return True
 
   def _moves(self, acting, key):
@@ -295,12 +317,37 @@ class Trace:
   def num_roots(self):
     return len(self.root_of)
 
-  def root_state(self, root_id):
-    """The original game's state of next root `root_id`."""
-    state = self.problem.root_states[self.root_of[root_id]].clone()
-    for action in self.actions[root_id]:
-      state.apply_action(action)
-    return state
+  def root_state(self, root_id, copy=True):
+    """The original game's state of next root `root_id` (copy=False: the trace's
+    own, not to be changed)."""
+    state = self.states[root_id]
+    return state.clone() if copy else state
+
+  def starts_below(self, own_key, problem=None):
+    """The histories of the bot's information state `own_key` at its next turn
+    (found here), as OwnTrace starts: in this trace's problem (the bot stays
+    in it: each walked from the bot's decision, as a refused next turn), or in
+    `problem`, the gadget of the next subgame over this trace's roots (each
+    from the root above it, by history). None if `own_key` was not found."""
+    found = self.found.get(own_key)
+    if not found:
+      return None
+    if problem is None:
+      return [(state, recall.CURRENT, None, j, actions, steps, chance)
+              for state, _, j, actions, steps, chance in found]
+    index = {tuple(history): j for j, history in enumerate(problem.root_histories)}
+    root_histories = self.problem.root_histories
+    starts = []
+    for state, root_id, _, actions, steps, chance in found:
+      above = self.actions[root_id]
+      new_j = index.get(tuple(root_histories[self.root_of[root_id]]) + above)
+      if new_j is None:
+        return None
+      root_chance = self.chance[root_id]
+      starts.append((state, recall.CURRENT, None, new_j, actions[len(above):],
+                     steps[len(self.steps[root_id]):],
+                     chance / root_chance if root_chance > 0 else 0.0))
+    return starts
 
 
 class OwnTrace(Trace):
@@ -319,26 +366,76 @@ class OwnTrace(Trace):
   where the bot
   decided (it stayed in this subgame after a refused one) are walked through as a
   subgame's first turn. If the bot's `target` turn is still in this subgame,
-  `in_current` is True and nothing is mapped. A deadline passing leaves it
-  incomplete as Trace.
+  `in_current` is True and nothing is mapped (its histories there are kept as
+  `current_starts`). A deadline passing leaves it incomplete as Trace.
+
+  `starts` (Trace.starts_below: the histories of the bot's information set at its
+  last decision, with their paths from the roots), if given, are walked instead
+  of the roots: the same next turns are found (perfect recall) without walking
+  down to that decision again.
   """
 
-  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None):
+  def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
+               starts=None):
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
+    self.starts = starts
     self.target = target
     self.in_current = False
+    self.current_starts = []
+    # The next start to walk, and the lengths of what it may add to, when it began.
+    self._next_start = 0
+    self._marks = (0, 0)
     super().__init__(problem, None, deadline)
-    if self.in_current:
+    if self.in_current and self.complete:
+      self._clear()
+
+  @property
+  def progress(self):
+    """The share of `starts` walked to their end (None for a walk from the roots)."""
+    if self.starts is None:
+      return None
+    return self._next_start / len(self.starts) if self.starts else 1.0
+
+  def resume(self, deadline):
+    """Walks on from `starts` after a deadline passed (the start it was in is walked
+    again), until done or `deadline`; returns whether it is complete. A walk from
+    the roots is not resumed."""
+    if self.complete or self.starts is None:
+      return self.complete
+    found, current = self._marks
+    if self.target in self.found:
+      del self.found[self.target][found:]
+    del self.current_starts[current:]
+    self.deadline = deadline
+    self._run()
+    if self.in_current and self.complete:
+      self._clear()
+    return self.complete
+
+  def _abandon(self):
+    """A walk from `starts` keeps what the starts done so far found (`resume`)."""
+    if self.starts is None:
       self._clear()
 
   def _walk_all(self):
-    """Below a gadget, from the original game's root states (a gadget state's
-    copy costs several of the original's): only the roots where the bot does not
-    act or acts at one of `own_keys`, each at the tracking state the gadget's
-    prefix gives it."""
+    """From `starts` if given; else below a gadget, from the original game's root
+    states (a gadget state's copy costs several of the original's): only the roots
+    where the bot does not act or acts at one of `own_keys`, each at the tracking
+    state the gadget's prefix gives it."""
     problem = self.problem
+    if self.starts is not None:
+      for k in range(self._next_start, len(self.starts)):
+        self._next_start = k
+        self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        state, track, root, j, actions, steps, chance = self.starts[k]
+        self._walk(state, problem.prefix + len(actions), track, root, j, actions,
+                   steps, chance, -1)
+      self._next_start = len(self.starts)
+      return
     if problem.gadget is None:
       super()._walk_all()
       return
@@ -352,15 +449,13 @@ class OwnTrace(Trace):
       if self.own_roots is not None and problem.root_histories[j] not in \
           self.own_roots:
         continue
-      acting = state.current_player()
-      if acting == player and state.information_state_string(player) not in \
-          self.own_keys:
-        continue
       track = problem.initial_track()
+      acting = state.current_player()
       for k, parent in enumerate(prefix_players):
         child = prefix_players[k + 1] if k + 1 < len(prefix_players) else acting
         track, _ = recall.advance(track, parent, child, player)
-      self._walk(state.clone(), problem.prefix, track, None, j, (), (), 1.0, -1)
+      # (the bot's key at a root is tested by _enters; _walk copies no state)
+      self._walk(state, problem.prefix, track, None, j, (), (), 1.0, -1)
 
   def _original_state(self, state):
     return state
@@ -376,9 +471,11 @@ class OwnTrace(Trace):
   def _passes(self, own_key):
     return own_key in self.own_keys
 
-  def _enters(self, acting, key, track):
+  def _enters(self, acting, key, track, at):
     if acting != self.problem.player or key is None:
       return True
     if key == self.target and track != recall.END:
       self.in_current = True
+      state, _, root, j, actions, steps, chance = at
+      self.current_starts.append((state, track, root, j, actions, steps, chance))
     return key in self.own_keys
