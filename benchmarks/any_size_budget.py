@@ -36,14 +36,12 @@ import numpy as np
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.config import limits
+from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
 
-_DEFAULT_GAMES = ("python_ii_goofspiel(num_cards=6);python_ii_goofspiel(num_cards=7);"
-                  "python_ii_goofspiel(num_cards=8);python_ii_goofspiel(num_cards=13);"
-                  "python_princess_monster(max_turns=12,rows=4,cols=4);"
-                  "python_leduc(cards_per_suit=100);liars_dice(numdice=2);phantom_ttt")
-_GAMES = flags.DEFINE_string("games", _DEFAULT_GAMES, "Games, separated by ';'.")
+_GAMES = flags.DEFINE_string("games", ";".join(presets.ANY_SIZE_GAMES),
+                             "Games, separated by ';'.")
 _PLAYERS = flags.DEFINE_list("players", ["cr", "oos", "online_solving"],
                              "Players (registry strings without commas).")
 _PREPLAY = flags.DEFINE_float("preplay", 1.0, "Pre-play budget in seconds.")

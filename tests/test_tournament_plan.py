@@ -159,3 +159,17 @@ def test_kernel_compilation_is_said_and_kept_out_of_the_rate(tmp_path, monkeypat
   monkeypatch.setattr(progress_bars, "bar", bar)
   tournament.run_tournament(fuzz_support.rps_tournament(5), tmp_path / "t.csv", progress=[].append)
   assert events == ["warm-up done", "bar started"], events
+
+
+def test_the_warm_up_takes_the_matches_path_when_moves_are_timed(monkeypatch):
+  # Issue 44: a one-iteration budget has no clock, so on a game near the tree limit
+  # the warm-up's bots extracted a tree the timed matches never build (minutes).
+  budgets = []
+  monkeypatch.setattr(kernel_warm_up.matches, "run_match",
+                      lambda game, players, seeds, budget, tree=None:
+                      budgets.append(str(budget)))
+  timed = tournament.TournamentConfig.create("python_rps", ["random", "cr"], 1, "1s",
+                                             "0.2s")
+  kernel_warm_up.warm_up(timed, None, say=None)
+  kernel_warm_up.warm_up(fuzz_support.rps_tournament(1), None, say=None)
+  assert budgets == ["preplay=1s,move=0.2s"] * 2 + ["preplay=1it,move=1it"] * 2

@@ -59,3 +59,11 @@ CFR_UPDATES = ("alternating", "simultaneous")
 
 # How OpenSpiel's ISMCTS bot picks its move from the search statistics.
 ISMCTS_FINAL_POLICIES = ("visits", "max_visits", "max_value")
+
+# Issue 44's games past the compiled tree's default limit (benchmarks any_size_budget
+# and any_size_quality), as registry.load_game strings.
+ANY_SIZE_GAMES = ("python_ii_goofspiel(num_cards=6)", "python_ii_goofspiel(num_cards=7)",
+                  "python_ii_goofspiel(num_cards=8)", "python_ii_goofspiel(num_cards=13)",
+                  "python_princess_monster(max_turns=12,rows=4,cols=4)",
+                  "python_leduc(cards_per_suit=100)", "liars_dice(numdice=2)",
+                  "phantom_ttt")

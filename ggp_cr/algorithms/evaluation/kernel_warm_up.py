@@ -44,9 +44,12 @@ def saying_when_compiling(say):
 
 def warm_up(config, game, tree=None, say=print):
   """Plays one match of each player of the TournamentConfig `config` against itself
-  on `game` with one iteration a move, results discarded, handing the bots `tree`
-  (the game's CompiledTree or None) as each worker does."""
+  on `game` with one iteration a move (or, when `config`'s moves are timed, with its
+  own budget: the bots then take the path the matches take, not extract a tree the
+  clock would refuse), results discarded, handing the bots `tree` (the game's
+  CompiledTree or None) as each worker does."""
+  budget = config.budget if config.budget.move.seconds else _BUDGET
   with saying_when_compiling(say):
     for player in config.players:
       seeds = matches.match_seeds(config.seed, player, player, 0, 0)
-      matches.run_match(game, (player, player), seeds, _BUDGET, tree=tree)
+      matches.run_match(game, (player, player), seeds, budget, tree=tree)
