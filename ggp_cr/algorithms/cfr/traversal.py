@@ -97,6 +97,15 @@ class TraversalTree:
     self.up_num_children = num_children[postorder]
     self.up_player = player[postorder]
     self.up_slot_offset = slot_offset[postorder]
+    # accumulate_pruned's: each entry's parent entry (-1 at the root), where its
+    # subtree starts, and each player's entries.
+    entry = np.full(self.num_nodes, -1, dtype=np.int32)
+    entry[postorder] = np.arange(len(postorder), dtype=np.int32)
+    self.up_parent = np.where(postorder > 0, entry[parent[postorder]],
+                              -1).astype(np.int32)
+    self.up_start = _subtree_starts(self.up_parent)
+    self.player_entries = [np.flatnonzero(self.up_player == p).astype(np.int32)
+                           for p in (0, 1)]
 
 
 # Trees smaller than this are laid out afresh for each solver (milliseconds), so that
@@ -196,6 +205,18 @@ def propagate_positions(start, stop, down_parent, down_player, down_slot,
 
 
 @numba.njit(cache=True)
+def propagate_column(column, down_parent, down_player, down_slot, strategy, reach):
+  """reach[k, column] of every internal position k > 0 from its parent's, top-down:
+  after an end-of-iteration step changed only player `column`'s strategy, its
+  column is the only one to redo (the same products as propagate_reach's)."""
+  for i in range(len(down_parent)):
+    r = reach[down_parent[i], column]
+    if down_player[i] == column:
+      r *= strategy[down_slot[i]]
+    reach[i + 1, column] = r
+
+
+@numba.njit(cache=True)
 def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
                up_num_children, up_player, up_slot_offset, chance_prob, strategy, reach,
                values, regrets, cumulative, strategy_weight, visit_decay,
@@ -211,39 +232,120 @@ def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
   increment (CFRPlayground's RM+) instead of once per iteration.
   """
   for i in range(start, stop):
-    n = up_node[i]
-    first = up_first_child[i]
-    count = up_num_children[i]
     q = up_player[i]
-    value = 0.0
-    if q < 0:
-      for c in range(first, first + count):
-        value += chance_prob[c] * values[c]
-      values[n] = value
+    value = _node_value(i, up_node, up_first_child, up_num_children, up_player,
+                        up_slot_offset, chance_prob, strategy, values)
+    if q < 0 or (update_player != BOTH_PLAYERS and update_player != q):
       continue
+    k = up_position[i]
+    _add_regrets(i, q, value, k, up_first_child, up_num_children, up_slot_offset,
+                 reach, values, regrets)
+    offset = up_slot_offset[i]
+    count = up_num_children[i]
+    own = strategy_weight * reach[k, q]
+    if clip_per_history:
+      for a in range(offset, offset + count):
+        if regrets[a] < 0.0:
+          regrets[a] = 0.0
+    if chance_weighted:
+      own *= reach[k, 2]
+    _add_strategy(cumulative, strategy, offset, count, own, visit_decay)
+
+
+@numba.njit(cache=True)
+def accumulate_pruned(update_player, up_node, up_position, up_first_child,
+                      up_num_children, up_player, up_slot_offset, up_parent, up_start,
+                      player_entries, chance_prob, strategy, reach, values, regrets,
+                      cumulative, strategy_weight):
+  """`accumulate` of the whole tree for one updated player i (visit_decay 1, no
+  clipping, not chance-weighted) that skips every subtree whose counterfactual reach
+  pi_-i is 0: its values are left stale, and its regret increments would be 0 while
+  its parent weighs its value by 0 (an opponent's action of probability 0) or is
+  skipped too. The sums s_I are updated first, over i's histories
+  (`player_entries`) in post-order. Regrets and sums come out as `accumulate`'s: the
+  same numbers added in the same order.
+
+  pi_-i(h) = 0 holds below any such h, and fails above any h where it fails, so a
+  skipped subtree is found at its first post-order entry j by walking up from
+  there while the parent's subtree starts at j (`up_start`) and is unreached.
+  """
+  for i in player_entries:
+    _add_strategy(cumulative, strategy, up_slot_offset[i], up_num_children[i],
+                  strategy_weight * reach[up_position[i], update_player], 1.0)
+  other = 1 - update_player
+  j = 0
+  while j < len(up_node):
+    k = up_position[j]
+    if reach[k, other] * reach[k, 2] == 0.0:
+      top = j
+      parent = up_parent[top]
+      while parent >= 0 and up_start[parent] == j:
+        kp = up_position[parent]
+        if reach[kp, other] * reach[kp, 2] != 0.0:
+          break
+        top = parent
+        parent = up_parent[top]
+      j = top + 1
+      continue
+    value = _node_value(j, up_node, up_first_child, up_num_children, up_player,
+                        up_slot_offset, chance_prob, strategy, values)
+    if up_player[j] == update_player:
+      _add_regrets(j, update_player, value, k, up_first_child, up_num_children,
+                   up_slot_offset, reach, values, regrets)
+    j += 1
+
+
+@numba.njit(cache=True, inline="always")  # called per history
+def _node_value(i, up_node, up_first_child, up_num_children, up_player, up_slot_offset,
+                chance_prob, strategy, values):
+  """values[n] = the expectation of n's children's values (post-order entry i)."""
+  first = up_first_child[i]
+  count = up_num_children[i]
+  value = 0.0
+  if up_player[i] < 0:
+    for c in range(first, first + count):
+      value += chance_prob[c] * values[c]
+  else:
     offset = up_slot_offset[i]
     for a in range(count):
       value += strategy[offset + a] * values[first + a]
-    values[n] = value
-    if update_player != BOTH_PLAYERS and update_player != q:
-      continue
-    k = up_position[i]
-    if q == 0:
-      counterfactual = reach[k, 1] * reach[k, 2]
-      for a in range(count):
-        regrets[offset + a] += counterfactual * (values[first + a] - value)
-      own = strategy_weight * reach[k, 0]
-    else:
-      counterfactual = reach[k, 0] * reach[k, 2]
-      for a in range(count):
-        regrets[offset + a] += counterfactual * (value - values[first + a])
-      own = strategy_weight * reach[k, 1]
-    if clip_per_history:
-      for a in range(count):
-        if regrets[offset + a] < 0.0:
-          regrets[offset + a] = 0.0
-    if chance_weighted:
-      own *= reach[k, 2]
-    for a in range(count):
-      cumulative[offset + a] = visit_decay * cumulative[offset + a] + \
-          own * strategy[offset + a]
+  values[up_node[i]] = value
+  return value
+
+
+@numba.njit(cache=True, inline="always")  # called per history
+def _add_regrets(i, q, value, k, up_first_child, up_num_children, up_slot_offset, reach,
+                 values, regrets):
+  """r_I[a] += pi_-q(h) * (u_q(ha) - u_q(h)) at player q's post-order entry i
+  (values are player 0's utilities)."""
+  first = up_first_child[i]
+  offset = up_slot_offset[i]
+  if q == 0:
+    counterfactual = reach[k, 1] * reach[k, 2]
+    for a in range(up_num_children[i]):
+      regrets[offset + a] += counterfactual * (values[first + a] - value)
+  else:
+    counterfactual = reach[k, 0] * reach[k, 2]
+    for a in range(up_num_children[i]):
+      regrets[offset + a] += counterfactual * (value - values[first + a])
+
+
+@numba.njit(cache=True, inline="always")  # called per history
+def _add_strategy(cumulative, strategy, offset, count, own, visit_decay):
+  """s = visit_decay * s + own * sigma on slots [offset, offset + count); nothing
+  to do for own = 0 and visit_decay = 1 (adding 0.0 leaves a sum unchanged)."""
+  if own == 0.0 and visit_decay == 1.0:
+    return
+  for a in range(offset, offset + count):
+    cumulative[a] = visit_decay * cumulative[a] + own * strategy[a]
+
+
+@numba.njit(cache=True)
+def _subtree_starts(up_parent):
+  """The post-order entry where each entry's subtree starts (its entry minus its
+  internal descendants)."""
+  size = np.ones(len(up_parent), dtype=np.int32)
+  for i in range(len(up_parent)):
+    if up_parent[i] >= 0:
+      size[up_parent[i]] += size[i]
+  return (np.arange(len(up_parent)) - size + 1).astype(np.int32)
