@@ -102,6 +102,8 @@ _PEER_TIMES = flags.DEFINE_enum(
     "timed per iteration, their iterations those of their twin (derived).")
 _PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
                                   "per-iteration measurement (at least 2 iterations).")
+_CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Directory of compiled trees "
+                                  "(compiled_tree.compile_game's cache); none by default.")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
@@ -334,7 +336,7 @@ def main(argv):
   for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
     game = pyspiel.load_game(game_string)
     start = time.perf_counter()
-    tree = compiled_tree.compile_game(game)
+    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)
