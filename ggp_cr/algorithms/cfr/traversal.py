@@ -232,24 +232,42 @@ def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
   increment (CFRPlayground's RM+) instead of once per iteration.
   """
   for i in range(start, stop):
+    n = up_node[i]
+    first = up_first_child[i]
+    count = up_num_children[i]
     q = up_player[i]
-    value = _node_value(i, up_node, up_first_child, up_num_children, up_player,
-                        up_slot_offset, chance_prob, strategy, values)
-    if q < 0 or (update_player != BOTH_PLAYERS and update_player != q):
+    value = 0.0
+    if q < 0:
+      for c in range(first, first + count):
+        value += chance_prob[c] * values[c]
+      values[n] = value
+      continue
+    offset = up_slot_offset[i]
+    for a in range(count):
+      value += strategy[offset + a] * values[first + a]
+    values[n] = value
+    if update_player != BOTH_PLAYERS and update_player != q:
       continue
     k = up_position[i]
-    _add_regrets(i, q, value, k, up_first_child, up_num_children, up_slot_offset,
-                 reach, values, regrets)
-    offset = up_slot_offset[i]
-    count = up_num_children[i]
-    own = strategy_weight * reach[k, q]
+    if q == 0:
+      counterfactual = reach[k, 1] * reach[k, 2]
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (values[first + a] - value)
+      own = strategy_weight * reach[k, 0]
+    else:
+      counterfactual = reach[k, 0] * reach[k, 2]
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (value - values[first + a])
+      own = strategy_weight * reach[k, 1]
     if clip_per_history:
-      for a in range(offset, offset + count):
-        if regrets[a] < 0.0:
-          regrets[a] = 0.0
+      for a in range(count):
+        if regrets[offset + a] < 0.0:
+          regrets[offset + a] = 0.0
     if chance_weighted:
       own *= reach[k, 2]
-    _add_strategy(cumulative, strategy, offset, count, own, visit_decay)
+    for a in range(count):
+      cumulative[offset + a] = visit_decay * cumulative[offset + a] + \
+          own * strategy[offset + a]
 
 
 @numba.njit(cache=True)
@@ -270,8 +288,11 @@ def accumulate_pruned(update_player, up_node, up_position, up_first_child,
   there while the parent's subtree starts at j (`up_start`) and is unreached.
   """
   for i in player_entries:
-    _add_strategy(cumulative, strategy, up_slot_offset[i], up_num_children[i],
-                  strategy_weight * reach[up_position[i], update_player], 1.0)
+    own = strategy_weight * reach[up_position[i], update_player]
+    if own != 0.0:  # adding 0.0 leaves a sum unchanged
+      offset = up_slot_offset[i]
+      for a in range(offset, offset + up_num_children[i]):
+        cumulative[a] += own * strategy[a]
   other = 1 - update_player
   j = 0
   while j < len(up_node):
@@ -287,57 +308,29 @@ def accumulate_pruned(update_player, up_node, up_position, up_first_child,
         parent = up_parent[top]
       j = top + 1
       continue
-    value = _node_value(j, up_node, up_first_child, up_num_children, up_player,
-                        up_slot_offset, chance_prob, strategy, values)
-    if up_player[j] == update_player:
-      _add_regrets(j, update_player, value, k, up_first_child, up_num_children,
-                   up_slot_offset, reach, values, regrets)
-    j += 1
-
-
-@numba.njit(cache=True, inline="always")  # called per history
-def _node_value(i, up_node, up_first_child, up_num_children, up_player, up_slot_offset,
-                chance_prob, strategy, values):
-  """values[n] = the expectation of n's children's values (post-order entry i)."""
-  first = up_first_child[i]
-  count = up_num_children[i]
-  value = 0.0
-  if up_player[i] < 0:
-    for c in range(first, first + count):
-      value += chance_prob[c] * values[c]
-  else:
-    offset = up_slot_offset[i]
+    first = up_first_child[j]
+    count = up_num_children[j]
+    q = up_player[j]
+    value = 0.0
+    if q < 0:
+      for c in range(first, first + count):
+        value += chance_prob[c] * values[c]
+      values[up_node[j]] = value
+      j += 1
+      continue
+    offset = up_slot_offset[j]
     for a in range(count):
       value += strategy[offset + a] * values[first + a]
-  values[up_node[i]] = value
-  return value
-
-
-@numba.njit(cache=True, inline="always")  # called per history
-def _add_regrets(i, q, value, k, up_first_child, up_num_children, up_slot_offset, reach,
-                 values, regrets):
-  """r_I[a] += pi_-q(h) * (u_q(ha) - u_q(h)) at player q's post-order entry i
-  (values are player 0's utilities)."""
-  first = up_first_child[i]
-  offset = up_slot_offset[i]
-  if q == 0:
-    counterfactual = reach[k, 1] * reach[k, 2]
-    for a in range(up_num_children[i]):
-      regrets[offset + a] += counterfactual * (values[first + a] - value)
-  else:
-    counterfactual = reach[k, 0] * reach[k, 2]
-    for a in range(up_num_children[i]):
-      regrets[offset + a] += counterfactual * (value - values[first + a])
-
-
-@numba.njit(cache=True, inline="always")  # called per history
-def _add_strategy(cumulative, strategy, offset, count, own, visit_decay):
-  """s = visit_decay * s + own * sigma on slots [offset, offset + count); nothing
-  to do for own = 0 and visit_decay = 1 (adding 0.0 leaves a sum unchanged)."""
-  if own == 0.0 and visit_decay == 1.0:
-    return
-  for a in range(offset, offset + count):
-    cumulative[a] = visit_decay * cumulative[a] + own * strategy[a]
+    values[up_node[j]] = value
+    if q == update_player:
+      counterfactual = reach[k, other] * reach[k, 2]
+      if q == 0:
+        for a in range(count):
+          regrets[offset + a] += counterfactual * (values[first + a] - value)
+      else:
+        for a in range(count):
+          regrets[offset + a] += counterfactual * (value - values[first + a])
+    j += 1
 
 
 @numba.njit(cache=True)
