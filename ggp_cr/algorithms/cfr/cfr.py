@@ -134,10 +134,12 @@ def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
 # returns to Python (signals, time checks) as often as a few iterations do.
 _BATCH = 4096
 _BATCH_NODES = 50_000_000
-# Trees from this size on are iterated with accumulate_pruned: on liars_dice (295k
-# nodes, 85-88% of a pass's histories unreached by the opponent after 1,000 dcfr
-# iterations) a dcfr iteration took 1.4x less time, on leduc_poker (9k nodes,
-# 17-24% unreached) 1.1x more (the test per history costs more than it saves).
+# Trees from this size on are iterated with accumulate_pruned (run_iterations'
+# `prune`), measured against the unpruned pass in the same process: a dcfr iteration
+# on liars_dice (295k nodes; 85-88% of a pass's histories unreached by the opponent
+# after 1,000 iterations) 1.4x faster, pdcfr+ on IIGS{6} (2M) 1.7x, dcfr on
+# Leduc{3,30} (4.4M) 1.1x, but dcfr on leduc_poker (9k, 17-24% unreached) 1.1x
+# slower (the test per history costs more than it saves).
 _PRUNE_NODES = 100_000
 
 
@@ -152,10 +154,10 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   `scalars` (t, strategy weight, decay of the sums, rescale of the sums, scheduled
   alpha and beta or nan), each exactly as GeneralCFRSolver.evaluate_and_update_policy
   runs it: Python's per-iteration calls cost a leduc_poker iteration 10-15%. With
-  alternating updates a pass after the first redoes only the reach column of the
-  player updated last, and with `prune` (alternating only) it skips the subtrees the
-  opponent or chance never reaches (traversal.accumulate_pruned; the values there
-  are left stale)."""
+  `prune` (alternating updates only) a pass skips the subtrees the opponent or chance
+  never reaches (traversal.accumulate_pruned; the values there are left stale), and
+  a pass after the call's first redoes only the reach column of the player updated
+  last (on leduc_poker, unpruned, that column pass was slower than the whole one)."""
   target = instant if with_instant else regrets
   full_reach = True  # the first pass; later ones redo only the changed player's column
   for row in range(scalars.shape[0]):
@@ -175,7 +177,7 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
           infosets_0 if update == 0 else infosets_1)
       if decay != 1.0:
         scale_infosets(infosets, action_offset, num_actions, cumulative, decay)
-      if full_reach or not alternating:
+      if full_reach or not prune:
         traversal.propagate_reach(down_parent, down_player, down_slot,
                                   down_chance_prob, strategy, reach)
         full_reach = False
