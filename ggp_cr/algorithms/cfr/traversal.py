@@ -286,6 +286,8 @@ def accumulate_pruned(update_player, up_node, up_position, up_first_child,
   pi_-i(h) = 0 holds below any such h, and fails above any h where it fails, so a
   skipped subtree is found at its first post-order entry j by walking up from
   there while the parent's subtree starts at j (`up_start`) and is unreached.
+  The value and regret lines repeat `accumulate`'s on purpose: with them in shared
+  njit helpers (inlined or not) a leduc_poker pass took 2x as long.
   """
   for i in player_entries:
     own = strategy_weight * reach[up_position[i], update_player]
