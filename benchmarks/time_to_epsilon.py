@@ -4,7 +4,7 @@ For each game and solver, the solver runs alone (one process, one thread) and it
 average strategy is evaluated after iterations 1, 2, 3, ..., growing by --growth
 (2^(1/4) by default: the times found are at most ~19% above the exact crossings, the
 same for every solver); the evaluation is not timed. The time to a target is the
-solver's wall time at the first evaluation whose exploitability (OpenSpiel's,
+solver's wall time (--clock=process: its CPU time) at the first evaluation whose exploitability (OpenSpiel's,
 NashConv / 2, by ggp_cr's exact best response on the compiled tree) is <= the target.
 A run stops once every target is reached or after --cap seconds of solver time. A
 peer stops after its family's cap factor times our fastest time to the strictest
@@ -102,6 +102,12 @@ _PEER_TIMES = flags.DEFINE_enum(
     "timed per iteration, their iterations those of their twin (derived).")
 _PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
                                   "per-iteration measurement (at least 2 iterations).")
+_CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Directory of compiled trees "
+                                  "(compiled_tree.compile_game's cache); none by default.")
+_CLOCK = flags.DEFINE_enum(
+    "clock", "wall", ["wall", "process"], "Solver time as wall time or as the "
+    "process's CPU time (every solver is single-threaded; on a shared machine CPU "
+    "time does not count the time other jobs hold the cores).")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
@@ -158,6 +164,11 @@ def liteefg_importable():
   return True
 
 
+def _clock():
+  """The solver clock of --clock, in seconds."""
+  return time.process_time() if _CLOCK.value == "process" else time.perf_counter()
+
+
 def run(solver, evaluator, targets, cap, growth):
   """Times `solver` to each target; returns ({target: (seconds, iterations,
   reached)}, [(iterations, seconds, exploitability)])."""
@@ -165,13 +176,13 @@ def run(solver, evaluator, targets, cap, growth):
   next_count = 1
   while True:
     count = next_count - iterations
-    start = time.perf_counter()
+    start = _clock()
     if hasattr(solver, "iterate"):
       solver.iterate(count)
     else:  # OpenSpiel's C++ solvers
       for _ in range(count):
         solver.evaluate_and_update_policy()
-    seconds += time.perf_counter() - start
+    seconds += _clock() - start
     iterations = next_count
     exploitability = evaluator.nash_conv(evaluator.average_slots()) / 2
     trace.append((iterations, seconds, exploitability))
@@ -202,11 +213,11 @@ def seconds_per_iteration(solver, sample):
   step = solver.iterate if hasattr(solver, "iterate") else (
       lambda n: [solver.evaluate_and_update_policy() for _ in range(n)])
   step(1)
-  count, start = 0, time.perf_counter()
-  while count < 2 or time.perf_counter() - start < sample:
+  count, start = 0, _clock()
+  while count < 2 or _clock() - start < sample:
     step(1)
     count += 1
-  return (time.perf_counter() - start) / count
+  return (_clock() - start) / count
 
 
 def derived(twin_result, twin_trace, per_iteration):
@@ -334,7 +345,7 @@ def main(argv):
   for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
     game = pyspiel.load_game(game_string)
     start = time.perf_counter()
-    tree = compiled_tree.compile_game(game)
+    tree = compiled_tree.compile_game(game, cache_dir=_CACHE_DIR.value)
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)

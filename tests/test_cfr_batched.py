@@ -1,6 +1,7 @@
 """GeneralCFRSolver.iterate's batched kernel (cfr.run_iterations) against the
 per-iteration path (evaluate_and_update_policy): equal iteration by iteration for
-every full-width solver of the family, across batch boundaries."""
+every full-width solver of the family, across batch boundaries, with and without
+skipping the subtrees the opponent never reaches."""
 
 import numpy as np
 import pytest
@@ -22,10 +23,12 @@ def _tables(solver):
           solver.average_strategy_slots())
 
 
+@pytest.mark.parametrize("prune_nodes", [0, 10**9])  # traversal.accumulate_pruned or not
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
 @pytest.mark.parametrize("spec", _SPECS)
-def test_batched_iterations_equal_single_ones(game, spec, monkeypatch):
+def test_batched_iterations_equal_single_ones(game, spec, prune_nodes, monkeypatch):
   monkeypatch.setattr(cfr, "_BATCH", 7)  # several batches, one cut short
+  monkeypatch.setattr(cfr, "_PRUNE_NODES", prune_nodes)
   tree = compiled_tree.cached_tree(game)
   single = registry.make_solver(registry.parse_solver(spec), tree)
   batched = registry.make_solver(registry.parse_solver(spec), tree)

@@ -87,6 +87,22 @@ def test_two_threads_equal_one(game, solver):
 
 
 @_TWO_THREADS
+@pytest.mark.parametrize("solver", ["cfr+", "dcfr", "pdcfr+"])
+def test_threads_equal_one_pruned_thread(monkeypatch, solver):
+  """On a tree past cfr._PRUNE_NODES one thread's batched passes skip the subtrees the
+  opponent never reaches while threaded passes walk them all: the same results."""
+  monkeypatch.setattr(cfr, "_PRUNE_NODES", 0)
+  tree = compiled_tree.cached_tree(_GAMES[2])
+  one = _SOLVERS[solver](tree, threads=1)
+  two = _SOLVERS[solver](tree, threads=2)
+  for _ in range(3):
+    one.iterate(20)
+    two.iterate(20)
+    _assert_identical(one, two)
+  assert one.threaded_passes == 0 and two.threaded_passes == 120
+
+
+@_TWO_THREADS
 @pytest.mark.parametrize("batched", [True, False])
 def test_threaded_passes_read_the_split(batched):
   # A split missing one subtree changes the threaded solver's results (the serial
