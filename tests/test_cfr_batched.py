@@ -1,4 +1,4 @@
-"""GeneralCFRSolver.iterate's batched kernel (cfr.run_iterations) against the
+"""GeneralCFRSolver.iterate's batched kernel (iteration_kernels.run_iterations) against the
 per-iteration path (evaluate_and_update_policy): equal iteration by iteration for
 every full-width solver of the family, across batch boundaries, with and without
 skipping the subtrees the opponent never reaches."""

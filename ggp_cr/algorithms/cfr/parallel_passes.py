@@ -55,7 +55,7 @@ class SplitPlan:
   j in unit_ptr[u]..unit_ptr[u+1]-1 (increasing), whose internal positions at depth
   split_depth + l are level_lo[j, l]..level_hi[j, l]-1; `top_node` is the walk's
   up_node at the entries above the split (in post-order). `arrays` is what
-  cfr.walk_pass reads: (unit_ptr, seg_lo, seg_hi, level_lo, level_hi), the walk's
+  iteration_kernels.walk_pass reads: (unit_ptr, seg_lo, seg_hi, level_lo, level_hi), the walk's
   up_* arrays (node, position, first child, child count, player, slot offset) at the
   entries above the split, and the updated information sets (`infosets`) by unit,
   unit u's infoset_ptr[u]..infoset_ptr[u+1]-1 of `unit_infosets`, and those of no
@@ -249,13 +249,15 @@ class PassPlans:
     return self._splits[update_player]
 
   def arrays(self, update_player):
-    """The split arrays of `update_player` for cfr.walk_pass (no units: serial)."""
+    """The split arrays of `update_player` for iteration_kernels.walk_pass (no units:
+    serial)."""
     plan = self.split(update_player)
     return plan.arrays if plan.units else serial_split(self._walk)
 
 
 def serial_split(walk):
-  """cfr.walk_pass's split arrays of no units (a serial pass), typed as a split's."""
+  """iteration_kernels.walk_pass's split arrays of no units (a serial pass), typed as
+  a split's."""
   empty = np.zeros(0, dtype=np.int64)
   levels = np.zeros((0, 1), dtype=np.int64)
   no_infosets = np.zeros(0, dtype=np.int32)
@@ -314,7 +316,7 @@ def thread_units(worker, workers, split, update_player, down_parent, down_player
                   up_num_children, up_player, up_slot_offset, chance_prob, strategy,
                   reach, values, regrets, cumulative, strategy_weight, visit_decay,
                   clip_per_history, chance_weighted):
-  """Thread `worker`'s part of cfr.split_pass: unit by unit (worker_units), each
+  """Thread `worker`'s part of iteration_kernels.split_pass: unit by unit (worker_units), each
   subtree's reach (level by level) and its accumulate (the unit's subtrees in
   post-order). A function of its own, not the parallel loop's body: compiled so,
   the pass ran 3-5% faster (IIGS{6})."""

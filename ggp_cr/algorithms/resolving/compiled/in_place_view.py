@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import iteration_kernels
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.resolving.compiled import copied_view
@@ -519,12 +520,13 @@ class SubgameCFRPlus(SubgameStructure):
 
   def _end(self, player, t):
     tree = self._view.whole
-    cfr.end_iteration(self.infosets[player], tree.infoset_action_offset,
-                      tree.infoset_num_actions, self._regrets, self._strategy,
-                      self._params, t)
+    iteration_kernels.end_iteration(self.infosets[player], tree.infoset_action_offset,
+                                    tree.infoset_num_actions, self._regrets,
+                                    self._strategy, self._params, t)
     if player == self._view.opponent and len(self._gate_ids):
-      cfr.end_iteration(self._gate_ids, self._gate_offsets, self._gate_counts,
-                        self._regrets, self._strategy, self._params, t)
+      iteration_kernels.end_iteration(self._gate_ids, self._gate_offsets,
+                                      self._gate_counts, self._regrets, self._strategy,
+                                      self._params, t)
 
   def evaluate_and_update_policy(self, observe=None):
     """One CFR+ iteration; `observe` as cfr.GeneralCFRSolver's (reach per whole-tree
