@@ -17,7 +17,6 @@ Timings are wall clock: quote medians of a quiet machine.
 
 import collections
 import statistics
-import time
 
 from absl import app
 from absl import flags
@@ -26,6 +25,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.evaluation import timing
 from ggp_cr.algorithms.resolving import continual_resolving
 
 _GAMES = flags.DEFINE_multi_string(
@@ -46,14 +46,7 @@ def _match(game, seat, seed):
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
       solver=_SOLVER.value, path="live", seed=seed)
   ratios = []
-
-  def decide(state):
-    budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
-    start = time.perf_counter()
-    action = bot.step(state)
-    ratios.append((time.perf_counter() - start) / budget)
-    return action
-
+  decide = timing.timed_decisions(bot.step, _PREPLAY.value, _MOVE.value, ratios)
   matches.play_against_random(game, seat, decide,
                               np.random.default_rng([_SEED.value, seed]))
   return ratios, bot.decisions

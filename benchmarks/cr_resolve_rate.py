@@ -39,6 +39,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.evaluation import timing
 from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
@@ -72,6 +73,7 @@ def _match(game, seat, seed):
       game, seat, preplay=f"{_PREPLAY.value}s", move=f"{_MOVE.value}s",
       solver=_SOLVER.value, cache_dir=_CACHE_DIR.value, seed=seed, tree=tree)
   ratios = []
+  timed_step = timing.timed_decisions(bot.step, _PREPLAY.value, _MOVE.value, ratios)
 
   def decide(state):
     nonlocal trace
@@ -80,11 +82,7 @@ def _match(game, seat, seed):
     if trace is None or entered[-1]:
       roots = [0] if trace is None else trace.next_roots[trace.group_roots(infoset)]
       trace = subgame_trace.trace_subgames(tree, keys, seat, roots)
-    budget = _MOVE.value + (0.0 if bot.decisions else _PREPLAY.value)
-    start = time.perf_counter()
-    action = bot.step(state)
-    ratios.append((time.perf_counter() - start) / budget)
-    return action
+    return timed_step(state)
 
   matches.play_against_random(game, seat, decide,
                               np.random.default_rng([_SEED.value, seed]))

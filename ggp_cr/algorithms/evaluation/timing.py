@@ -20,6 +20,19 @@ def median_seconds(function, runs):
   return statistics.median(times), result
 
 
+def timed_decisions(decide, preplay, move, ratios):
+  """`decide(state) -> action` (a bot's step) for matches.play_against_random, each
+  call's seconds / its budget appended to `ratios`: `move` seconds, plus `preplay` at
+  the first call (the seat's first decision)."""
+  def timed(state):
+    budget = move + (0.0 if ratios else preplay)
+    start = time.perf_counter()
+    action = decide(state)
+    ratios.append((time.perf_counter() - start) / budget)
+    return action
+  return timed
+
+
 def budget_ratios(game, bots, seed, preplay, move, on_decision=None):
   """Decision time / budget of every decision of one match between `bots` (one per
   seat) with time budgets `preplay` and `move` in seconds (pre-play counts at a
