@@ -7,6 +7,7 @@ paths, budgets and fallbacks.
 """
 
 import time
+import weakref
 
 import numpy as np
 import pyspiel
@@ -319,12 +320,11 @@ class ContinualResolvingBot(pyspiel.Bot):
     record = {"key": key, "path": self.path, "path_reason": self.path_reason,
               "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
-    previous = self.resolver
-    visited_before = previous.visited_states if previous is not None else 0
-    # No reference to it is kept: a subgame left is freed when the bot enters the
+    visited_before = self.resolver.visited_states if self.resolver is not None else 0
+    # Only a weak reference is kept: a subgame left is freed when the bot enters the
     # next, before the iterations (its tables took 10 ms to free on
     # liars_dice(numdice=2), after the move's deadline, when it was freed on return).
-    previous = id(previous)
+    previous = weakref.ref(self.resolver) if self.resolver is not None else None
     if self.resolver is None:
       preplay = self._preplay if self._preplay_pending else limits.Limit()
       self._preplay_pending = False
@@ -356,7 +356,7 @@ class ContinualResolvingBot(pyspiel.Bot):
     record["budget_seconds"] = budget.seconds
     record.setdefault("strategy", "this subgame's solve" if record["new_subgame"]
                       else "the current subgame's solve (same subgame)")
-    if id(self.resolver) != previous:
+    if previous is None or self.resolver is not previous():
       visited_before = 0
     record["setup_seconds"] = time.perf_counter() - start
     move = self._move
