@@ -206,14 +206,14 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
                                   down_chance_prob, strategy, reach)
         full_reach = False
       else:  # the previous pass changed only the other player's strategy
-        traversal.propagate_column(1 - player, down_parent, down_player, down_slot,
-                                   strategy, reach)
+        traversal.propagate_column(1 - player, 1, len(down_parent) + 1, down_parent,
+                                   down_player, down_slot, strategy, reach)
       if prune:
         traversal.accumulate_pruned(
-            player, up_node, up_position, up_first_child, up_num_children, up_player,
-            up_slot_offset, up_parent, up_start, player_entries_0 if player == 0
-            else player_entries_1, chance_prob, strategy, reach, values, target,
-            cumulative, weight)
+            player, 0, len(up_node), up_node, up_position, up_first_child,
+            up_num_children, up_player, up_slot_offset, up_parent, up_start,
+            player_entries_0 if player == 0 else player_entries_1, chance_prob,
+            strategy, reach, values, target, cumulative, weight, -1)
       else:
         traversal.accumulate(player, 0, len(up_node), up_node, up_position,
                              up_first_child, up_num_children, up_player, up_slot_offset,

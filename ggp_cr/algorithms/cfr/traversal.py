@@ -205,15 +205,17 @@ def propagate_positions(start, stop, down_parent, down_player, down_slot,
 
 
 @numba.njit(cache=True)
-def propagate_column(column, down_parent, down_player, down_slot, strategy, reach):
-  """reach[k, column] of every internal position k > 0 from its parent's, top-down:
-  after an end-of-iteration step changed only player `column`'s strategy, its
-  column is the only one to redo (the same products as propagate_reach's)."""
-  for i in range(len(down_parent)):
+def propagate_column(column, start, stop, down_parent, down_player, down_slot,
+                     strategy, reach):
+  """reach[k, column] of internal positions start..stop-1 (> 0) from their parents',
+  top-down: after an end-of-iteration step changed only player `column`'s strategy,
+  its column is the only one to redo (the same products as propagate_positions')."""
+  for k in range(start, stop):
+    i = k - 1
     r = reach[down_parent[i], column]
     if down_player[i] == column:
       r *= strategy[down_slot[i]]
-    reach[i + 1, column] = r
+    reach[k, column] = r
 
 
 @numba.njit(cache=True)
@@ -271,23 +273,27 @@ def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
 
 
 @numba.njit(cache=True)
-def accumulate_pruned(update_player, up_node, up_position, up_first_child,
-                      up_num_children, up_player, up_slot_offset, up_parent, up_start,
-                      player_entries, chance_prob, strategy, reach, values, regrets,
-                      cumulative, strategy_weight):
-  """`accumulate` of the whole tree for one updated player i (visit_decay 1, no
+def accumulate_pruned(update_player, start, stop, up_node, up_position,
+                      up_first_child, up_num_children, up_player, up_slot_offset,
+                      up_parent, up_start, player_entries, chance_prob, strategy,
+                      reach, values, regrets, cumulative, strategy_weight, kept):
+  """`accumulate` over post-order entries start..stop-1 (whole subtrees: the whole
+  tree, or a subgame's segment) for one updated player i (visit_decay 1, no
   clipping, not chance-weighted) that skips every subtree whose counterfactual reach
-  pi_-i is 0: its values are left stale, and its regret increments would be 0 while
-  its parent weighs its value by 0 (an opponent's action of probability 0) or is
-  skipped too. The sums s_I are updated first, over i's histories
-  (`player_entries`) in post-order. Regrets and sums come out as `accumulate`'s: the
-  same numbers added in the same order.
+  pi_-i is 0: its values are left stale (finite on entry: they are weighed by 0),
+  and its regret increments would be 0 while its parent weighs its value by 0 (an
+  opponent's action of probability 0) or is skipped too. With `kept` a player (else
+  -1) a subtree is skipped only if pi_kept pi_c is 0 there as well (an observer reads
+  values weighed by that reach). The sums s_I are updated first, over i's histories
+  in the range (`player_entries`, increasing) in post-order. Regrets and sums come
+  out as `accumulate`'s: the same numbers added in the same order.
 
   pi_-i(h) = 0 holds below any such h, and fails above any h where it fails, so a
   skipped subtree is found at its first post-order entry j by walking up from
-  there while the parent's subtree starts at j (`up_start`) and is unreached.
-  The value and regret lines repeat `accumulate`'s on purpose: with them in shared
-  njit helpers (inlined or not) a leduc_poker pass took 2x as long.
+  there while the parent (inside the range) has its subtree start at j
+  (`up_start`) and is unreached. The value and regret lines repeat `accumulate`'s
+  on purpose: with them in shared njit helpers (inlined or not) a leduc_poker pass
+  took 2x as long.
   """
   for i in player_entries:
     own = strategy_weight * reach[up_position[i], update_player]
@@ -296,15 +302,17 @@ def accumulate_pruned(update_player, up_node, up_position, up_first_child,
       for a in range(offset, offset + up_num_children[i]):
         cumulative[a] += own * strategy[a]
   other = 1 - update_player
-  j = 0
-  while j < len(up_node):
+  j = start
+  while j < stop:
     k = up_position[j]
-    if reach[k, other] * reach[k, 2] == 0.0:
+    if reach[k, other] * reach[k, 2] == 0.0 and (
+        kept < 0 or reach[k, kept] * reach[k, 2] == 0.0):
       top = j
       parent = up_parent[top]
-      while parent >= 0 and up_start[parent] == j:
+      while 0 <= parent < stop and up_start[parent] == j:
         kp = up_position[parent]
-        if reach[kp, other] * reach[kp, 2] != 0.0:
+        if reach[kp, other] * reach[kp, 2] != 0.0 or (
+            kept >= 0 and reach[kp, kept] * reach[kp, 2] != 0.0):
           break
         top = parent
         parent = up_parent[top]

@@ -167,14 +167,19 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
 
 
 @numba.njit(cache=True)
-def _infosets(up_lo, up_hi, up_node, up_player, node_infoset, num_infosets):
-  """The subgame's information sets (in order of first post-order node) and a mask
-  over all of the tree's."""
+def _infosets(up_lo, up_hi, up_node, up_position, up_player, node_infoset,
+              num_infosets):
+  """The subgame's information sets (in order of first post-order node), a mask
+  over all of the tree's, and per information set found the internal position of
+  its first history and its number of histories in the subgame."""
   inside = np.zeros(num_infosets, dtype=np.bool_)
+  index = np.empty(num_infosets, dtype=np.int32)
   total = 0
   for j in range(len(up_lo)):
     total += up_hi[j] - up_lo[j]
   found = np.empty(total, dtype=np.int32)
+  first = np.empty(total, dtype=np.int64)
+  histories = np.zeros(total, dtype=np.int64)
   count = 0
   for j in range(len(up_lo)):
     for i in range(up_lo[j], up_hi[j]):
@@ -182,9 +187,32 @@ def _infosets(up_lo, up_hi, up_node, up_player, node_infoset, num_infosets):
         infoset = node_infoset[up_node[i]]
         if not inside[infoset]:
           inside[infoset] = True
+          index[infoset] = count
           found[count] = infoset
+          first[count] = up_position[i]
           count += 1
-  return found[:count], inside
+        histories[index[infoset]] += 1
+  return found[:count], inside, first[:count], histories[:count]
+
+
+@numba.njit(cache=True)
+def _infoset_sums(update_player, infosets, first, histories, infoset_action_offset,
+                  infoset_num_actions, strategy, reach, cumulative, weight):
+  """`update_player`'s sums s_I += weight pi_i(h) sigma_I over its histories h in
+  the subgame, information set by information set (`first`: the position of one of
+  I's histories; `histories`: their count): pi_i(h) is the same product at every h
+  in I (perfect recall), so each history adds the same number, and adding it
+  histories[n] times to each slot gives traversal.accumulate_pruned's sums bit for
+  bit without visiting the histories (scattered in the tree)."""
+  for n in range(len(infosets)):
+    own = weight * reach[first[n], update_player]
+    if own == 0.0:  # adding 0.0 leaves a sum unchanged
+      continue
+    offset = infoset_action_offset[infosets[n]]
+    stop = offset + infoset_num_actions[infosets[n]]
+    for _ in range(histories[n]):
+      for a in range(offset, stop):
+        cumulative[a] += own * strategy[a]
 
 
 @numba.njit(cache=True)
@@ -197,12 +225,7 @@ def _pass(update_player, player, root_position, root_slot, root_chance, down_lo,
   o: strategy[root_slot[j]], 1 where it is -1; chance: root_chance[j]), reach
   top-down range by range, values (and `update_player`'s regrets and sums) bottom-up
   segment by segment."""
-  opponent = 1 - player
-  for j in range(len(root_position)):
-    k = root_position[j]
-    reach[k, player] = 1.0
-    reach[k, opponent] = strategy[root_slot[j]] if root_slot[j] >= 0 else 1.0
-    reach[k, 2] = root_chance[j]
+  _root_reach(-1, player, root_position, root_slot, root_chance, strategy, reach)
   for s in range(len(down_lo)):
     traversal.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
                             down_slot, down_chance_prob, strategy, reach)
@@ -211,6 +234,55 @@ def _pass(update_player, player, root_position, root_slot, root_chance, down_lo,
                    up_first_child, up_num_children, up_player, up_slot_offset,
                    chance_prob, strategy, reach, values, regrets, cumulative, weight,
                    1.0, False, False)
+
+
+@numba.njit(cache=True)
+def _root_reach(column, player, root_position, root_slot, root_chance, strategy,
+                reach):
+  """The roots' reach from the gadget's prefix (p: 1; o: strategy[root_slot[j]], 1
+  where it is -1; chance: root_chance[j]): all three columns (`column` -1) or one."""
+  opponent = 1 - player
+  for j in range(len(root_position)):
+    k = root_position[j]
+    if column < 0 or column == player:
+      reach[k, player] = 1.0
+    if column < 0 or column == opponent:
+      reach[k, opponent] = strategy[root_slot[j]] if root_slot[j] >= 0 else 1.0
+    if column < 0:
+      reach[k, 2] = root_chance[j]
+
+
+@numba.njit(cache=True)
+def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
+                 root_chance, down_lo, down_hi, up_lo, up_hi, infosets, first,
+                 histories, infoset_action_offset, infoset_num_actions, down_parent,
+                 down_player, down_slot, down_chance_prob, up_node, up_position,
+                 up_first_child, up_num_children, up_player, up_slot_offset,
+                 up_parent, up_start, chance_prob, strategy, reach, values, regrets,
+                 cumulative, weight):
+  """`_pass` of a CFR+ iteration for `update_player` (0 or 1) that skips the
+  subtrees it has no counterfactual reach in (traversal.accumulate_pruned, `kept`
+  as there), its sums added per information set (`_infoset_sums` of its
+  `infosets` in the subgame), its reach redone for player `column` only if given
+  (>= 0: the reach array holds the previous pass's, which differs in that player's
+  strategy alone), else all of it."""
+  _root_reach(column, player, root_position, root_slot, root_chance, strategy, reach)
+  for s in range(len(down_lo)):
+    if column < 0:
+      traversal.propagate_positions(down_lo[s], down_hi[s], down_parent, down_player,
+                                    down_slot, down_chance_prob, strategy, reach)
+    else:
+      traversal.propagate_column(column, down_lo[s], down_hi[s], down_parent,
+                                 down_player, down_slot, strategy, reach)
+  _infoset_sums(update_player, infosets, first, histories, infoset_action_offset,
+                infoset_num_actions, strategy, reach, cumulative, weight)
+  no_entries = up_position[:0]  # the sums are added above
+  for j in range(len(up_lo)):
+    traversal.accumulate_pruned(update_player, up_lo[j], up_hi[j], up_node,
+                                up_position, up_first_child, up_num_children,
+                                up_player, up_slot_offset, up_parent, up_start,
+                                no_entries, chance_prob, strategy, reach, values,
+                                regrets, cumulative, weight, kept)
 
 
 @numba.njit(cache=True)
@@ -241,9 +313,13 @@ class _TreeTables:
     (self.child_begin, self.position_before, self.post_index,
      self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
                                     self.walk.up_node)
-    self.reach = np.empty((max(self.walk.num_internal, 1), 3))
-    self.values = np.empty(tree.num_nodes)
+    # Zeros, not garbage: a pruned pass weighs the stale values it skips by 0.
+    self.reach = np.zeros((max(self.walk.num_internal, 1), 3))
+    self.values = np.zeros(tree.num_nodes)
     self.owner = None
+    # The CFR+ solver whose last iteration pass the reach array holds (None: another
+    # pass wrote it since), so that its next pass redoes one player's column.
+    self.reach_owner = None
     # view_sampling.InPlaceSampler's next roots and tables' infoset ids (-1
     # elsewhere), and the sampler that holds them.
     self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
@@ -296,12 +372,15 @@ class SubgameStructure:
       order = np.argsort(up_lo)
       if np.any(up_lo[order][1:] < up_hi[order][:-1]):
         raise NestedRoots("A root of the subgame lies below another root.")
-    infosets, self.inside = _infosets(self._up_lo, self._up_hi, walk.up_node,
-                                      walk.up_player, tree.node_infoset,
-                                      tree.num_infosets)
+    infosets, self.inside, first, histories = _infosets(
+        self._up_lo, self._up_hi, walk.up_node, walk.up_position, walk.up_player,
+        tree.node_infoset, tree.num_infosets)
     owner = tree.infoset_player[infosets]
-    # The subgame's information sets per player.
+    # The subgame's information sets per player, with the position of a history of
+    # each and their count (_infoset_sums).
     self.infosets = [infosets[owner == p] for p in (0, 1)]
+    self._infoset_histories = [(first[owner == p], histories[owner == p])
+                               for p in (0, 1)]
     self.own_infosets = self.infosets[view.player]
     self._base = tree.num_infoset_actions
     if view.variant == "resolve":
@@ -349,12 +428,12 @@ class SubgameStructure:
     """The entries of the pass's values (`observe`'s) of whole-tree nodes."""
     return np.asarray(nodes)
 
-  def _traverse(self, update_player, strategy, weight, regrets, cumulative):
+  def _own_values(self):
+    """Writes player 0's gadget payoffs at the subgame's terminals into the shared
+    value array unless they are there (internal nodes are overwritten by every
+    pass)."""
     tables = self._tables
-    walk = tables.walk
     if tables.owner is not self:
-      # Player 0's gadget payoffs at the subgame's terminals (internal nodes are
-      # overwritten by every pass).
       view = self._view
       tree = view.whole
       _gadget_leaves(self._roots, tables.child_begin, tree.node_num_children,
@@ -362,6 +441,12 @@ class SubgameStructure:
                      np.asarray(view.scale, dtype=np.float64),
                      np.asarray(view.shift, dtype=np.float64), tables.values)
       tables.owner = self
+
+  def _traverse(self, update_player, strategy, weight, regrets, cumulative):
+    tables = self._tables
+    walk = tables.walk
+    self._own_values()
+    tables.reach_owner = None
     _pass(update_player, self._view.player, self._root_position, self._root_slot,
           self._root_chance, self._down_lo, self._down_hi, self._up_lo, self._up_hi,
           walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
@@ -406,9 +491,12 @@ class SubgameCFRPlus(SubgameStructure):
   when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
   with `reserve` seconds kept free), with the same sums in the same order."""
 
-  def __init__(self, view, pack=None, deadline=None, reserve=0.0):
+  def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True):
     super().__init__(view)
     self.packed = None
+    # Iteration passes on the whole tree skip unreached subtrees (`_prune`).
+    self.prune = bool(prune)
+    self.pruned_passes = 0
     if pack is None:
       pack = self.should_pack() and self.packing_pays(deadline, reserve)
     if pack:
@@ -490,6 +578,36 @@ class SubgameCFRPlus(SubgameStructure):
           packed.values, regrets, cumulative, weight)
     self.visited_states += self.subgame_nodes
 
+  def _prune(self, update_player, weight, observed):
+    """An iteration's pass for `update_player` on the whole tree that skips the
+    subtrees where its counterfactual reach is 0 (_pruned_pass), and those only
+    where the view's player's reach is 0 as well if the pass is `observed` (the
+    next-root estimates weigh its values by that reach); after this solver's
+    previous pass (nothing else wrote the reach since) it redoes the reach of the
+    player updated then only. Equal to `_traverse`'s pass: the same products and
+    sums in the same order."""
+    tables = self._tables
+    walk = tables.walk
+    tree = self._view.whole
+    self._own_values()
+    player = self._view.player
+    column = 1 - update_player if tables.reach_owner is self else -1
+    kept = player if observed and update_player == player else -1
+    first, histories = self._infoset_histories[update_player]
+    _pruned_pass(update_player, player, column, kept, self._root_position,
+                 self._root_slot, self._root_chance, self._down_lo, self._down_hi,
+                 self._up_lo, self._up_hi, self.infosets[update_player], first,
+                 histories, tree.infoset_action_offset, tree.infoset_num_actions,
+                 walk.down_parent, walk.down_player, walk.down_slot,
+                 walk.down_chance_prob, walk.up_node, walk.up_position,
+                 walk.up_first_child, walk.up_num_children, walk.up_player,
+                 walk.up_slot_offset, walk.up_parent, walk.up_start,
+                 walk.chance_prob, self._strategy, tables.reach, tables.values,
+                 self._regrets, self._cumulative, weight)
+    tables.reach_owner = self
+    self.pruned_passes += 1
+    self.visited_states += self.subgame_nodes
+
   def _update_gadget(self, strategy, weight):
     """o's regrets and sums at the gadget's infosets from the roots' values, as
     traversal.accumulate would at the copy's prefix nodes."""
@@ -538,7 +656,11 @@ class SubgameCFRPlus(SubgameStructure):
     if rescale != 1.0:
       self._cumulative *= rescale
     for player in (0, 1):
-      self._traverse(player, self._strategy, weight, self._regrets, self._cumulative)
+      if self.prune and self.packed is None:
+        self._prune(player, weight, observe is not None and player == 0)
+      else:
+        self._traverse(player, self._strategy, weight, self._regrets,
+                       self._cumulative)
       if player == self._view.opponent:
         self._update_gadget(self._strategy, weight)
       if observe is not None and player == 0:
