@@ -93,6 +93,14 @@ AHEAD_SECONDS_PER_NEXT_ROOT = 1e-8
 # move's deadline (CannotResolve).
 ITERATION_SECONDS_PER_NODE = 3e-8
 VIEW_SLOWDOWN = 1.6
+# The anytime loop's per-iteration estimate (the recent longest iteration, decayed
+# this much an iteration; protocol.AnytimeRun's 0.95 otherwise) for CFR+ solved in
+# place with pruned passes: its first iteration visits the whole subgame, later ones
+# skip what CFR+ stopped reaching (PAM{8}'s first subgames, load 4: 28-35 ms, then
+# 10-16 ms at iterations 2-5 and 20-25 ms from the 6th); at 0.95 the first
+# iteration's time held the loop back for the whole move (an iteration starts while
+# twice the estimate fits).
+PRUNED_RUN_DECAY = 0.5
 # A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
 # over (its estimate's error), fits this share of the move; the iteration then runs
 # only if it still fits what is left.

@@ -86,16 +86,19 @@ class AnytimeRun:
 
   # anytime.spend's batches: one iteration per call (live solvers) or a share.
   batch_share = None
+  # How fast the recent longest iteration's estimate decays (a resolver whose later
+  # iterations run faster than its first may decay it faster).
+  run_decay = _RUN_DECAY
 
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration, or batch, still fits; the estimate
     carries over to this resolver's later moves)."""
     return anytime.spend(limit, start, self.solver.iterate, margin=_RUN_MARGIN,
-                         decay=_RUN_DECAY, batch_share=self.batch_share,
+                         decay=self.run_decay, batch_share=self.batch_share,
                          timing=self.timing)
 
   def will_iterate(self, limit, start):
     """Whether `run(limit, start)`, called now, would run an iteration."""
-    return anytime.would_start(limit, start, margin=_RUN_MARGIN, decay=_RUN_DECAY,
-                               timing=self.timing)
+    return anytime.would_start(limit, start, margin=_RUN_MARGIN,
+                               decay=self.run_decay, timing=self.timing)

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving import move_budget
+from ggp_cr.algorithms.resolving import protocol
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.gadget import gadget_game
@@ -88,3 +91,14 @@ def test_pruned_passes_skip_unreached_subtrees():
       np.testing.assert_array_equal(getattr(solver, name),
                                     getattr(plain.solver, name))
   assert skipped > 0
+
+
+def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
+  """A resolver solving in place with pruned passes (later iterations faster than
+  the first) decays the anytime loop's per-iteration estimate by
+  move_budget.PRUNED_RUN_DECAY; others by protocol.AnytimeRun's."""
+  plain, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 6))
+  assert compiled_resolver.CompiledResolver(pruned).run_decay == \
+      move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
+  assert compiled_resolver.CompiledResolver(plain).run_decay == \
+      protocol.AnytimeRun.run_decay
