@@ -64,6 +64,17 @@ def _inputs(tree, keys, player, roots, trunk, rng):
   return w, reach[1 - player, roots], cbv
 
 
+def _gadget_arguments(game_string, variant, rng):
+  """The view arguments (tree, keys, player, roots, w, cbv, variant, o's reach) of
+  a few next subgames of `game_string` with `_inputs`' noisy inputs (unsafe: those
+  with a positive joint reach)."""
+  for tree, keys, player, roots, trunk in _subgames(game_string):
+    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
+    if variant == "unsafe" and not np.any(w * opponent_reach > 0):
+      continue
+    yield tree, keys, player, roots, w, cbv, variant, opponent_reach
+
+
 @pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_view_equals_the_pyspiel_gadget(game_string, variant):

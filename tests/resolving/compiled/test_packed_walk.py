@@ -9,7 +9,7 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.gadget import gadget_game
-from test_copied_view import GAMES, _inputs, _subgames
+from test_copied_view import GAMES, _gadget_arguments, _inputs, _subgames
 
 ITERATIONS = 20
 
@@ -27,11 +27,7 @@ def _view(arguments, pack):
 def test_packed_walk_equals_the_in_place_solve(game_string, variant):
   rng = np.random.default_rng(3)
   compared = 0
-  for tree, keys, player, roots, trunk in _subgames(game_string):
-    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-    if variant == "unsafe" and not np.any(w * opponent_reach > 0):
-      continue
-    arguments = (tree, keys, player, roots, w, cbv, variant, opponent_reach)
+  for arguments in _gadget_arguments(game_string, variant, rng):
     try:
       in_place, packed = _view(arguments, False), _view(arguments, True)
     except in_place_view.NestedRoots:

@@ -12,7 +12,7 @@ from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.gadget import gadget_game
-from test_copied_view import GAMES, _inputs, _subgames
+from test_copied_view import GAMES, _gadget_arguments
 
 ITERATIONS = 20
 
@@ -25,12 +25,8 @@ def _view(arguments, prune):
 
 def _views(game_string, variant, seed):
   """(unpruned, pruned) views of a few subgames of `game_string` (both players)."""
-  rng = np.random.default_rng(seed)
-  for tree, keys, player, roots, trunk in _subgames(game_string):
-    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-    if variant == "unsafe" and not np.any(w * opponent_reach > 0):
-      continue
-    arguments = (tree, keys, player, roots, w, cbv, variant, opponent_reach)
+  for arguments in _gadget_arguments(game_string, variant,
+                                     np.random.default_rng(seed)):
     try:
       yield _view(arguments, False), _view(arguments, True)
     except in_place_view.NestedRoots:
