@@ -98,3 +98,17 @@ def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
       move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
   assert compiled_resolver.CompiledResolver(plain).run_decay == \
       protocol.AnytimeRun.run_decay
+
+
+def test_prepare_after_a_solve_keeps_it_equal():
+  """in_place_view.prepare zeroing the shared arrays after a view was solved (its
+  reach and terminal payoffs gone) does not change the solve."""
+  plain, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 7))
+  plain.run(3)
+  pruned.run(3)
+  tables = pruned.solver._tables  # pylint: disable=protected-access
+  tables.touched = False
+  in_place_view.prepare(pruned.whole)
+  pruned.run(3)  # the view that ran last first
+  plain.run(3)
+  np.testing.assert_array_equal(pruned.average_slots(), plain.average_slots())

@@ -345,6 +345,8 @@ def prepare(tree):
   if not tables.touched:
     tables.values.fill(0.0)
     tables.reach.fill(0.0)
+    # A solver's reach and gadget payoffs, if one ran before, are gone.
+    tables.owner = tables.reach_owner = None
     tables.touched = True
 
 
