@@ -489,7 +489,8 @@ _EMPTY = np.zeros(0)  # the tables of a pass that updates no one
 class SubgameCFRPlus(SubgameStructure):
   """CFR+ ([S] §1.3.1: RM+, alternating updates, linear averaging) on a SubgameView
   (module docstring); cfr.CFRPlusSolver's solving API. Its passes run on the whole
-  tree, or on the subgame's walk packed into arrays of its own (`pack` True; None:
+  tree, skipping unreached subtrees if `prune` (`_prune`; `pruned_passes` counts
+  them), or on the subgame's walk packed into arrays of its own (`pack` True; None:
   when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
   with `reserve` seconds kept free), with the same sums in the same order."""
 
