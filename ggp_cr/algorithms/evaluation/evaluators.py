@@ -67,10 +67,10 @@ class Evaluation:
   """The assembled strategy of a player and how exploitable it is."""
   evaluator: str
   # The assembled strategy in slot form on `tree` (the game's CompiledTree); `policy`
-  # gives it as an OpenSpiel TabularPolicy, built on first use (a table of every
-  # information state: about 1 KB each).
-  slots: object = dataclasses.field(default=None, repr=False)
-  tree: object = dataclasses.field(default=None, repr=False)
+  # gives it as an OpenSpiel TabularPolicy, built on first use (from a rebuilt state
+  # of every information set).
+  slots: object = dataclasses.field(default=None, repr=False, compare=False)
+  tree: object = dataclasses.field(default=None, repr=False, compare=False)
   _policy: object = dataclasses.field(default=None, init=False, repr=False,
                                       compare=False)
   nash_conv: float = float("nan")
@@ -207,8 +207,8 @@ class _Traversal:
     those where `parent.decision_key` (bots that have it, with `share_decisions`)
     gives the same key, which the bot's `current_policy` answers without deciding
     again. Each information set's representative state (CompiledTree.
-    infoset_states) is rebuilt here, for these pairs only: one held per information
-    set took 8 GB on IIGoofspiel{6} (166,002 information sets)."""
+    infoset_states) is rebuilt here, for these pairs only: holding one per
+    information set took IIGoofspiel{6}'s evaluation past 8 GB (docs/reproductions.md)."""
     representatives = dict(self.tree.infoset_states([i for i, _ in following]))
     forcing = parent.provides_force_action()
     keyed = share_decisions and callable(getattr(parent, "decision_key", None))
