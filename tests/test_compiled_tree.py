@@ -194,6 +194,24 @@ def test_infosets_are_numbered_after_their_parent_sequence():
                 np.flatnonzero(decision))
 
 
+def test_infoset_states_of_a_few_infosets_are_those_of_the_whole_walk():
+  """A few infosets (their paths marked in a set) and many (an array of the tree's
+  size) get the states the walk of every infoset gives, in that infoset."""
+  tree = compiled_tree.compile_game("python_ii_goofspiel(num_cards=5)")
+  every = {i: s.history() for i, s in tree.infoset_states()}
+  rng = np.random.default_rng(0)
+  few = rng.choice(tree.num_infosets, 5, replace=False).tolist()
+  many = rng.choice(tree.num_infosets, tree.num_infosets // 2, replace=False).tolist()
+  assert len(few) * (tree.max_depth + 1) < tree.num_nodes // 64 < len(many)
+  for chosen in (few, many):
+    states = dict(tree.infoset_states(chosen))
+    assert sorted(states) == sorted(chosen)
+    for infoset, state in states.items():
+      assert state.history() == every[infoset]
+      player = int(tree.infoset_player[infoset])
+      assert state.information_state_string(player) == tree.infoset_keys[infoset]
+
+
 @pytest.mark.parametrize("game_string", ["kuhn_poker", GOOFSPIEL3, "python_rps"])
 def test_policy_round_trip(game_string):
   game = pyspiel.load_game(game_string)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import pyspiel
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 from open_spiel.python.bots import uniform_random
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
@@ -372,6 +373,29 @@ def test_traversal_sharing_equal_decisions_gives_the_plain_strategy(game_string,
   assert abs(shared.nash_conv - plain.nash_conv) < 1e-9
   assert shared.decisions == plain.decisions == plain.infosets_total
   assert plain.shared_decisions == 0 < shared.shared_decisions
+
+
+@pytest.mark.parametrize("game_string,player,budget", [
+    ("python_ii_goofspiel(num_cards=4)", "cr(solver=cfr+)", "1it"),
+    (SMALL_LEDUC, "cr(solver=cfr+)", "3it"),
+    ("python_ii_goofspiel(num_cards=4)", "online_solving", "10it")])
+def test_traversal_equals_replaying_every_history_with_a_fresh_bot(game_string,
+                                                                   player, budget):
+  """The evaluator of the IIGoofspiel{6} figure (docs/reproductions.md: one decision
+  per decision key, copies of the bot down each player's sequence tree, the
+  information sets' states rebuilt per group) assembles the strategy of [S]'s
+  TraversingEvaluator, a fresh bot replaying each information set's whole history,
+  to 1e-9; its NashConv is OpenSpiel's of that strategy."""
+  game = registry.load_game(game_string)
+  limit = limits.Budget.parse(budget, budget)
+  grouped = evaluators.traversing_evaluation(game, player, limit, seed=2)
+  replayed = evaluators.traversing_evaluation(game, player, limit, seed=2,
+                                              share_prefixes=False)
+  assert grouped.decisions == grouped.infosets_total < replayed.decisions
+  np.testing.assert_allclose(grouped.slots, replayed.slots, atol=1e-9, rtol=0)
+  assert abs(grouped.nash_conv - replayed.nash_conv) < 1e-9
+  assert grouped.nash_conv == pytest.approx(
+      openspiel_exploitability.nash_conv(game, grouped.policy), abs=1e-9)
 
 
 def test_decision_keys_only_for_deterministic_compiled_decisions():

@@ -66,7 +66,13 @@ SCOPES = ("successors", "thesis", "current")
 class Evaluation:
   """The assembled strategy of a player and how exploitable it is."""
   evaluator: str
-  policy: object = None
+  # The assembled strategy in slot form on `tree` (the game's CompiledTree); `policy`
+  # gives it as an OpenSpiel TabularPolicy, built on first use (from a rebuilt state
+  # of every information set).
+  slots: object = dataclasses.field(default=None, repr=False, compare=False)
+  tree: object = dataclasses.field(default=None, repr=False, compare=False)
+  _policy: object = dataclasses.field(default=None, init=False, repr=False,
+                                      compare=False)
   nash_conv: float = float("nan")
   exploitability: float = float("nan")
   # The strategy's expected payoff against the uniform random strategy, the mean of
@@ -80,6 +86,15 @@ class Evaluation:
   infosets_total: int = 0
   matches: int = 0
   seconds: float = 0.0
+
+  @property
+  def policy(self):
+    """The assembled strategy as an OpenSpiel TabularPolicy (None before `slots`)."""
+    if self.slots is None:
+      return None
+    if self._policy is None:
+      self._policy = self.tree.slots_to_tabular_policy(self.slots)
+    return self._policy
 
 
 def _bot_factory(player, game, budget):
@@ -146,7 +161,7 @@ def value_against_uniform(tree, slots):
 
 def _finish(evaluation, tree, slots, start):
   result = exact_br.nash_conv_slots(tree, slots)
-  evaluation.policy = tree.slots_to_tabular_policy(slots)
+  evaluation.tree, evaluation.slots = tree, slots
   evaluation.nash_conv = result.nash_conv
   evaluation.exploitability = result.nash_conv / 2
   evaluation.value_vs_uniform = value_against_uniform(tree, slots)
@@ -183,8 +198,7 @@ class _Traversal:
     self.evaluation.decisions += 1
     return result
 
-  def decide_groups(self, parent, following, representatives, acting,
-                    share_decisions=True):
+  def decide_groups(self, parent, following, acting, share_decisions=True):
     """Yields (bot, [(infoset, state, {action: probability})]) for the pairs
     `following` of an information set and the state where the bot `parent` decided
     before it (None: `parent` is fresh), one group at a time: each group's bot is a
@@ -192,7 +206,10 @@ class _Traversal:
     decided at the group's first information set; the others in the group are
     those where `parent.decision_key` (bots that have it, with `share_decisions`)
     gives the same key, which the bot's `current_policy` answers without deciding
-    again."""
+    again. Each information set's representative state (CompiledTree.
+    infoset_states) is rebuilt here, for these pairs only: holding one per
+    information set took IIGoofspiel{6}'s evaluation past 8 GB (docs/reproductions.md)."""
+    representatives = dict(self.tree.infoset_states([i for i, _ in following]))
     forcing = parent.provides_force_action()
     keyed = share_decisions and callable(getattr(parent, "decision_key", None))
     groups = {}
@@ -275,7 +292,6 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
   slots = tree.uniform_slots()
   evaluation = Evaluation("traversing")
   traversal = _Traversal(game, tree, make, evaluation)
-  representatives = dict(tree.infoset_states())
   sequences = _SequenceTrees(tree)
   meter = progress_bars.bar(tree.num_infosets, "infoset", "traversing",
                             interval=progress_seconds, shown=progress is not None)
@@ -287,8 +303,8 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
              if sequences.parent[i] < 0]
     if share_prefixes and first.is_clonable():
       # Depth first: one group's copy at each level is alive at a time.
-      stack = [traversal.decide_groups(first, [(i, None) for i in roots],
-                                       representatives, acting, share_decisions)]
+      stack = [traversal.decide_groups(first, [(i, None) for i in roots], acting,
+                                       share_decisions)]
       while stack:
         step = next(stack[-1], None)
         if step is None:
@@ -301,13 +317,14 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
           report()
           following += [(child, state) for child in sequences.children[infoset]]
         if following:
-          stack.append(traversal.decide_groups(bot, following, representatives, acting,
+          stack.append(traversal.decide_groups(bot, following, acting,
                                                share_decisions))
     else:
-      for infoset in np.flatnonzero(tree.infoset_player == acting).tolist():
+      own = np.flatnonzero(tree.infoset_player == acting).tolist()
+      for infoset, target in tree.infoset_states(own):
         bot = first if first is not None else traversal.new_bot(acting, seeds[acting])
         first = None
-        state = traversal.feed(bot, representatives[infoset], acting)
+        state = traversal.feed(bot, target, acting)
         _fill(tree, slots, infoset, traversal.decide(bot, state, acting)[0])
         report()
   meter.close()

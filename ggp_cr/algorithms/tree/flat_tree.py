@@ -245,6 +245,17 @@ def normalise_infosets(cumulative, infoset_action_offset, infoset_num_actions, o
         out[a] = 1.0 / count
 
 
+class _PathSet(set):
+  """The nodes on a few root paths, indexed like a bool array (infoset_states)."""
+
+  def __getitem__(self, node):
+    return node in self
+
+  def __setitem__(self, node, value):
+    del value
+    self.add(node)
+
+
 class CompiledTree:
   """Flat arrays of a game tree; see the module docstring for the fields."""
 
@@ -334,18 +345,23 @@ class CompiledTree:
     """Yields (infoset, state) with one representative state per infoset.
 
     The states are rebuilt from the root along the recorded action paths, sharing
-    common prefixes; `infosets` (default: all) selects which ones.
+    common prefixes; `infosets` (default: all) selects which ones. A few infosets
+    mark their paths in a set, not in an array of the tree's size (the traversing
+    evaluator asks a few at a time on trees of 10^8 nodes).
     """
     if infosets is None:
       infosets = range(self.num_infosets)
     targets = {}
     for infoset in infosets:
       targets.setdefault(int(self.infoset_node[infoset]), []).append(int(infoset))
-    needed = np.zeros(self.num_nodes, dtype=bool)
+    if len(targets) * (self.max_depth + 1) < self.num_nodes // 64:
+      needed = _PathSet()
+    else:
+      needed = np.zeros(self.num_nodes, dtype=bool)
     for node in targets:
       while node >= 0 and not needed[node]:
         needed[node] = True
-        node = self.node_parent[node]
+        node = int(self.node_parent[node])
     stack = [(0, self.game.new_initial_state())]
     while stack:
       node, state = stack.pop()
