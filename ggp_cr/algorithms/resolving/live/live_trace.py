@@ -12,6 +12,7 @@ import pyspiel
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import generic_extraction
+from ggp_cr.algorithms.tree import native_next_decisions
 
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -246,7 +247,7 @@ class Trace:
       if not self._enters(acting, key, track,
                           (state, track, root, j, actions, steps, chance)):
         return
-    moves = self._moves(acting, key)
+    moves = self._moves(state, acting, key)
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
@@ -299,9 +300,9 @@ class Trace:
     del acting, key, track, at
     return True
 
-  def _moves(self, acting, key):
-    """The actions walked at a node where `acting` acts (None: all of them)."""
-    del acting, key
+  def _moves(self, state, acting, key):
+    """The actions walked at `state`, where `acting` acts (None: all of them)."""
+    del state, acting, key
 
   def _is_target(self, own_key):
     """Whether a next turn with the bot's information state `own_key` is mapped."""
@@ -373,10 +374,20 @@ class OwnTrace(Trace):
   last decision, with their paths from the roots), if given, are walked instead
   of the roots: the same next turns are found (perfect recall) without walking
   down to that decision again.
+
+  With `native` (default), in a game native_next_decisions walks (python_ii_goofspiel,
+  python_leduc) and from `starts` or the whole game's root with no moves yet, the
+  walk first finds natively the paths from each start to the histories of `target`
+  and walks only those (`native_paths`, the number found): the same result as the
+  walk of every branch (tests/resolving/live/test_native_own_trace.py).
   """
 
   def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
-               starts=None):
+               starts=None, native=True):
+    self.native = native
+    # {history (tuple): actions walked there}, from native_next_decisions; None: all.
+    self._allowed = None
+    self.native_paths = None
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -425,6 +436,8 @@ class OwnTrace(Trace):
     where the bot does not act or acts at one of `own_keys`, each at the tracking
     state the gadget's prefix gives it."""
     problem = self.problem
+    if self.native and self.native_paths is None:
+      self._find_native_paths()
     if self.starts is not None:
       for k in range(self._next_start, len(self.starts)):
         self._next_start = k
@@ -457,16 +470,62 @@ class OwnTrace(Trace):
       # (the bot's key at a root is tested by _enters; _walk copies no state)
       self._walk(state, problem.prefix, track, None, j, (), (), 1.0, -1)
 
+  def _find_native_paths(self):
+    """Sets `_allowed` from the native walk (native_next_decisions) from `starts`,
+    or from the whole game's root when no move was played (the first decision's
+    walk); leaves it None where there is none. The histories where the bot acts
+    next are grouped by its own move at the start and what it saw since (one
+    information state each); a group is walked if one of its histories, replayed
+    on pyspiel states, has the information state `target`."""
+    problem = self.problem
+    self.native_paths = 0
+    if self.starts is not None:
+      states = [start[0] for start in self.starts]
+    elif problem.gadget is None and not self.own_moves:
+      states = [problem.game.new_initial_state()]
+    else:
+      return
+    if not states or not native_next_decisions.supports(problem.original):
+      return
+    player = problem.player
+    own = ()
+    if states[0].current_player() == player:  # (starts: one information set)
+      own = self.own_moves.get(states[0].information_state_string(player), ())
+    histories = [state.history() for state in states]
+    found = native_next_decisions.next_decisions(problem.original, player, histories,
+                                                 [own] * len(states))
+    groups = {}
+    for k, path, seen in found:
+      groups.setdefault((path[0] if own else None, seen), []).append((k, path))
+    allowed = {}
+    for members in groups.values():
+      k, path = members[0]
+      state = states[k].clone()
+      for action in path:
+        state.apply_action(action)
+      if state.information_state_string(player) != self.target:
+        continue
+      for k, path in members:
+        history = tuple(histories[k])
+        for i, action in enumerate(path):
+          allowed.setdefault(history + path[:i], set()).add(action)
+        self.native_paths += 1
+    self._allowed = allowed
+
   def _original_state(self, state):
     return state
 
   def _is_target(self, own_key):
     return own_key == self.target
 
-  def _moves(self, acting, key):
-    if acting != self.problem.player or key is None:
-      return None
-    return self.own_moves[key]
+  def _moves(self, state, acting, key):
+    moves = None
+    if acting == self.problem.player and key is not None:
+      moves = self.own_moves[key]
+    if self._allowed is None:
+      return moves
+    allowed = self._allowed.get(tuple(state.history()), frozenset())
+    return allowed if moves is None else moves & allowed
 
   def _passes(self, own_key):
     return own_key in self.own_keys

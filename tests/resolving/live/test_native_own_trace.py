@@ -1,0 +1,81 @@
+"""live_trace.OwnTrace with the native walk (native_next_decisions) finds what the walk
+of every branch on pyspiel states finds: the same next roots, paths, decisions, chance
+probabilities, opponent keys, found histories and current starts, along random
+matches of the games with a native walk (issue 44)."""
+
+import numpy as np
+import pyspiel
+import pytest
+
+import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.tree import native_next_decisions
+
+GAMES = ["python_ii_goofspiel(num_cards=5)",
+         "python_ii_goofspiel(num_cards=4,points_order=random)",
+         "python_leduc(cards_per_suit=3)"]
+
+
+def _summary(trace):
+  """What a trace found, with states by their histories."""
+  def start(item):
+    state, *rest = item
+    return (tuple(state.history()), *rest)
+
+  return {
+      "complete": trace.complete, "in_current": trace.in_current,
+      "roots": [(j, actions, steps, chance, key, tuple(state.history()))
+                for j, actions, steps, chance, key, state in zip(
+                    trace.root_of, trace.actions, trace.steps, trace.chance,
+                    trace.opponent_keys, trace.states)],
+      "found": {key: [(tuple(s.history()), *rest) for s, *rest in found]
+                for key, found in trace.found.items()},
+      "map": {key: (trace.subgame_map.roots(key), trace.subgame_map.own_roots(key))
+              for key in trace.subgame_map.own_keys()},
+      "current": [start(item) for item in trace.current_starts],
+  }
+
+
+def _random_action(state, rng):
+  if state.is_chance_node():
+    outcomes, probabilities = zip(*state.chance_outcomes())
+    return outcomes[rng.choice(len(outcomes), p=probabilities)]
+  legal = state.legal_actions()
+  return legal[rng.integers(len(legal))]
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
+  game = pyspiel.load_game(game_string)
+  assert native_next_decisions.supports(game)
+  checked = native_walks = 0
+  walked = [0, 0]  # histories walked with and without the native walk
+  for seed in range(10):
+    rng = np.random.default_rng(seed)
+    player = seed % 2
+    problem = live_trace.Problem(game, player)
+    state = game.new_initial_state()
+    own_moves, starts = {}, None
+    while not state.is_terminal():
+      if state.current_player() == player:
+        key = state.information_state_string(player)
+        traces = [live_trace.OwnTrace(problem, own_moves, key, starts=starts,
+                                      native=native) for native in (True, False)]
+        assert _summary(traces[0]) == _summary(traces[1])
+        assert traces[1].native_paths is None
+        native_walks += traces[0].native_paths is not None
+        walked[0] += traces[0].histories_walked
+        walked[1] += traces[1].histories_walked
+        checked += 1
+        own = traces[0]
+        # The bot's histories here start the next walk (as live_path keeps them).
+        starts = (own.current_starts if own.in_current else own.starts_below(key))
+        assert starts, "the bot's own history is among its information set's"
+        assert tuple(state.history()) in {tuple(s[0].history()) for s in starts}
+        action = _random_action(state, rng)
+        own_moves = {**own_moves, key: {action}}
+      else:
+        action = _random_action(state, rng)
+      state.apply_action(action)
+  assert checked >= 15 and native_walks == checked
+  assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
