@@ -1,14 +1,13 @@
-"""A player's next decisions below given histories, walked on the native state encoding
-of the games of native_driver.py (python_ii_goofspiel, python_leduc): the histories of
-the player's next information set, at about 1 µs a history instead of pyspiel's
-20-100.
+"""A player's next decisions below given histories, walked natively: the histories of
+its next information set found on native_driver's state encoding (python_ii_goofspiel,
+python_leduc) at about 1 µs a history instead of pyspiel's 20-100.
 
 `next_decisions` walks down from each start to the first histories where `player`
-acts again (at a start where it acts, only its own actions given), and labels each by
-the game's `seen` (what the player observed since: with the start's information set
-and its action, this fixes the player's information state there, as native_driver's
-`fill` numbers information sets). The live path prunes its next-turn walk with it
-(live_trace.OwnTrace); see docs/algorithms/tree.md.
+acts again (at a start where it acts, only the own actions given) and labels each
+by the game's `seen` (what the player observed since: with the start's information
+set and its action, this fixes its information state there, as native_driver's
+`fill` numbers information sets). live_trace.OwnTrace walks only the paths it finds
+to the bot's new information set; see docs/algorithms/tree.md.
 """
 
 import numba

@@ -48,9 +48,9 @@ def _random_action(state, rng):
 def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
   game = pyspiel.load_game(game_string)
   assert native_next_decisions.supports(game)
-  checked = native_walks = 0
+  checked = native_walks = passed = 0
   walked = [0, 0]  # histories walked with and without the native walk
-  for seed in range(10):
+  for seed in range(14):
     rng = np.random.default_rng(seed)
     player = seed % 2
     problem = live_trace.Problem(game, player)
@@ -68,14 +68,19 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         walked[1] += traces[1].histories_walked
         checked += 1
         own = traces[0]
-        # The bot's histories here start the next walk (as live_path keeps them).
-        starts = (own.current_starts if own.in_current else own.starts_below(key))
-        assert starts, "the bot's own history is among its information set's"
-        assert tuple(state.history()) in {tuple(s[0].history()) for s in starts}
+        # The bot's histories here start the next walk (as live_path keeps them),
+        # or, as after a walk that missed its deadline, the last starts stay: the
+        # next walk passes through this turn.
+        if starts is None or rng.random() < 0.6:
+          starts = (own.current_starts if own.in_current else own.starts_below(key))
+          assert starts, "the bot's own history is among its information set's"
+          assert tuple(state.history()) in {tuple(s[0].history()) for s in starts}
+        else:
+          passed += 1
         action = _random_action(state, rng)
         own_moves = {**own_moves, key: {action}}
       else:
         action = _random_action(state, rng)
       state.apply_action(action)
-  assert checked >= 15 and native_walks == checked
+  assert checked >= 15 and native_walks == checked and passed >= 3
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)

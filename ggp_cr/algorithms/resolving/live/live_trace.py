@@ -474,9 +474,11 @@ class OwnTrace(Trace):
     """Sets `_allowed` from the native walk (native_next_decisions) from `starts`,
     or from the whole game's root when no move was played (the first decision's
     walk); leaves it None where there is none. The histories where the bot acts
-    next are grouped by its own move at the start and what it saw since (one
-    information state each); a group is walked if one of its histories, replayed
-    on pyspiel states, has the information state `target`."""
+    next are grouped by its information state at the start, its move there and
+    what it saw since (one information state each) and one of each group is
+    replayed on pyspiel states: a group at `target` is walked; one at a turn the
+    bot played on (`own_keys`: the walk passes through it) is walked on natively
+    from its histories with the bot's moves there."""
     problem = self.problem
     self.native_paths = 0
     if self.starts is not None:
@@ -488,28 +490,37 @@ class OwnTrace(Trace):
     if not states or not native_next_decisions.supports(problem.original):
       return
     player = problem.player
-    own = ()
-    if states[0].current_player() == player:  # (starts: one information set)
-      own = self.own_moves.get(states[0].information_state_string(player), ())
-    histories = [state.history() for state in states]
-    found = native_next_decisions.next_decisions(problem.original, player, histories,
-                                                 [own] * len(states))
-    groups = {}
-    for k, path, seen in found:
-      groups.setdefault((path[0] if own else None, seen), []).append((k, path))
+    histories = [tuple(state.history()) for state in states]
+    first = None  # (starts: one information state)
+    if states[0].current_player() == player:
+      first = states[0].information_state_string(player)
+    # (start, path from it, the bot's information state there) per history to walk
+    level = [(k, (), first) for k in range(len(states))]
     allowed = {}
-    for members in groups.values():
-      k, path = members[0]
-      state = states[k].clone()
-      for action in path:
-        state.apply_action(action)
-      if state.information_state_string(player) != self.target:
-        continue
-      for k, path in members:
-        history = tuple(histories[k])
-        for i, action in enumerate(path):
-          allowed.setdefault(history + path[:i], set()).add(action)
-        self.native_paths += 1
+    while level:
+      own = [self.own_moves.get(key, ()) for _, _, key in level]
+      found = native_next_decisions.next_decisions(
+          problem.original, player, [histories[k] + path for k, path, _ in level],
+          own)
+      groups = {}
+      for i, path, seen in found:
+        k, above, key = level[i]
+        groups.setdefault((key, path[0] if own[i] else None, seen), []).append(
+            (k, above + path))
+      level = []
+      for members in groups.values():
+        k, path = members[0]
+        state = states[k].clone()
+        for action in path:
+          state.apply_action(action)
+        key = state.information_state_string(player)
+        if key == self.target:
+          for k, path in members:
+            for i, action in enumerate(path):
+              allowed.setdefault(histories[k] + path[:i], set()).add(action)
+          self.native_paths += len(members)
+        elif key in self.own_keys:
+          level += [(k, path, key) for k, path in members]
     self._allowed = allowed
 
   def _original_state(self, state):
