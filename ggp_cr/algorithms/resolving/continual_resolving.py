@@ -103,7 +103,7 @@ def warm_up_process():
   for tree in compiled_tree.compile_warm_up_games():  # native extractors and keys
     compiled_resolver.state_keys(tree).subtree_nodes  # pylint: disable=expression-not-assigned
     if native_next_decisions.supports(tree.game):  # the live path's native walk
-      native_next_decisions.next_decisions(tree.game, 1, [[]], [[]])
+      native_next_decisions.warm_up(tree.game)
   for path in ("compiled", "live"):
     for solver in ("vr_mccfr", "cfr+"):
       players.warm_up_on_kuhn(lambda game, path=path, solver=solver: (

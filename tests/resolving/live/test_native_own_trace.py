@@ -84,3 +84,21 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
+
+
+def test_native_walk_gives_up_past_its_limit_and_refuses_other_games():
+  game = pyspiel.load_game(GAMES[0])
+  rows, lengths = native_next_decisions.history_rows([[0]])  # player 0 bid card 1
+  own = np.full((1, 1), -1, np.int64)
+  starts, path_lengths, _, _ = native_next_decisions.next_decisions(
+      game, 0, rows, lengths, own)
+  assert len(starts) == 5 and set(path_lengths.tolist()) == {1}  # player 1's bids
+  assert native_next_decisions.next_decisions(game, 0, rows, lengths, own,
+                                              limit=4) is None
+  with pytest.raises(ValueError, match="No native walk"):
+    native_next_decisions.next_decisions(pyspiel.load_game("kuhn_poker"), 0, rows,
+                                         lengths, own)
+  # A deadline passed: the native walk is cut as the walk of every branch is.
+  problem = live_trace.Problem(game, 1)
+  own_trace = live_trace.OwnTrace(problem, {}, "p1: Prize(1)", deadline=0.0)
+  assert not own_trace.complete and own_trace.native_paths is None

@@ -7,6 +7,7 @@ merging sets that intersect (union-find); see docs/algorithms/resolving.md.
 
 import time
 
+import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms.resolving import recall
@@ -20,6 +21,14 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 class OutOfTime(Exception):
   """A deadline passed during a trace."""
+
+
+# OwnTrace's native walk (native_next_decisions) gives up, as out of time, when it
+# finds more histories than the time left pays for at this rate (the arrays and
+# groups of the histories found; about 0.1 µs a history walked natively), and
+# beyond this many in any case (64 bytes a history found).
+NATIVE_SECONDS_PER_HISTORY = 5e-7
+_NATIVE_MOST_HISTORIES = 1 << 22
 
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
@@ -436,7 +445,7 @@ class OwnTrace(Trace):
     where the bot does not act or acts at one of `own_keys`, each at the tracking
     state the gadget's prefix gives it."""
     problem = self.problem
-    if self.native and self.native_paths is None:
+    if self.native and self.native_paths is None and self._allowed is None:
       self._find_native_paths()
     if self.starts is not None:
       for k in range(self._next_start, len(self.starts)):
@@ -478,9 +487,9 @@ class OwnTrace(Trace):
     what it saw since (one information state each) and one of each group is
     replayed on pyspiel states: a group at `target` is walked; one at a turn the
     bot played on (`own_keys`: the walk passes through it) is walked on natively
-    from its histories with the bot's moves there."""
+    from its histories with the bot's moves there. Raises OutOfTime past the
+    deadline or NATIVE_SECONDS_PER_HISTORY a history found in the time left."""
     problem = self.problem
-    self.native_paths = 0
     if self.starts is not None:
       states = [start[0] for start in self.starts]
     elif problem.gadget is None and not self.own_moves:
@@ -490,38 +499,66 @@ class OwnTrace(Trace):
     if not states or not native_next_decisions.supports(problem.original):
       return
     player = problem.player
-    histories = [tuple(state.history()) for state in states]
-    first = None  # (starts: one information state)
-    if states[0].current_player() == player:
-      first = states[0].information_state_string(player)
-    # (start, path from it, the bot's information state there) per history to walk
-    level = [(k, (), first) for k in range(len(states))]
-    allowed = {}
-    while level:
-      own = [self.own_moves.get(key, ()) for _, _, key in level]
+    rows, lengths = native_next_decisions.history_rows(
+        [state.history() for state in states])
+    origin, base = np.arange(len(states)), lengths.copy()  # per row: its start
+    classes = [None]  # the bot's information state at each row's start
+    if states[0].current_player() == player:  # (starts: one information state)
+      classes = [states[0].information_state_string(player)]
+    row_class = np.zeros(len(states), np.int64)
+    allowed, paths_found = {}, 0
+    while len(rows):
+      limit = _NATIVE_MOST_HISTORIES
+      if self.deadline is not None:
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+          raise OutOfTime()
+        limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
+      own = [sorted(self.own_moves.get(key, ())) for key in classes]
+      own_table = np.full((len(classes), max(1, max(map(len, own)))), -1, np.int64)
+      for c, actions in enumerate(own):
+        own_table[c, :len(actions)] = actions
       found = native_next_decisions.next_decisions(
-          problem.original, player, [histories[k] + path for k, path, _ in level],
-          own)
-      groups = {}
-      for i, path, seen in found:
-        k, above, key = level[i]
-        groups.setdefault((key, path[0] if own[i] else None, seen), []).append(
-            (k, above + path))
-      level = []
-      for members in groups.values():
-        k, path = members[0]
-        state = states[k].clone()
-        for action in path:
+          problem.original, player, rows, lengths, own_table[row_class], limit)
+      if found is None:
+        if self.deadline is not None:
+          raise OutOfTime()
+        return  # (no deadline: the walk of every branch)
+      starts, path_lengths, seen, paths = found
+      start_class = row_class[starts]
+      first = np.where(own_table[start_class, 0] >= 0, paths[:, 0], -1)
+      _, representatives, inverse = np.unique(
+          np.stack([start_class, first, seen], axis=1), axis=0, return_index=True,
+          return_inverse=True)
+      inverse = inverse.reshape(-1)
+      passing, passing_class, classes = [], [], []
+      for g, f in enumerate(representatives):
+        r = starts[f]
+        state = states[origin[r]].clone()
+        for action in (rows[r, base[r]:lengths[r]].tolist() +
+                       paths[f, :path_lengths[f]].tolist()):
           state.apply_action(action)
         key = state.information_state_string(player)
+        members = np.flatnonzero(inverse == g)
         if key == self.target:
-          for k, path in members:
-            for i, action in enumerate(path):
-              allowed.setdefault(histories[k] + path[:i], set()).add(action)
-          self.native_paths += len(members)
+          for f in members.tolist():
+            r = starts[f]
+            history = (rows[r, :lengths[r]].tolist() +
+                       paths[f, :path_lengths[f]].tolist())
+            for i in range(int(base[r]), len(history)):
+              allowed.setdefault(tuple(history[:i]), set()).add(history[i])
+          paths_found += len(members)
         elif key in self.own_keys:
-          level += [(k, path, key) for k, path in members]
+          passing.append(members)
+          passing_class.append(np.full(len(members), len(classes)))
+          classes.append(key)
+      which = np.concatenate(passing) if passing else np.zeros(0, np.int64)
+      origin, base = origin[starts[which]], base[starts[which]]
+      row_class = np.concatenate(passing_class) if passing else which
+      rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
+                                                          paths, path_lengths)
     self._allowed = allowed
+    self.native_paths = paths_found
 
   def _original_state(self, state):
     return state
