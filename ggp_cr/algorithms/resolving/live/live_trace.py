@@ -251,8 +251,10 @@ class Trace:
       key = None
     else:
       branches = [(a, None) for a in state.legal_actions()]
-      key = (state.information_state_string(acting) if depth >= problem.prefix
-             else None)
+      key = None
+      if depth >= problem.prefix:
+        key = (self._own_key(state) if acting == player else
+               state.information_state_string(acting))
       if not self._enters(acting, key, track,
                           (state, track, root, j, actions, steps, chance)):
         return
@@ -286,7 +288,7 @@ class Trace:
                       self._original_state(child))
       if child_track == recall.END:
         original = self._original_state(child)
-        own_key = original.information_state_string(player)
+        own_key = self._own_key(original)
         if self._passes(own_key):
           # A next turn the bot played on in this subgame (a refused subgame): its
           # own decision there, as at a subgame's first.
@@ -302,6 +304,10 @@ class Trace:
                  child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
+
+  def _own_key(self, state):
+    """The bot's information state at `state` (a history of the original game)."""
+    return state.information_state_string(self.problem.player)
 
   def _enters(self, acting, key, track, at):
     """Whether the walk goes on below a decision node of the solved game (`at`:
@@ -396,6 +402,9 @@ class OwnTrace(Trace):
     self.native = native
     # {history (tuple): actions walked there}, from native_next_decisions; None: all.
     self._allowed = None
+    # {history (tuple): the bot's information state there}, known from the native
+    # walk's groups (the starts' and `target`'s histories).
+    self._known_keys = {}
     self.native_paths = None
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
@@ -506,7 +515,9 @@ class OwnTrace(Trace):
     if states[0].current_player() == player:  # (starts: one information state)
       classes = [states[0].information_state_string(player)]
     row_class = np.zeros(len(states), np.int64)
-    allowed, paths_found = {}, 0
+    allowed, paths_found, known = {}, 0, {}
+    if classes[0] is not None:
+      known = dict.fromkeys(map(tuple, (s.history() for s in states)), classes[0])
     while len(rows):
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
@@ -547,6 +558,7 @@ class OwnTrace(Trace):
                        paths[f, :path_lengths[f]].tolist())
             for i in range(int(base[r]), len(history)):
               allowed.setdefault(tuple(history[:i]), set()).add(history[i])
+            known[tuple(history)] = key
           paths_found += len(members)
         elif key in self.own_keys:
           passing.append(members)
@@ -557,11 +569,18 @@ class OwnTrace(Trace):
       row_class = np.concatenate(passing_class) if passing else which
       rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
                                                           paths, path_lengths)
-    self._allowed = allowed
+    self._allowed, self._known_keys = allowed, known
     self.native_paths = paths_found
 
   def _original_state(self, state):
     return state
+
+  def _own_key(self, state):
+    if self._known_keys:
+      key = self._known_keys.get(tuple(state.history()))
+      if key is not None:
+        return key
+    return super()._own_key(state)
 
   def _is_target(self, own_key):
     return own_key == self.target
