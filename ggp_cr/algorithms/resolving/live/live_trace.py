@@ -29,6 +29,10 @@ class OutOfTime(Exception):
 # beyond this many in any case (64 bytes a history found).
 NATIVE_SECONDS_PER_HISTORY = 5e-7
 _NATIVE_MOST_HISTORIES = 1 << 22
+# ... and when the histories of the bot's new information set it found would take
+# longer than the time left at this rate on pyspiel states (the walk then spends
+# 60-120 µs on each: a state copy and the opponent's information state string).
+NATIVE_SECONDS_PER_TARGET = 2e-5
 
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
@@ -497,7 +501,8 @@ class OwnTrace(Trace):
     replayed on pyspiel states: a group at `target` is walked; one at a turn the
     bot played on (`own_keys`: the walk passes through it) is walked on natively
     from its histories with the bot's moves there. Raises OutOfTime past the
-    deadline or NATIVE_SECONDS_PER_HISTORY a history found in the time left."""
+    deadline, past NATIVE_SECONDS_PER_HISTORY a history found in the time left, or
+    NATIVE_SECONDS_PER_TARGET a history of `target`."""
     problem = self.problem
     if self.starts is not None:
       states = [start[0] for start in self.starts]
@@ -508,16 +513,15 @@ class OwnTrace(Trace):
     if not states or not native_next_decisions.supports(problem.original):
       return
     player = problem.player
-    rows, lengths = native_next_decisions.history_rows(
-        [state.history() for state in states])
+    histories = [state.history() for state in states]
+    rows, lengths = native_next_decisions.history_rows(histories)
     origin, base = np.arange(len(states)), lengths.copy()  # per row: its start
-    classes = [None]  # the bot's information state at each row's start
-    if states[0].current_player() == player:  # (starts: one information state)
-      classes = [states[0].information_state_string(player)]
+    first_key = None  # (starts: one information state)
+    if states[0].current_player() == player:
+      first_key = states[0].information_state_string(player)
+    classes = [first_key]  # the bot's information state at each row's start
     row_class = np.zeros(len(states), np.int64)
-    allowed, paths_found, known = {}, 0, {}
-    if classes[0] is not None:
-      known = dict.fromkeys(map(tuple, (s.history() for s in states)), classes[0])
+    targets = []  # per level: (rows, lengths, bases, histories found, paths, lengths)
     while len(rows):
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
@@ -541,8 +545,10 @@ class OwnTrace(Trace):
       _, representatives, inverse = np.unique(
           np.stack([start_class, first, seen], axis=1), axis=0, return_index=True,
           return_inverse=True)
-      inverse = inverse.reshape(-1)
-      passing, passing_class, classes = [], [], []
+      order = np.argsort(inverse.reshape(-1), kind="stable")  # (grouped, in order)
+      bounds = np.searchsorted(inverse.reshape(-1)[order],
+                               np.arange(len(representatives) + 1))
+      passing, passing_class, classes, at_target = [], [], [], []
       for g, f in enumerate(representatives):
         r = starts[f]
         state = states[origin[r]].clone()
@@ -550,27 +556,42 @@ class OwnTrace(Trace):
                        paths[f, :path_lengths[f]].tolist()):
           state.apply_action(action)
         key = state.information_state_string(player)
-        members = np.flatnonzero(inverse == g)
+        members = order[bounds[g]:bounds[g + 1]]
         if key == self.target:
-          for f in members.tolist():
-            r = starts[f]
-            history = (rows[r, :lengths[r]].tolist() +
-                       paths[f, :path_lengths[f]].tolist())
-            for i in range(int(base[r]), len(history)):
-              allowed.setdefault(tuple(history[:i]), set()).add(history[i])
-            known[tuple(history)] = key
-          paths_found += len(members)
+          at_target.append(members)
         elif key in self.own_keys:
           passing.append(members)
           passing_class.append(np.full(len(members), len(classes)))
           classes.append(key)
+      if at_target:
+        found = np.concatenate(at_target)
+        targets.append((rows, lengths, base, starts[found], paths[found],
+                        path_lengths[found]))
       which = np.concatenate(passing) if passing else np.zeros(0, np.int64)
       origin, base = origin[starts[which]], base[starts[which]]
       row_class = np.concatenate(passing_class) if passing else which
       rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
                                                           paths, path_lengths)
+    num_paths = sum(len(level[3]) for level in targets)
+    if self.deadline is not None and time.perf_counter() + (
+        num_paths * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+      raise OutOfTime()
+    allowed, known = {}, {}
+    for level_rows, level_lengths, level_base, found, level_paths, found_lengths in \
+        targets:
+      for n, r in enumerate(found.tolist()):
+        if n % 1024 == 0 and self.deadline is not None and \
+            time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        history = (level_rows[r, :level_lengths[r]].tolist() +
+                   level_paths[n, :found_lengths[n]].tolist())
+        for i in range(int(level_base[r]), len(history)):
+          allowed.setdefault(tuple(history[:i]), set()).add(history[i])
+        known[tuple(history)] = self.target
+    if first_key is not None:
+      known.update(dict.fromkeys(map(tuple, histories), first_key))
     self._allowed, self._known_keys = allowed, known
-    self.native_paths = paths_found
+    self.native_paths = num_paths
 
   def _original_state(self, state):
     return state
