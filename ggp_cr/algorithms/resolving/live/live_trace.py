@@ -29,9 +29,9 @@ class OutOfTime(Exception):
 # beyond this many in any case (64 bytes a history found).
 NATIVE_SECONDS_PER_HISTORY = 5e-7
 _NATIVE_MOST_HISTORIES = 1 << 22
-# ... and when the histories of the bot's new information set it found would take
-# longer than the time left at this rate on pyspiel states (the walk then spends
-# 60-120 µs on each: a state copy and the opponent's information state string).
+# ... and when its starts, or the histories of the bot's new information set it
+# found, would take longer than the time left at this rate on pyspiel states (the
+# walk spends 60-120 µs on each: a state copy and an information state string).
 NATIVE_SECONDS_PER_TARGET = 2e-5
 
 
@@ -502,7 +502,7 @@ class OwnTrace(Trace):
     bot played on (`own_keys`: the walk passes through it) is walked on natively
     from its histories with the bot's moves there. Raises OutOfTime past the
     deadline, past NATIVE_SECONDS_PER_HISTORY a history found in the time left, or
-    NATIVE_SECONDS_PER_TARGET a history of `target`."""
+    NATIVE_SECONDS_PER_TARGET a start or a history of `target`."""
     problem = self.problem
     if self.starts is not None:
       states = [start[0] for start in self.starts]
@@ -512,6 +512,9 @@ class OwnTrace(Trace):
       return
     if not states or not native_next_decisions.supports(problem.original):
       return
+    if self.deadline is not None and time.perf_counter() + (
+        len(states) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+      raise OutOfTime()  # (each start costs the walk on pyspiel states more)
     player = problem.player
     histories = [state.history() for state in states]
     rows, lengths = native_next_decisions.history_rows(histories)
