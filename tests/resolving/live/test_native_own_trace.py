@@ -62,6 +62,11 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         traces = [live_trace.OwnTrace(problem, own_moves, key, starts=starts,
                                       native=native) for native in (True, False)]
         assert _summary(traces[0]) == _summary(traces[1])
+        # (and from the game's root: through every turn the bot played)
+        from_root = [live_trace.OwnTrace(problem, own_moves, key, native=native)
+                     for native in (True, False)]
+        assert _summary(from_root[0]) == _summary(from_root[1])
+        assert from_root[0].native_paths is not None
         assert traces[1].native_paths is None
         native_walks += traces[0].native_paths is not None
         walked[0] += traces[0].histories_walked

@@ -395,8 +395,8 @@ class OwnTrace(Trace):
   down to that decision again.
 
   With `native` (default), in a game native_next_decisions walks (python_ii_goofspiel,
-  python_leduc) and from `starts` or the whole game's root with no moves yet, the
-  walk first finds natively the paths from each start to the histories of `target`
+  python_leduc) and from `starts` or the whole game's root, the walk first finds
+  natively the paths from each start to the histories of `target`
   and walks only those (`native_paths`, the number found): the same result as the
   walk of every branch (tests/resolving/live/test_native_own_trace.py).
   """
@@ -494,8 +494,8 @@ class OwnTrace(Trace):
 
   def _find_native_paths(self):
     """Sets `_allowed` from the native walk (native_next_decisions) from `starts`,
-    or from the whole game's root when no move was played (the first decision's
-    walk); leaves it None where there is none. The histories where the bot acts
+    or from the whole game's root; leaves it None where there is none (the roots
+    of a gadget). The histories where the bot acts
     next are grouped by its information state at the start, its move there and
     what it saw since (one information state each) and one of each group is
     replayed on pyspiel states: a group at `target` is walked; one at a turn the
@@ -506,7 +506,7 @@ class OwnTrace(Trace):
     problem = self.problem
     if self.starts is not None:
       states = [start[0] for start in self.starts]
-    elif problem.gadget is None and not self.own_moves:
+    elif problem.gadget is None:
       states = [problem.game.new_initial_state()]
     else:
       return
