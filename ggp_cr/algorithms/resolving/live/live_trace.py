@@ -257,12 +257,12 @@ class Trace:
       branches = [(a, None) for a in state.legal_actions()]
       key = None
       if depth >= problem.prefix:
-        key = (self._own_key(state) if acting == player else
+        key = (self._own_key(state, (j, actions)) if acting == player else
                state.information_state_string(acting))
       if not self._enters(acting, key, track,
                           (state, track, root, j, actions, steps, chance)):
         return
-    moves = self._moves(state, acting, key)
+    moves = self._moves(state, acting, key, (j, actions))
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
@@ -292,7 +292,7 @@ class Trace:
                       self._original_state(child))
       if child_track == recall.END:
         original = self._original_state(child)
-        own_key = self._own_key(original)
+        own_key = self._own_key(original, (child_j, child_actions))
         if self._passes(own_key):
           # A next turn the bot played on in this subgame (a refused subgame): its
           # own decision there, as at a subgame's first.
@@ -309,8 +309,10 @@ class Trace:
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
-  def _own_key(self, state):
-    """The bot's information state at `state` (a history of the original game)."""
+  def _own_key(self, state, node):
+    """The bot's information state at `state` (a history of the original game; its
+    `node` (j, actions) below the solved game's root j)."""
+    del node
     return state.information_state_string(self.problem.player)
 
   def _enters(self, acting, key, track, at):
@@ -319,9 +321,10 @@ class Trace:
     del acting, key, track, at
     return True
 
-  def _moves(self, state, acting, key):
-    """The actions walked at `state`, where `acting` acts (None: all of them)."""
-    del state, acting, key
+  def _moves(self, state, acting, key, node):
+    """The actions walked at `state` (`node`, as in _own_key), where `acting` acts
+    (None: all of them)."""
+    del state, acting, key, node
 
   def _is_target(self, own_key):
     """Whether a next turn with the bot's information state `own_key` is mapped."""
@@ -404,9 +407,9 @@ class OwnTrace(Trace):
   def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
                starts=None, native=True):
     self.native = native
-    # {history (tuple): actions walked there}, from native_next_decisions; None: all.
+    # {node (j, actions): actions walked there}, from native_next_decisions; None: all.
     self._allowed = None
-    # {history (tuple): the bot's information state there}, known from the native
+    # {node (j, actions): the bot's information state there}, known from the native
     # walk's groups (the starts' and `target`'s histories).
     self._known_keys = {}
     self.native_paths = None
@@ -506,8 +509,9 @@ class OwnTrace(Trace):
     problem = self.problem
     if self.starts is not None:
       states = [start[0] for start in self.starts]
+      nodes = [(start[3], tuple(start[4])) for start in self.starts]
     elif problem.gadget is None:
-      states = [problem.game.new_initial_state()]
+      states, nodes = [problem.game.new_initial_state()], [(0, ())]
     else:
       return
     if not states or not native_next_decisions.supports(problem.original):
@@ -568,54 +572,52 @@ class OwnTrace(Trace):
           classes.append(key)
       if at_target:
         found = np.concatenate(at_target)
-        targets.append((rows, lengths, base, starts[found], paths[found],
+        targets.append((rows, lengths, base, origin, starts[found], paths[found],
                         path_lengths[found]))
       which = np.concatenate(passing) if passing else np.zeros(0, np.int64)
       origin, base = origin[starts[which]], base[starts[which]]
       row_class = np.concatenate(passing_class) if passing else which
       rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
                                                           paths, path_lengths)
-    num_paths = sum(len(level[3]) for level in targets)
+    num_paths = sum(len(level[4]) for level in targets)
     if self.deadline is not None and time.perf_counter() + (
         num_paths * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
     allowed, known = {}, {}
-    for level_rows, level_lengths, level_base, found, level_paths, found_lengths in \
-        targets:
+    for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
+         found_lengths) in targets:
       for n, r in enumerate(found.tolist()):
         if n % 1024 == 0 and self.deadline is not None and \
             time.perf_counter() > self.deadline:
           raise OutOfTime()
-        history = (level_rows[r, :level_lengths[r]].tolist() +
-                   level_paths[n, :found_lengths[n]].tolist())
-        for i in range(int(level_base[r]), len(history)):
-          allowed.setdefault(tuple(history[:i]), set()).add(history[i])
-        known[tuple(history)] = self.target
+        j, actions = nodes[level_origin[r]]
+        below = tuple(level_rows[r, level_base[r]:level_lengths[r]].tolist() +
+                      level_paths[n, :found_lengths[n]].tolist())
+        for i, action in enumerate(below):
+          allowed.setdefault((j, actions + below[:i]), set()).add(action)
+        known[(j, actions + below)] = self.target
     if first_key is not None:
-      known.update(dict.fromkeys(map(tuple, histories), first_key))
+      known.update(dict.fromkeys(nodes, first_key))
     self._allowed, self._known_keys = allowed, known
     self.native_paths = num_paths
 
   def _original_state(self, state):
     return state
 
-  def _own_key(self, state):
-    if self._known_keys:
-      key = self._known_keys.get(tuple(state.history()))
-      if key is not None:
-        return key
-    return super()._own_key(state)
+  def _own_key(self, state, node):
+    key = self._known_keys.get(node) if self._known_keys else None
+    return key if key is not None else super()._own_key(state, node)
 
   def _is_target(self, own_key):
     return own_key == self.target
 
-  def _moves(self, state, acting, key):
+  def _moves(self, state, acting, key, node):
     moves = None
     if acting == self.problem.player and key is not None:
       moves = self.own_moves[key]
     if self._allowed is None:
       return moves
-    allowed = self._allowed.get(tuple(state.history()), frozenset())
+    allowed = self._allowed.get(node, frozenset())
     return allowed if moves is None else moves & allowed
 
   def _passes(self, own_key):
