@@ -29,9 +29,10 @@ class OutOfTime(Exception):
 # beyond this many in any case (64 bytes a history found).
 NATIVE_SECONDS_PER_HISTORY = 5e-7
 _NATIVE_MOST_HISTORIES = 1 << 22
-# ... and when its starts, or the histories of the bot's new information set it
-# found, would take longer than the time left at this rate on pyspiel states (the
-# walk spends 60-120 µs on each: a state copy and an information state string).
+# ... and when the histories the walk on pyspiel states will pass (its starts, the
+# turns the bot played, those of the bot's new information set) would take longer
+# than the time left at this rate (it spends 60-120 µs on each of the last, at
+# least a state copy and an information state string).
 NATIVE_SECONDS_PER_TARGET = 2e-5
 
 
@@ -505,7 +506,8 @@ class OwnTrace(Trace):
     bot played on (`own_keys`: the walk passes through it) is walked on natively
     from its histories with the bot's moves there. Raises OutOfTime past the
     deadline, past NATIVE_SECONDS_PER_HISTORY a history found in the time left, or
-    NATIVE_SECONDS_PER_TARGET a start or a history of `target`."""
+    NATIVE_SECONDS_PER_TARGET a history the walk on pyspiel states will pass (a
+    start, a turn the bot played, a history of `target`)."""
     problem = self.problem
     if self.starts is not None:
       states = [start[0] for start in self.starts]
@@ -516,9 +518,6 @@ class OwnTrace(Trace):
       return
     if not states or not native_next_decisions.supports(problem.original):
       return
-    if self.deadline is not None and time.perf_counter() + (
-        len(states) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
-      raise OutOfTime()  # (each start costs the walk on pyspiel states more)
     player = problem.player
     histories = [state.history() for state in states]
     rows, lengths = native_next_decisions.history_rows(histories)
@@ -528,13 +527,16 @@ class OwnTrace(Trace):
       first_key = states[0].information_state_string(player)
     classes = [first_key]  # the bot's information state at each row's start
     row_class = np.zeros(len(states), np.int64)
-    targets = []  # per level: (rows, lengths, bases, histories found, paths, lengths)
+    # per level: (rows, lengths, bases, origins, histories found, paths, lengths)
+    targets = []
+    walked = 0  # histories the walk on pyspiel states will pass: starts, own turns
     while len(rows):
+      walked += len(rows)
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
         left = self.deadline - time.perf_counter()
-        if left <= 0:
-          raise OutOfTime()
+        if left <= walked * NATIVE_SECONDS_PER_TARGET:
+          raise OutOfTime()  # (each costs the walk on pyspiel states more)
         limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
       own = [sorted(self.own_moves.get(key, ())) for key in classes]
       own_table = np.full((len(classes), max(1, max(map(len, own)))), -1, np.int64)
@@ -581,7 +583,7 @@ class OwnTrace(Trace):
                                                           paths, path_lengths)
     num_paths = sum(len(level[4]) for level in targets)
     if self.deadline is not None and time.perf_counter() + (
-        num_paths * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+        (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
     allowed, known = {}, {}
     for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
