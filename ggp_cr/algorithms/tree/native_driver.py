@@ -23,8 +23,9 @@ _IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
 
 
 @numba.njit(cache=True)
-def _children(game, state, player, params, out_state, out_player, out_utility, out_prob,
-              out_action):
+def expand(game, state, player, params, out_state, out_player, out_utility, out_prob,
+           out_action):
+  """The game's `children` of a node (the game by its number here)."""
   if game == LEDUC:
     return native_leduc.children(state, player, params, out_state, out_player,
                                  out_utility, out_prob, out_action)
@@ -33,8 +34,9 @@ def _children(game, state, player, params, out_state, out_player, out_utility, o
 
 
 @numba.njit(cache=True)
-def _seen(game, mover, node, state, player, parent, infoset, action_index, inf_offset,
-          inf_actions, params):
+def seen_since(game, mover, node, state, player, parent, infoset, action_index,
+               inf_offset, inf_actions, params):
+  """The game's `seen` (the game by its number here)."""
   if game == LEDUC:
     return native_leduc.seen(mover, node, state, player, parent, infoset, action_index,
                              inf_offset, inf_actions, params)
@@ -53,8 +55,8 @@ def count(game, root_state, root_player, params, max_children, max_depth, limit)
   action = np.zeros(max_children, np.int64)
   num = np.zeros(max_depth + 1, np.int64)
   position = np.zeros(max_depth + 1, np.int64)
-  num[0] = _children(game, root_state, root_player, params, state[0], player[0], utility, prob,
-                    action)
+  num[0] = expand(game, root_state, root_player, params, state[0], player[0], utility,
+                  prob, action)
   num_nodes, top = 1 + num[0], 0
   while top >= 0 and num_nodes <= limit:
     i = position[top]
@@ -64,8 +66,8 @@ def count(game, root_state, root_player, params, max_children, max_depth, limit)
     position[top] = i + 1
     if player[top, i] == _TERMINAL:
       continue
-    num[top + 1] = _children(game, state[top, i], player[top, i], params, state[top + 1],
-                            player[top + 1], utility, prob, action)
+    num[top + 1] = expand(game, state[top, i], player[top, i], params, state[top + 1],
+                          player[top + 1], utility, prob, action)
     num_nodes += num[top + 1]
     top += 1
     position[top] = 0
@@ -81,7 +83,7 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
   node_utility entry (0 at non-terminals) meanwhile, so no array of states is made.
 
   A node's information set is identified by the mover, its own previous slot and
-  `_seen`, what it observed since (an int64); a numba dict numbers
+  `seen_since`, what it observed since (an int64); a numba dict numbers
   the identities in breadth-first order. Returns the node arrays, node_chance_prob,
   the infoset arrays and each infoset's `seen`.
   """
@@ -108,13 +110,13 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
     if p == _TERMINAL:
       infoset[node], first_child[node], num_children[node] = -1, 0, 0
       continue
-    count = _children(game, state[node], p, params, out_state, out_player, out_utility,
-                     out_prob, out_action)
+    count = expand(game, state[node], p, params, out_state, out_player, out_utility,
+                   out_prob, out_action)
     if p == _CHANCE:
       infoset[node] = -1
     else:
-      observed = _seen(game, p, node, state, player, parent, infoset, action_index,
-                       inf_offset, inf_actions, params)
+      observed = seen_since(game, p, node, state, player, parent, infoset,
+                            action_index, inf_offset, inf_actions, params)
       previous = native_extraction.previous_slot(p, node, parent, player, infoset,
                                                  action_index, inf_offset)
       identity = (np.int64(p), np.int64(previous), observed)
@@ -161,7 +163,7 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
 def node_states(game, root_state, params, player, first_child, num_children,
                 max_children):
   """Every node's state, recomputed from a tree's breadth-first arrays (its nodes'
-  children in the order of `_children`, as `fill` wrote them)."""
+  children in the order of `expand`, as `fill` wrote them)."""
   num_nodes = len(player)
   state = np.empty(num_nodes, np.int64)
   out_state = np.empty(max_children, np.int64)
@@ -173,8 +175,8 @@ def node_states(game, root_state, params, player, first_child, num_children,
   for node in range(num_nodes):
     if player[node] == _TERMINAL:
       continue
-    count = _children(game, state[node], player[node], params, out_state, out_player,
-                      out_utility, out_prob, out_action)
+    count = expand(game, state[node], player[node], params, out_state, out_player,
+                   out_utility, out_prob, out_action)
     if count != num_children[node]:
       raise ValueError("The tree is not this game's: a node's children differ.")
     state[first_child[node]:first_child[node] + count] = out_state[:count]
@@ -196,8 +198,8 @@ def other_identities(game, state, params, player, parent, infoset, action_index,
   lookup = numba.typed.Dict.empty(key_type=_IDENTITY, value_type=types.int64)
   inf_seen = np.empty(num_inf, np.int64)
   for k in range(num_inf):
-    inf_seen[k] = _seen(game, inf_player[k], inf_node[k], state, player, parent, infoset,
-                        action_index, inf_offset, inf_actions, params)
+    inf_seen[k] = seen_since(game, inf_player[k], inf_node[k], state, player, parent,
+                             infoset, action_index, inf_offset, inf_actions, params)
     lookup[(np.int64(inf_player[k]), np.int64(inf_parent_slot[k]), inf_seen[k])] = k
   other = np.full(len(player), -1, np.int32)
   capacity = 1024
@@ -211,8 +213,8 @@ def other_identities(game, state, params, player, parent, infoset, action_index,
     mover = 1 - player[node]
     previous = native_extraction.previous_slot(mover, node, parent, player, infoset,
                                                action_index, inf_offset)
-    observed = _seen(game, mover, node, state, player, parent, infoset, action_index,
-                     inf_offset, inf_actions, params)
+    observed = seen_since(game, mover, node, state, player, parent, infoset,
+                          action_index, inf_offset, inf_actions, params)
     identity = (np.int64(mover), np.int64(previous), observed)
     k = lookup.get(identity, -1)
     if k < 0:

@@ -199,6 +199,13 @@ def _setup(game):
   return params, np.int64(root_state), root_player
 
 
+def driver_setup(game):
+  """The driver's params, root state, root player and most children of a node
+  (native_next_decisions)."""
+  params, root_state, root_player = _setup(game)
+  return params, root_state, root_player, game.num_cards
+
+
 def _key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, first):
   """The keys of infosets first.. (those before, if any, are the earlier keys)."""
   slot_infoset = native_extraction.slot_owners(inf_offset, len(inf_actions))

@@ -184,6 +184,13 @@ def _setup(game):
   return params, root_state, max(game.num_cards, 3)
 
 
+def driver_setup(game):
+  """The driver's params, root state, root player and most children of a node
+  (native_next_decisions)."""
+  params, root_state, max_children = _setup(game)
+  return params, root_state, _CHANCE, max_children
+
+
 def _write_keys(game, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions):
   names, name_lengths = native_extraction.name_table(
       [game.card_name(card) for card in range(game.num_cards)])

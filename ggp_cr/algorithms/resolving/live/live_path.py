@@ -160,6 +160,8 @@ class LivePath:
     record["own_trace_walked"] = trace.histories_walked
     record["own_trace_from"] = ("starts" if current.own_starts is not None else
                                 "roots")
+    if trace.native_paths is not None:  # (live_trace.OwnTrace's native walk)
+      record["own_trace_native_paths"] = trace.native_paths
     if trace.in_current:
       record["enters_new_subgame"] = False
       if trace.complete:

@@ -7,11 +7,13 @@ merging sets that intersect (union-find); see docs/algorithms/resolving.md.
 
 import time
 
+import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import generic_extraction
+from ggp_cr.algorithms.tree import native_next_decisions
 
 
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -19,6 +21,19 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 class OutOfTime(Exception):
   """A deadline passed during a trace."""
+
+
+# OwnTrace's native walk (native_next_decisions) gives up, as out of time, when it
+# finds more histories than the time left pays for at this rate (the arrays and
+# groups of the histories found; about 0.1 µs a history walked natively), and
+# beyond this many in any case (64 bytes a history found).
+NATIVE_SECONDS_PER_HISTORY = 5e-7
+_NATIVE_MOST_HISTORIES = 1 << 22
+# ... and when the histories the walk on pyspiel states will pass (its starts, the
+# turns the bot played, those of the bot's new information set) would take longer
+# than the time left at this rate (it spends 60-120 µs on each of the last, at
+# least a state copy and an information state string).
+NATIVE_SECONDS_PER_TARGET = 2e-5
 
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
@@ -241,12 +256,14 @@ class Trace:
       key = None
     else:
       branches = [(a, None) for a in state.legal_actions()]
-      key = (state.information_state_string(acting) if depth >= problem.prefix
-             else None)
+      key = None
+      if depth >= problem.prefix:
+        key = (self._own_key(state, (j, actions)) if acting == player else
+               state.information_state_string(acting))
       if not self._enters(acting, key, track,
                           (state, track, root, j, actions, steps, chance)):
         return
-    moves = self._moves(acting, key)
+    moves = self._moves(state, acting, key, (j, actions))
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
@@ -276,7 +293,7 @@ class Trace:
                       self._original_state(child))
       if child_track == recall.END:
         original = self._original_state(child)
-        own_key = original.information_state_string(player)
+        own_key = self._own_key(original, (child_j, child_actions))
         if self._passes(own_key):
           # A next turn the bot played on in this subgame (a refused subgame): its
           # own decision there, as at a subgame's first.
@@ -293,15 +310,22 @@ class Trace:
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
+  def _own_key(self, state, node):
+    """The bot's information state at `state` (a history of the original game; its
+    `node` (j, actions) below the solved game's root j)."""
+    del node
+    return state.information_state_string(self.problem.player)
+
   def _enters(self, acting, key, track, at):
     """Whether the walk goes on below a decision node of the solved game (`at`:
     the node's state, track, pending root, root j, actions, steps, chance)."""
     del acting, key, track, at
     return True
 
-  def _moves(self, acting, key):
-    """The actions walked at a node where `acting` acts (None: all of them)."""
-    del acting, key
+  def _moves(self, state, acting, key, node):
+    """The actions walked at `state` (`node`, as in _own_key), where `acting` acts
+    (None: all of them)."""
+    del state, acting, key, node
 
   def _is_target(self, own_key):
     """Whether a next turn with the bot's information state `own_key` is mapped."""
@@ -373,10 +397,23 @@ class OwnTrace(Trace):
   last decision, with their paths from the roots), if given, are walked instead
   of the roots: the same next turns are found (perfect recall) without walking
   down to that decision again.
+
+  With `native` (default), in a game native_next_decisions walks (python_ii_goofspiel,
+  python_leduc) and from `starts` or the whole game's root, the walk first finds
+  natively the paths from each start to the histories of `target`
+  and walks only those (`native_paths`, the number found): the same result as the
+  walk of every branch (tests/resolving/live/test_native_own_trace.py).
   """
 
   def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
-               starts=None):
+               starts=None, native=True):
+    self.native = native
+    # {node (j, actions): actions walked there}, from native_next_decisions; None: all.
+    self._allowed = None
+    # {node (j, actions): the bot's information state there}, known from the native
+    # walk's groups (the starts' and `target`'s histories).
+    self._known_keys = {}
+    self.native_paths = None
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -425,6 +462,8 @@ class OwnTrace(Trace):
     where the bot does not act or acts at one of `own_keys`, each at the tracking
     state the gadget's prefix gives it."""
     problem = self.problem
+    if self.native and self.native_paths is None and self._allowed is None:
+      self._find_native_paths()
     if self.starts is not None:
       for k in range(self._next_start, len(self.starts)):
         self._next_start = k
@@ -457,16 +496,131 @@ class OwnTrace(Trace):
       # (the bot's key at a root is tested by _enters; _walk copies no state)
       self._walk(state, problem.prefix, track, None, j, (), (), 1.0, -1)
 
+  def _find_native_paths(self):
+    """Sets `_allowed` from the native walk (native_next_decisions) from `starts`,
+    or from the whole game's root; leaves it None where there is none (the roots
+    of a gadget). The histories where the bot acts
+    next are grouped by its information state at the start, its move there and
+    what it saw since (one information state each) and one of each group is
+    replayed on pyspiel states: a group at `target` is walked; one at a turn the
+    bot played on (`own_keys`: the walk passes through it) is walked on natively
+    from its histories with the bot's moves there. Raises OutOfTime past the
+    deadline, past NATIVE_SECONDS_PER_HISTORY a history found in the time left, or
+    NATIVE_SECONDS_PER_TARGET a history the walk on pyspiel states will pass (a
+    start, a turn the bot played, a history of `target`)."""
+    problem = self.problem
+    if self.starts is not None:
+      states = [start[0] for start in self.starts]
+      nodes = [(start[3], tuple(start[4])) for start in self.starts]
+    elif problem.gadget is None:
+      states, nodes = [problem.game.new_initial_state()], [(0, ())]
+    else:
+      return
+    if not states or not native_next_decisions.supports(problem.original):
+      return
+    player = problem.player
+    histories = [state.history() for state in states]
+    rows, lengths = native_next_decisions.history_rows(histories)
+    origin, base = np.arange(len(states)), lengths.copy()  # per row: its start
+    first_key = None  # (starts: one information state)
+    if states[0].current_player() == player:
+      first_key = states[0].information_state_string(player)
+    classes = [first_key]  # the bot's information state at each row's start
+    row_class = np.zeros(len(states), np.int64)
+    # per level: (rows, lengths, bases, origins, histories found, paths, lengths)
+    targets = []
+    walked = 0  # histories the walk on pyspiel states will pass: starts, own turns
+    while len(rows):
+      walked += len(rows)
+      limit = _NATIVE_MOST_HISTORIES
+      if self.deadline is not None:
+        left = self.deadline - time.perf_counter()
+        if left <= walked * NATIVE_SECONDS_PER_TARGET:
+          raise OutOfTime()  # (each costs the walk on pyspiel states more)
+        limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
+      own = [sorted(self.own_moves.get(key, ())) for key in classes]
+      own_table = np.full((len(classes), max(1, max(map(len, own)))), -1, np.int64)
+      for c, actions in enumerate(own):
+        own_table[c, :len(actions)] = actions
+      found = native_next_decisions.next_decisions(
+          problem.original, player, rows, lengths, own_table[row_class], limit)
+      if found is None:
+        if self.deadline is not None:
+          raise OutOfTime()
+        return  # (no deadline: the walk of every branch)
+      starts, path_lengths, seen, paths = found
+      start_class = row_class[starts]
+      first = np.where(own_table[start_class, 0] >= 0, paths[:, 0], -1)
+      _, representatives, inverse = np.unique(
+          np.stack([start_class, first, seen], axis=1), axis=0, return_index=True,
+          return_inverse=True)
+      order = np.argsort(inverse.reshape(-1), kind="stable")  # (grouped, in order)
+      bounds = np.searchsorted(inverse.reshape(-1)[order],
+                               np.arange(len(representatives) + 1))
+      passing, passing_class, classes, at_target = [], [], [], []
+      for g, f in enumerate(representatives):
+        r = starts[f]
+        state = states[origin[r]].clone()
+        for action in (rows[r, base[r]:lengths[r]].tolist() +
+                       paths[f, :path_lengths[f]].tolist()):
+          state.apply_action(action)
+        key = state.information_state_string(player)
+        members = order[bounds[g]:bounds[g + 1]]
+        if key == self.target:
+          at_target.append(members)
+        elif key in self.own_keys:
+          passing.append(members)
+          passing_class.append(np.full(len(members), len(classes)))
+          classes.append(key)
+      if at_target:
+        found = np.concatenate(at_target)
+        targets.append((rows, lengths, base, origin, starts[found], paths[found],
+                        path_lengths[found]))
+      which = np.concatenate(passing) if passing else np.zeros(0, np.int64)
+      origin, base = origin[starts[which]], base[starts[which]]
+      row_class = np.concatenate(passing_class) if passing else which
+      rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
+                                                          paths, path_lengths)
+    num_paths = sum(len(level[4]) for level in targets)
+    if self.deadline is not None and time.perf_counter() + (
+        (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+      raise OutOfTime()
+    allowed, known = {}, {}
+    for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
+         found_lengths) in targets:
+      for n, r in enumerate(found.tolist()):
+        if n % 1024 == 0 and self.deadline is not None and \
+            time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        j, actions = nodes[level_origin[r]]
+        below = tuple(level_rows[r, level_base[r]:level_lengths[r]].tolist() +
+                      level_paths[n, :found_lengths[n]].tolist())
+        for i, action in enumerate(below):
+          allowed.setdefault((j, actions + below[:i]), set()).add(action)
+        known[(j, actions + below)] = self.target
+    if first_key is not None:
+      known.update(dict.fromkeys(nodes, first_key))
+    self._allowed, self._known_keys = allowed, known
+    self.native_paths = num_paths
+
   def _original_state(self, state):
     return state
+
+  def _own_key(self, state, node):
+    key = self._known_keys.get(node) if self._known_keys else None
+    return key if key is not None else super()._own_key(state, node)
 
   def _is_target(self, own_key):
     return own_key == self.target
 
-  def _moves(self, acting, key):
-    if acting != self.problem.player or key is None:
-      return None
-    return self.own_moves[key]
+  def _moves(self, state, acting, key, node):
+    moves = None
+    if acting == self.problem.player and key is not None:
+      moves = self.own_moves[key]
+    if self._allowed is None:
+      return moves
+    allowed = self._allowed.get(node, frozenset())
+    return allowed if moves is None else moves & allowed
 
   def _passes(self, own_key):
     return own_key in self.own_keys
