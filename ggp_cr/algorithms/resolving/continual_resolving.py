@@ -360,6 +360,12 @@ class ContinualResolvingBot(pyspiel.Bot):
       visited_before = 0
     record["setup_seconds"] = time.perf_counter() - start
     move = self._move
+    if seconds:
+      # A timed move's iterations end at RESOLVE_SHARE of it, as its setups and
+      # builds ahead do: on a loaded machine a process is descheduled for several
+      # ms at a time, and iterations run to the move's end overran it by 5 ms
+      # (latent TTT's 40 us iterations, load 8).
+      move = limits.Limit(seconds=move_budget.RESOLVE_SHARE * seconds)
     ahead = self._builds_ahead() and bool(budget.seconds)
     if ahead:
       infoset, _ = self._path.lookup(self.resolver, key)
@@ -369,7 +375,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       if reserve:
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(
-            min(seconds, ahead_deadline - reserve - move_start), 0.0))
+            min(move.seconds, ahead_deadline - reserve - move_start), 0.0))
     iterating = time.perf_counter()
     record["iterations"] += self.resolver.run(move, move_start)
     record["iterate_seconds"] = time.perf_counter() - iterating
