@@ -56,6 +56,9 @@ def _warm_up_full_width():
                                                            config=config, seed=0)
     whole.iterate(1)
     if not config.sampling:
+      # The average strategy's pass in blocks, as after a refusal in a timed move
+      # (its kernels' entry points from Python compiled in a PAM{8} decision: 1.9 s).
+      whole.estimates.fresh().add(whole.view.average_slots(), deadline=float("inf"))
       # A timed CFR+ move's build-ahead planning and candidates, from player 0's
       # first infoset (their kernels were compiled inside a Leduc{3,30} first
       # decision, 1.53 s of 1.1 s, after a code change).
