@@ -368,7 +368,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       # builds ahead do: on a loaded machine a process is descheduled for several
       # ms at a time, and iterations run to the move's end overran it by 5 ms
       # (latent TTT's 40 us iterations, load 8).
-      move = limits.Limit(seconds=move_budget.RESOLVE_SHARE * seconds)
+      move = limits.Limit(seconds=min(move_budget.RESOLVE_SHARE, 1.0) * seconds)
     ahead = self._builds_ahead() and bool(budget.seconds)
     if ahead:
       infoset, _ = self._path.lookup(self.resolver, key)
