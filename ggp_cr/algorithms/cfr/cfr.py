@@ -42,6 +42,7 @@ figures of [S] §6 (Figs 6.4 and 6.7).
 """
 
 import math
+import time
 
 import numpy as np
 import pyspiel
@@ -100,6 +101,9 @@ _BATCH_NODES = 50_000_000
 # Leduc{3,30} (4.4M) 1.1x, but dcfr on leduc_poker (9k, 17-24% unreached) 1.1x
 # slower (the test per history costs more than it saves).
 _PRUNE_NODES = 100_000
+# evaluate_strategy with a deadline: entries of the walk (reach top-down, then values
+# bottom-up) per kernel call between two looks at the clock (about 1 ms of a pass).
+EVALUATE_BLOCK = 1 << 17
 
 
 class GeneralCFRSolver:
@@ -398,20 +402,66 @@ class GeneralCFRSolver:
     """The current strategy in slot form (a copy)."""
     return self._strategy.copy()
 
-  def evaluate_strategy(self, slots, observe):
+  def evaluate_strategy(self, slots, observe, deadline=None, now=time.perf_counter):
     """Calls observe(reach, values) as `evaluate_and_update_policy`'s observe would
     see a pass with the strategy `slots` (reach per internal position, player 0's
     values per node), in this solver's layout and without changing its regrets,
     sums or strategy. The pass reuses the iteration's scratch arrays (every pass
     overwrites them; the leaves keep their utilities without a depth limit): fresh
     ones beyond glibc's 32 MiB mapping threshold were page-faulted at every call,
-    and a pass over Leduc{3,30}'s whole tree took 57-114 ms instead of 27-40 ms."""
+    and a pass over Leduc{3,30}'s whole tree took 57-114 ms instead of 27-40 ms.
+
+    With `deadline` (a time of `now()`) the pass runs serially in blocks of
+    EVALUATE_BLOCK entries, the same products and sums in the same order, and
+    gives up, without calling observe, when `now()` is past the deadline before a
+    block: a process that gets a sliver of a core stops within a block instead of
+    finishing the pass (latent TTT's whole-tree pass, about 25 ms, took 1.2 s on
+    the overloaded machine). Returns whether observe was called."""
     walk = self._walk
     if len(walk.leaf_nodes):
       raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
-    # No player is updated: the tables are read-only arguments.
-    self._walk_pass(traversal.NO_PLAYER, slots, self._regrets, 0.0, 1.0, False, False)
+    if deadline is None:
+      # No player is updated: the tables are read-only arguments.
+      self._walk_pass(traversal.NO_PLAYER, slots, self._regrets, 0.0, 1.0, False,
+                      False)
+    elif not self._blocked_pass(slots, deadline, now):
+      return False
     observe(self._reach, self._values)
+    return True
+
+  def _blocked_pass(self, slots, deadline, now):
+    """evaluate_strategy's pass in blocks (traversal.propagate_reach's and
+    accumulate's ranges, serially); False if it stopped at the deadline."""
+    walk, reach = self._walk, self._reach
+    reach[0] = 1.0
+    stop = len(walk.down_parent) + 1
+    for start in range(1, stop, EVALUATE_BLOCK):
+      if now() > deadline:
+        return False
+      traversal.propagate_positions(
+          start, min(start + EVALUATE_BLOCK, stop), walk.down_parent,
+          walk.down_player, walk.down_slot, walk.down_chance_prob, slots, reach)
+    stop = len(walk.up_node)
+    for start in range(0, stop, EVALUATE_BLOCK):
+      if now() > deadline:
+        return False
+      traversal.accumulate(
+          traversal.NO_PLAYER, start, min(start + EVALUATE_BLOCK, stop), walk.up_node,
+          walk.up_position, walk.up_first_child, walk.up_num_children, walk.up_player,
+          walk.up_slot_offset, walk.chance_prob, slots, reach, self._values,
+          self._regrets, self._cumulative, 0.0, 1.0, False, False)
+    return True
+
+  def average_strategy_at(self, offset, count):
+    """The average strategy at the information set of slots offset..offset+count-1
+    (average_strategy_slots' values there, without normalising every slot)."""
+    tree, out = self._tree, np.empty(count)
+    # (the tree's index types: the kernel compiled for average_strategy_slots)
+    flat_tree.normalise_infosets(
+        self._cumulative[offset:offset + count],
+        np.zeros(1, dtype=tree.infoset_action_offset.dtype),
+        np.full(1, count, dtype=tree.infoset_num_actions.dtype), out)
+    return out
 
   def average_strategy_slots(self):
     """The average strategy in slot form; uniform at information sets never reached."""

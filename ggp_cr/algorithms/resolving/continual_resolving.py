@@ -57,6 +57,9 @@ def _warm_up_full_width():
                                                            config=config, seed=0)
     whole.iterate(1)
     if not config.sampling:
+      # The average strategy's pass in blocks, as after a refusal in a timed move
+      # (its kernels' entry points from Python compiled in a PAM{8} decision: 1.9 s).
+      whole.estimates.fresh().add(whole.view.average_slots(), deadline=float("inf"))
       # A timed CFR+ move's build-ahead planning and candidates, from player 0's
       # first infoset (their kernels were compiled inside a Leduc{3,30} first
       # decision, 1.53 s of 1.1 s, after a code change).
@@ -363,6 +366,12 @@ class ContinualResolvingBot(pyspiel.Bot):
       visited_before = 0
     record["setup_seconds"] = time.perf_counter() - start
     move = self._move
+    if seconds:
+      # A timed move's iterations end at RESOLVE_SHARE of it, as its setups and
+      # builds ahead do: on a loaded machine a process is descheduled for several
+      # ms at a time, and iterations run to the move's end overran it by 5 ms
+      # (latent TTT's 40 us iterations, load 8).
+      move = limits.Limit(seconds=min(move_budget.RESOLVE_SHARE, 1.0) * seconds)
     ahead = self._builds_ahead() and bool(budget.seconds)
     if ahead:
       infoset, _ = self._path.lookup(self.resolver, key)
@@ -372,7 +381,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       if reserve:
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(
-            min(seconds, ahead_deadline - reserve - move_start), 0.0))
+            min(move.seconds, ahead_deadline - reserve - move_start), 0.0))
     iterating = time.perf_counter()
     record["iterations"] += self.resolver.run(move, move_start)
     record["iterate_seconds"] = time.perf_counter() - iterating

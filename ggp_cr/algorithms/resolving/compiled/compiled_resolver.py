@@ -266,12 +266,15 @@ class CompiledResolver(protocol.AnytimeRun):
     strategy is then the same, so are the inputs); an iteration drops them. The
     bot calls it when no iteration would run in the rest of the move: a large
     solve's next decision would otherwise have to fit the pass, the next subgame's
-    setup and its first iteration into one move."""
+    setup and its first iteration into one move. The pass itself gives up at the
+    deadline (NextRootEstimates.add: on a starved process latent TTT's whole-tree
+    pass, estimated at 34 ms, took 0.3-1.2 s), making nothing."""
     if (self.sampler is not None or not self.refused or self.estimates.iterations or
         time.perf_counter() + self._average_pass_seconds() > deadline):
       return False
     estimates = self.estimates.fresh()
-    estimates.add(self.view.average_slots())
+    if not estimates.add(self.view.average_slots(), deadline):
+      return False
     self._average_estimates = estimates
     return True
 
@@ -482,7 +485,13 @@ class CompiledResolver(protocol.AnytimeRun):
           if deadline is not None and time.perf_counter() + needed > deadline:
             raise CannotResolve("no iterations estimated its inputs since an earlier "
                                 "subgame was refused, and no time to estimate them")
-          excluding(lambda: self.estimates.add(self.view.average_slots()))
+          # The pass gives up when the setup and first iteration would no longer fit.
+          if not excluding(lambda: self.estimates.add(
+              self.view.average_slots(),
+              None if deadline is None else deadline - setup - reserve)):
+            raise CannotResolve("no iterations estimated its inputs since an earlier "
+                                "subgame was refused, and the pass of the average "
+                                "strategy that estimates them ran out of time")
         inputs = "its average strategy"
       exact = self._exact_values(
           group, None if deadline is None else deadline - setup - reserve)

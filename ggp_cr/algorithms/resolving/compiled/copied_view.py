@@ -460,14 +460,18 @@ class GadgetView:
     """u_0 + u_1 at the view's terminals (0 in a gadget: its payoffs are zero-sum)."""
     return self.tree.utility_sum
 
-  def evaluate(self, slots, observe):
+  def evaluate(self, slots, observe, deadline=None):
     """observe(reach, values) of a CFR pass with strategy `slots`: reach per internal
-    position, player 0's values per node (exact node passes under a depth limit)."""
+    position, player 0's values per node (exact node passes under a depth limit).
+    A CFR+ view's pass gives up at time.perf_counter() `deadline` without calling
+    observe (cfr.GeneralCFRSolver.evaluate_strategy); returns whether it called it."""
     if getattr(self.solver, "depth_limit", 0) is None:
-      return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe)
+      return self.solver.evaluate_strategy(np.asarray(slots, dtype=np.float64), observe,
+                                           deadline)
     tree = self.tree
     internal = np.flatnonzero(tree.node_num_children > 0)
     observe(tree.node_reaches(slots)[:, internal].T, tree.node_values(slots))
+    return True
 
   def average_at(self, infoset):
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the
@@ -477,6 +481,11 @@ class GadgetView:
     if local < 0:
       return np.full(count, 1.0 / count)
     offset = int(self.tree.infoset_action_offset[local])
+    # A CFR solver normalises this information set only (the whole slot form took
+    # 2-20 ms on latent TTT's whole tree at every decision).
+    at = getattr(self.solver, "average_strategy_at", None)
+    if at is not None:
+      return at(offset, count)
     return self.average_slots()[offset:offset + count]
 
   @property

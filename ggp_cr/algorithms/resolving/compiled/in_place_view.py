@@ -741,8 +741,12 @@ class SubgameView(copied_view.GadgetView):
   def utility_sum(self):
     return 0.0
 
-  def evaluate(self, slots, observe):
+  def evaluate(self, slots, observe, deadline=None):
+    """copied_view.GadgetView.evaluate; the pass in place runs whole (`deadline` is
+    not checked inside it; a subgame's pass is a fraction of the whole tree's)."""
+    del deadline
     self.solver.evaluate(np.asarray(slots, dtype=np.float64), observe)
+    return True
 
   def average_at(self, infoset):
     return self.solver.average_at(infoset)

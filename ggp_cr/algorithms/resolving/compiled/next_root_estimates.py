@@ -79,10 +79,12 @@ class NextRootEstimates:
       setattr(other, name, np.zeros_like(getattr(self, name)))
     return other
 
-  def add(self, strategy):
+  def add(self, strategy, deadline=None):
     """Adds one iteration's quantities for the strategy `strategy` (the view's slot
-    form, e.g. its average strategy)."""
-    self.view.evaluate(strategy, self.observe)
+    form, e.g. its average strategy); with `deadline` (time.perf_counter()) nothing
+    is added if the view's pass gives up there (GadgetView.evaluate). Returns
+    whether they were added."""
+    return self.view.evaluate(strategy, self.observe, deadline)
 
   def observe(self, reach, values):
     """Adds one iteration's quantities from a CFR pass on the view: `reach[k]` the
