@@ -143,10 +143,13 @@ def test_a_cut_resolver_resolves_and_a_late_one_falls_back_to_vr_mccfr():
 
 def test_a_timed_live_full_width_bot_never_compiles_the_whole_game(monkeypatch):
   """With seconds, the live path's cfr+ lays out its own trees: the whole game's
-  compiled tree (what did not fit) is never asked for."""
+  compiled tree (what did not fit) is never asked for. The process starts with no
+  tree in memory: a tree earlier tests left there may serve the live path's
+  unsampled values (live_resolver._unsampled_values), which is not a compile."""
   from ggp_cr.algorithms.resolving import continual_resolving  # pylint: disable=import-outside-toplevel
   from ggp_cr.algorithms.tree import compiled_tree  # pylint: disable=import-outside-toplevel
   game = pyspiel.load_game(GAMES[0])
+  monkeypatch.setattr(compiled_tree, "PROCESS_TREES", compiled_tree._ProcessTrees())  # pylint: disable=protected-access
   cached = compiled_tree.cached_tree
 
   def refuse(asked, *args, **kwargs):
