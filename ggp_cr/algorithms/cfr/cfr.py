@@ -47,6 +47,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.cfr import grouped_walk
 from ggp_cr.algorithms.cfr import iteration_kernels
 from ggp_cr.algorithms.cfr import parallel_passes
 from ggp_cr.algorithms.cfr import regret_matching
@@ -183,6 +184,7 @@ class GeneralCFRSolver:
     self._plans = (parallel_passes.plans_for(self._walk, tree) if self.threads > 1
                    else None)
     self._serial_split = parallel_passes.serial_split(self._walk)
+    self._grouped = None  # grouped_walk.GroupedEntries, made at the first batch
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
@@ -312,6 +314,12 @@ class GeneralCFRSolver:
     splits = ((self._split(0), self._split(1), self._serial_split)
               if self.alternating_updates else
               (self._serial_split, self._serial_split, self._split(_BOTH_PLAYERS)))
+    prune = self.alternating_updates and walk.num_nodes >= _PRUNE_NODES
+    grouped = grouped_walk.empty_arrays()
+    if self.threads == 1 and not prune:
+      if self._grouped is None:
+        self._grouped = grouped_walk.GroupedEntries(walk)
+      grouped = self._grouped.arrays()
     done = 0
     while done < num_iterations:
       count = min(batch, num_iterations - done)
@@ -324,8 +332,7 @@ class GeneralCFRSolver:
           walk.up_player, walk.up_slot_offset, walk.up_parent, walk.up_start,
           walk.player_entries[0], walk.player_entries[1], walk.chance_prob, self._strategy,
           self._reach, self._values, self._regrets, instant, self._instant is not None,
-          self._cumulative, self._params, scalars, self.threads, *splits,
-          self.alternating_updates and walk.num_nodes >= _PRUNE_NODES)
+          self._cumulative, self._params, scalars, self.threads, *splits, prune, grouped)
       self.visited_states += count * walk.num_nodes * (
           2 if self.alternating_updates else 1)
       done += count

@@ -5,6 +5,7 @@ iterations in one call (run_iterations); cfr.py's solvers drive them."""
 import numba
 import numpy as np
 
+from ggp_cr.algorithms.cfr import grouped_walk
 from ggp_cr.algorithms.cfr import parallel_passes
 from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
@@ -156,7 +157,7 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
                    up_slot_offset, up_parent, up_start, player_entries_0,
                    player_entries_1, chance_prob, strategy, reach, values, regrets,
                    instant, with_instant, cumulative, params, scalars, workers,
-                   split_0, split_1, split_both, prune):
+                   split_0, split_1, split_both, prune, grouped):
   """CFR iterations on the whole tree without returning to Python, one per row of
   `scalars` (t, strategy weight, decay of the sums, rescale of the sums, scheduled
   alpha and beta or nan), each exactly as GeneralCFRSolver.evaluate_and_update_policy
@@ -167,7 +168,9 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   opponent or chance never reaches (traversal.accumulate_pruned; the values there are
   left stale), and a pass after the call's first redoes only the reach column of the
   player updated last (on leduc_poker, unpruned, that column pass was slower than the
-  whole one). Returns how many passes ran on threads."""
+  whole one); without, a one-thread pass runs grouped_walk.accumulate_grouped over
+  `grouped` (GroupedEntries.arrays() of the walk). Returns how many passes ran on
+  threads."""
   target = instant if with_instant else regrets
   threaded = 0
   full_reach = True  # the first pass; later ones redo only the changed player's column
@@ -215,10 +218,8 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
             else player_entries_1, chance_prob, strategy, reach, values, target,
             cumulative, weight)
       else:
-        traversal.accumulate(player, 0, len(up_node), up_node, up_position,
-                             up_first_child, up_num_children, up_player, up_slot_offset,
-                             chance_prob, strategy, reach, values, target, cumulative,
-                             weight, 1.0, False, False)
+        grouped_walk.accumulate_grouped(player, grouped, chance_prob, strategy, reach,
+                                        values, target, cumulative, weight)
       if with_instant:
         end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
                                    instant, strategy, params, t)
