@@ -19,8 +19,13 @@ peer to the target: its time is the iterations its twin among ours, the same
 algorithm with equal iterates (TWINS; tests/test_modern_cfr.py, tests/test_cfr.py),
 needed to reach the target at the same checkpoints, times the peer's own time an
 iteration, measured over --peer_sample seconds after one untimed iteration (every
-iteration of these full-width solvers costs the same). A twin not reaching the
-target within --cap gives a lower bound. Lines and rows say "derived".
+iteration of these full-width solvers costs the same). Every peer is sampled first;
+a twin then runs (if it is not one of ours already run) until it reaches the
+target, or --cap seconds, or the first checkpoint whose iterations at the peer's
+time an iteration reach the peer's cap (its family's cap factor times our fastest
+time to the strictest target, at most --peer_cap: the race's cap, so a capped peer
+again shows a ratio >= the bar). A twin stopped short gives a lower bound. Lines
+and rows say "derived".
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
@@ -45,6 +50,7 @@ over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
 
 import contextlib
 import csv
+import gc
 import importlib
 import math
 import os
@@ -169,9 +175,10 @@ def _clock():
   return time.process_time() if _CLOCK.value == "process" else time.perf_counter()
 
 
-def run(solver, evaluator, targets, cap, growth):
-  """Times `solver` to each target; returns ({target: (seconds, iterations,
-  reached)}, [(iterations, seconds, exploitability)])."""
+def run(solver, evaluator, targets, cap, growth, max_iterations=None):
+  """Times `solver` to each target, stopping at the first checkpoint of at least
+  `max_iterations` (if given); returns ({target: (seconds, iterations, reached)},
+  [(iterations, seconds, exploitability)])."""
   iterations, seconds, trace, found = 0, 0.0, [], {}
   next_count = 1
   while True:
@@ -189,7 +196,8 @@ def run(solver, evaluator, targets, cap, growth):
     for target in targets:
       if target not in found and exploitability <= target:
         found[target] = (seconds, iterations, True)
-    if len(found) == len(targets) or seconds >= cap:
+    if len(found) == len(targets) or seconds >= cap or (
+        max_iterations is not None and iterations >= max_iterations):
       break
     per_iteration = seconds / iterations
     next_count = max(iterations + 1, math.ceil(iterations * growth))
@@ -235,15 +243,20 @@ def family(name):
   return list(OPENSPIEL), _OPENSPIEL_CAP_FACTOR.value
 
 
+def bar_cap(results, ours, name, target):
+  """Seconds peer `name` needs to show its family's bar at `target`: the cap factor
+  times our best time there (our time spent if none reached it), at most --peer_cap."""
+  _, factor = family(name)
+  ours_best = _best(results, ours, target)
+  return min(_PEER_CAP.value, factor * ours_best[0]) if ours_best else _PEER_CAP.value
+
+
 def peer_cap(results, ours, name, target):
   """Seconds peer `name` may run: its family's cap factor times our best at
   `target`, at most --peer_cap, and no longer than a member of its family that
   reached `target` took (module docstring)."""
-  members, factor = family(name)
-  cap = _PEER_CAP.value
-  ours_best = _best(results, ours, target)
-  if ours_best:
-    cap = min(cap, factor * ours_best[0])
+  members, _ = family(name)
+  cap = bar_cap(results, ours, name, target)
   family_best = _best(results, members, target)
   if family_best and family_best[1]:
     cap = min(cap, family_best[0])
@@ -303,6 +316,22 @@ def plot(output_dir, game_string, traces, peers, derived=()):
   return path
 
 
+def _report(game_string, name, results, traces, targets, setup, note, rows,
+            trace_rows):
+  """Prints solver `name`'s line and adds its rows to `rows` and `trace_rows`."""
+  last = traces[name][-1]
+  print(f"  {name:24s} " + "  ".join(
+      f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
+      for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
+      f"{setup:.1f} s{note}]", flush=True)
+  for target in targets:
+    seconds, iterations, reached = results[name][target]
+    rows.append(dict(game=game_string, solver=name, target=target, seconds=seconds,
+                     iterations=iterations, reached=reached, derived=bool(note)))
+  trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
+                      exploitability=e) for i, s, e in traces[name]]
+
+
 def _names(text):
   """Names separated by commas outside brackets ("pdcfr+(alpha=1.5,gamma=4),cfr+")."""
   return [] if text.strip().lower() == "none" else [
@@ -349,7 +378,9 @@ def main(argv):
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)
-    results, traces, twin_runs = {}, {}, {}
+    results, traces = {}, {}
+    derive = _PEER_TIMES.value == "derived"
+    per_iteration, setups = {}, {}
     for name in ours + peers:
       start = time.perf_counter()
       try:
@@ -357,36 +388,34 @@ def main(argv):
       except (ValueError, RuntimeError, pyspiel.SpielError) as error:
         print(f"  {name}: not run ({error})")
         continue
-      setup = time.perf_counter() - start
-      note = ""
-      if name in peers and _PEER_TIMES.value == "derived":
-        twin = TWINS[name]
-        if twin in ours:
-          twin_runs[twin] = results[twin], traces[twin]
-        if twin not in twin_runs:
-          twin_solver = make(twin, game, tree)
-          twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
-              game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value)
-        per_iteration = seconds_per_iteration(solver, _PEER_SAMPLE.value)
-        results[name], traces[name] = derived(*twin_runs[twin], per_iteration)
-        note = f", derived: {twin}'s iterations"
-      else:
-        evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-        cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
-        results[name], traces[name] = run(solver, evaluator, targets, cap,
-                                          _GROWTH.value)
-      last = traces[name][-1]
-      print(f"  {name:24s} " + "  ".join(
-          f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
-          for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
-          f"{setup:.1f} s{note}]", flush=True)
-      for target in targets:
-        seconds, iterations, reached = results[name][target]
-        rows.append(dict(game=game_string, solver=name, target=target,
-                         seconds=seconds, iterations=iterations, reached=reached,
-                         derived=bool(note)))
-      trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
-                          exploitability=e) for i, s, e in traces[name]]
+      setups[name] = time.perf_counter() - start
+      if name in peers and derive:  # sampled here, derived below
+        per_iteration[name] = seconds_per_iteration(solver, _PEER_SAMPLE.value)
+        print(f"  {name:24s} sampled: {per_iteration[name] * 1e3:.4g} ms an iteration "
+              f"[set-up {setups[name]:.1f} s; {_load()}]", flush=True)
+        del solver  # a python game's peer holds gigabytes
+        gc.collect()
+        continue
+      evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+      cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
+      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
+      _report(game_string, name, results, traces, targets, setups[name], "", rows,
+              trace_rows)
+    twin_runs = {}
+    for twin in dict.fromkeys(TWINS[name] for name in per_iteration):
+      if twin in results:
+        twin_runs[twin] = results[twin], traces[twin]
+        continue
+      needed = max(math.ceil(bar_cap(results, ours, name, targets[-1]) / seconds)
+                   for name, seconds in per_iteration.items() if TWINS[name] == twin)
+      twin_solver = make(twin, game, tree)
+      twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
+          game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value, needed)
+    for name, seconds in per_iteration.items():
+      twin = TWINS[name]
+      results[name], traces[name] = derived(*twin_runs[twin], seconds)
+      _report(game_string, name, results, traces, targets, setups[name],
+              f", derived: {twin}'s iterations", rows, trace_rows)
     for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
       value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
       if value is not None:
