@@ -89,7 +89,10 @@ def test_batched_iterations_equal_single_ones_bit_for_bit(spec, monkeypatch):
   batched = registry.make_solver(registry.parse_solver(spec), tree)
   for _ in range(40):
     single.evaluate_and_update_policy()
-  batched.iterate(40)
+  batched.iterate(5)  # below cfr._GROUP_FROM: the post-order pass
+  assert batched._grouped is None  # pylint: disable=protected-access
+  batched.iterate(35)
+  assert batched._grouped.reordered  # pylint: disable=protected-access
   for name in ("cumulative_regrets_slots", "current_strategy_slots",
                "average_strategy_slots"):
     np.testing.assert_array_equal(getattr(batched, name)(), getattr(single, name)())

@@ -172,7 +172,8 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   one-thread pass skips the subtrees the opponent or chance never reaches
   (traversal.accumulate_pruned; the values there are left stale); without, it runs
   grouped_walk.accumulate_grouped over `grouped` (GroupedEntries.arrays() of the
-  walk). Returns how many passes ran on threads."""
+  walk) if that has entries, else traversal.accumulate. Returns how many passes ran
+  on threads."""
   target = instant if with_instant else regrets
   threaded = 0
   full_reach = True  # the first pass; later ones redo only the changed player's column
@@ -219,9 +220,14 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
             up_slot_offset, up_parent, up_start, player_entries_0 if player == 0
             else player_entries_1, chance_prob, strategy, reach, values, target,
             cumulative, weight)
-      else:
+      elif len(grouped[1]):
         grouped_walk.accumulate_grouped(player, grouped, chance_prob, strategy, reach,
                                         values, target, cumulative, weight)
+      else:
+        traversal.accumulate(player, 0, len(up_node), up_node, up_position,
+                             up_first_child, up_num_children, up_player, up_slot_offset,
+                             chance_prob, strategy, reach, values, target, cumulative,
+                             weight, 1.0, False, False)
       if with_instant:
         end_iteration_with_instant(infosets, action_offset, num_actions, regrets,
                                    instant, strategy, params, t)
