@@ -42,15 +42,19 @@ target, per game; a peer's lower bound gives a lower bound on the ratio, and a g
 where ours does not reach the target counts as ratio 0 (conservative both ways). The
 OpenSpiel C++ ratio has its own line; the last line is `ratio: <float>`, the smallest
 over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
+--combine prints these lines over the games of several runs' CSV files (one run a
+game, each with the flags it needs) without running anything.
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --combine="a/time_to_epsilon.csv;b/time_to_epsilon.csv"
 """
 
 import contextlib
 import csv
 import gc
+import itertools
 import importlib
 import math
 import os
@@ -114,6 +118,9 @@ _CLOCK = flags.DEFINE_enum(
     "clock", "wall", ["wall", "process"], "Solver time as wall time or as the "
     "process's CPU time (every solver is single-threaded; on a shared machine CPU "
     "time does not count the time other jobs hold the cores).")
+_COMBINE = flags.DEFINE_string(
+    "combine", None, "Runs nothing: the ratio lines over the games of these "
+    "time_to_epsilon.csv files (separated by ';'), e.g. one run per game.")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
@@ -338,9 +345,37 @@ def _names(text):
       n for n in spec_strings.split_top_level(text, text) if n]
 
 
+def combine(paths):
+  """The ratio lines over the games of several runs' time_to_epsilon.csv files (a
+  game in two files: the later file's rows), at each game's strictest target."""
+  games = {}
+  for path in paths:
+    with open(path, newline="") as table:
+      for game, rows in itertools.groupby(csv.DictReader(table), lambda r: r["game"]):
+        games[game] = list(rows)
+  ratios = {"LiteEFG": [], "OpenSpiel C++": []}
+  for game, rows in games.items():
+    target = min(float(r["target"]) for r in rows)
+    results = {r["solver"]: {target: (float(r["seconds"]), int(r["iterations"]),
+                                      r["reached"] == "True")}
+               for r in rows if float(r["target"]) == target}
+    ours = [n for n in results if n not in LITEEFG and n not in OPENSPIEL]
+    line = []
+    for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
+      value = ratio(results, ours, [m for m in members if m in results], target)
+      if value is not None:
+        ratios[label].append(value)
+        line.append(f"{label} {value:.4g}")
+    print(f"{game} at {target:g}: " + (", ".join(line) or "no peer"))
+  _print_ratios(ratios)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  if _COMBINE.value:
+    combine([p for p in _COMBINE.value.split(";") if p])
+    return
   try:
     targets = sorted((float(t) for t in _TARGETS.value.split(",")), reverse=True)
   except ValueError:
@@ -427,13 +462,22 @@ def main(argv):
       path = plot(_OUTPUT_DIR.value, game_string, traces, peers, derived_peers)
       print(f"  plot: {path}")
 
+  _write_tables(_OUTPUT_DIR.value, rows, trace_rows)
+  _print_ratios(ratios)
+
+
+def _write_tables(output_dir, rows, trace_rows):
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:
-      with open(os.path.join(_OUTPUT_DIR.value, file_name), "w", newline="") as out:
+      with open(os.path.join(output_dir, file_name), "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
-  print(f"\nCSV: {os.path.join(_OUTPUT_DIR.value, 'time_to_epsilon.csv')}")
+  print(f"\nCSV: {os.path.join(output_dir, 'time_to_epsilon.csv')}")
+
+
+def _print_ratios(ratios):
+  """The last two lines: the smallest ratio over games per peer family."""
   openspiel = min(ratios["OpenSpiel C++"]) if ratios["OpenSpiel C++"] else math.nan
   print(f"OpenSpiel C++ ratio: {openspiel:.4g}")
   print(f"ratio: {min(ratios['LiteEFG']) if ratios['LiteEFG'] else math.nan:.4g}")
