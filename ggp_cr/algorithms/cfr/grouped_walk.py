@@ -32,10 +32,12 @@ class GroupedEntries:
         ([0], kind_changes + 1, [len(order)])).astype(np.int64)
     self.segment_player = player[self.segment_start[:-1]].astype(np.int64)
     self.segment_count = count[self.segment_start[:-1]].astype(np.int64)
-    self.node = walk.up_node[order]
-    self.position = walk.up_position[order]
-    self.first_child = walk.up_first_child[order]
-    self.slot_offset = walk.up_slot_offset[order]
+    # Unsigned: numba then indexes without testing for a negative index (a wrap
+    # around): the values of leduc_poker's 2-action histories 1.9x faster.
+    self.node = walk.up_node[order].astype(np.uint64)
+    self.position = walk.up_position[order].astype(np.uint64)
+    self.first_child = walk.up_first_child[order].astype(np.uint64)
+    self.slot_offset = np.maximum(walk.up_slot_offset[order], 0).astype(np.uint64)
 
   def arrays(self):
     """The kernel's tuple (accumulate_grouped's `grouped`)."""
@@ -45,7 +47,7 @@ class GroupedEntries:
 
 def empty_arrays():
   """An `arrays()` tuple of no entries (for a kernel call that does not use it)."""
-  none = np.zeros(0, dtype=np.int32)
+  none = np.zeros(0, dtype=np.uint64)
   return (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64),
           np.zeros(0, dtype=np.int64), none, none, none, none)
 
@@ -87,7 +89,7 @@ def accumulate_grouped(update_player, grouped, chance_prob, strategy, reach, val
     hi = start[s + 1]
     if q < 0:
       for i in range(lo, hi):
-        first = first_child[i]
+        first = np.int64(first_child[i])
         value = 0.0
         for c in range(first, first + count):
           value += chance_prob[c] * values[c]
@@ -109,23 +111,24 @@ def accumulate_grouped(update_player, grouped, chance_prob, strategy, reach, val
 def _values_only(lo, hi, count, node, first_child, slot_offset, strategy, values):
   """Values of entries lo..hi-1 of a player not updated, `count` actions each (the
   first product is added to 0.0, as accumulate's sum starts: the same bits)."""
+  one, two = np.uint64(1), np.uint64(2)  # unsigned offsets keep indices unsigned
   if count == 2:
     for i in range(lo, hi):
       f = first_child[i]
       o = slot_offset[i]
       value = 0.0 + strategy[o] * values[f]
-      values[node[i]] = value + strategy[o + 1] * values[f + 1]
+      values[node[i]] = value + strategy[o + one] * values[f + one]
   elif count == 3:
     for i in range(lo, hi):
       f = first_child[i]
       o = slot_offset[i]
       value = 0.0 + strategy[o] * values[f]
-      value += strategy[o + 1] * values[f + 1]
-      values[node[i]] = value + strategy[o + 2] * values[f + 2]
+      value += strategy[o + one] * values[f + one]
+      values[node[i]] = value + strategy[o + two] * values[f + two]
   else:
     for i in range(lo, hi):
-      f = first_child[i]
-      o = slot_offset[i]
+      f = np.int64(first_child[i])
+      o = np.int64(slot_offset[i])
       value = 0.0
       for a in range(count):
         value += strategy[o + a] * values[f + a]
@@ -137,27 +140,29 @@ def _update_2(lo, hi, q, node, position, first_child, slot_offset, strategy, rea
               values, regrets, cumulative, strategy_weight):
   """Entries lo..hi-1 of updated player q, 2 actions: value, regrets, sums."""
   other = 1 - q
+  one = np.uint64(1)
   for i in range(lo, hi):
     f = first_child[i]
     o = slot_offset[i]
+    o1 = o + one
     k = position[i]
     s0 = strategy[o]
-    s1 = strategy[o + 1]
+    s1 = strategy[o1]
     v0 = values[f]
-    v1 = values[f + 1]
+    v1 = values[f + one]
     value = 0.0 + s0 * v0
     value += s1 * v1
     values[node[i]] = value
     counterfactual = reach[k, other] * reach[k, 2]
     if q == 0:
       regrets[o] += counterfactual * (v0 - value)
-      regrets[o + 1] += counterfactual * (v1 - value)
+      regrets[o1] += counterfactual * (v1 - value)
     else:
       regrets[o] += counterfactual * (value - v0)
-      regrets[o + 1] += counterfactual * (value - v1)
+      regrets[o1] += counterfactual * (value - v1)
     own = strategy_weight * reach[k, q]
     cumulative[o] += own * s0
-    cumulative[o + 1] += own * s1
+    cumulative[o1] += own * s1
 
 
 @numba.njit(cache=True)
@@ -165,16 +170,19 @@ def _update_3(lo, hi, q, node, position, first_child, slot_offset, strategy, rea
               values, regrets, cumulative, strategy_weight):
   """Entries lo..hi-1 of updated player q, 3 actions: value, regrets, sums."""
   other = 1 - q
+  one, two = np.uint64(1), np.uint64(2)
   for i in range(lo, hi):
     f = first_child[i]
     o = slot_offset[i]
+    o1 = o + one
+    o2 = o + two
     k = position[i]
     s0 = strategy[o]
-    s1 = strategy[o + 1]
-    s2 = strategy[o + 2]
+    s1 = strategy[o1]
+    s2 = strategy[o2]
     v0 = values[f]
-    v1 = values[f + 1]
-    v2 = values[f + 2]
+    v1 = values[f + one]
+    v2 = values[f + two]
     value = 0.0 + s0 * v0
     value += s1 * v1
     value += s2 * v2
@@ -182,16 +190,16 @@ def _update_3(lo, hi, q, node, position, first_child, slot_offset, strategy, rea
     counterfactual = reach[k, other] * reach[k, 2]
     if q == 0:
       regrets[o] += counterfactual * (v0 - value)
-      regrets[o + 1] += counterfactual * (v1 - value)
-      regrets[o + 2] += counterfactual * (v2 - value)
+      regrets[o1] += counterfactual * (v1 - value)
+      regrets[o2] += counterfactual * (v2 - value)
     else:
       regrets[o] += counterfactual * (value - v0)
-      regrets[o + 1] += counterfactual * (value - v1)
-      regrets[o + 2] += counterfactual * (value - v2)
+      regrets[o1] += counterfactual * (value - v1)
+      regrets[o2] += counterfactual * (value - v2)
     own = strategy_weight * reach[k, q]
     cumulative[o] += own * s0
-    cumulative[o + 1] += own * s1
-    cumulative[o + 2] += own * s2
+    cumulative[o1] += own * s1
+    cumulative[o2] += own * s2
 
 
 @numba.njit(cache=True)
@@ -200,8 +208,8 @@ def _update_any(lo, hi, q, count, node, position, first_child, slot_offset, stra
   """Entries lo..hi-1 of updated player q, `count` actions: value, regrets, sums."""
   other = 1 - q
   for i in range(lo, hi):
-    f = first_child[i]
-    o = slot_offset[i]
+    f = np.int64(first_child[i])
+    o = np.int64(slot_offset[i])
     k = position[i]
     value = 0.0
     for a in range(count):
