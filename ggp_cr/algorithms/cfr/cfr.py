@@ -189,7 +189,7 @@ class GeneralCFRSolver:
                    else None)
     self._serial_split = parallel_passes.serial_split(self._walk)
     # grouped_walk.GroupedEntries and the reach array of its batches (_iterate_batched)
-    self._grouped = self._grouped_reach = None
+    self._grouped = self._grouped_reach = self._grouped_indices = None
     self._params = self.regret_matcher.params()
     self._player_infosets = [
         np.flatnonzero(tree.infoset_player == p).astype(np.int32) for p in (0, 1)]
@@ -328,14 +328,19 @@ class GeneralCFRSolver:
         # Column by column (a pass redoes one column): 1.05x faster on leduc_poker.
         self._grouped_reach = np.asfortranarray(self._reach)
       grouped, reach = self._grouped.arrays(), self._grouped_reach
+    indices = (self._player_infosets[0], self._player_infosets[1], self._all_infosets,
+               tree.infoset_action_offset, tree.infoset_num_actions, walk.down_parent,
+               walk.down_slot)
+    if len(grouped[1]):  # unsigned, as grouped's (grouped_walk.unsigned): 1.1x faster
+      indices = self._grouped_indices or tuple(map(grouped_walk.unsigned, indices))
+      self._grouped_indices = indices
     done = 0
     while done < num_iterations:
       count = min(batch, num_iterations - done)
       scalars = self._scalars_rows(count)
       self.threaded_passes += iteration_kernels.run_iterations(
-          self.alternating_updates, self._player_infosets[0], self._player_infosets[1],
-          self._all_infosets, tree.infoset_action_offset, tree.infoset_num_actions,
-          walk.down_parent, walk.down_player, walk.down_slot, walk.down_chance_prob,
+          self.alternating_updates, *indices[:6], walk.down_player, indices[6],
+          walk.down_chance_prob,
           walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
           walk.up_player, walk.up_slot_offset, walk.up_parent, walk.up_start,
           walk.player_entries[0], walk.player_entries[1], walk.chance_prob, self._strategy,

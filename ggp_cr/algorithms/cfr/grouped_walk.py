@@ -45,6 +45,12 @@ class GroupedEntries:
             self.position, self.first_child, self.slot_offset)
 
 
+def unsigned(indices):
+  """`indices` (>= 0 where used; -1 marks none) as uint64, which numba indexes
+  without testing for a negative index."""
+  return np.maximum(indices, 0).astype(np.uint64)
+
+
 def empty_arrays():
   """An `arrays()` tuple of no entries (for a kernel call that does not use it)."""
   none = np.zeros(0, dtype=np.uint64)
