@@ -38,8 +38,9 @@ writes <output_dir>/time_to_epsilon.csv (one row per game, solver and target),
 <output_dir>/traces.csv (every evaluation) and, with --plot (default), a log-log plot
 of exploitability against seconds per game, every solver on it. The ratios
 compare our fastest solver with a peer family's fastest at the last (strictest)
-target, per game; a peer's lower bound gives a lower bound on the ratio, and a game
-where ours does not reach the target counts as ratio 0 (conservative both ways). The
+target, per game; a peer's lower bound gives a lower bound on the ratio (the
+family's smallest time, reached or a bound, counts), and a game where ours does not
+reach the target counts as ratio 0 (conservative both ways). The
 OpenSpiel C++ ratio has its own line; the last line is `ratio: <float>`, the smallest
 over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
 --combine prints these lines over the games of several runs' CSV files (one run a
@@ -317,9 +318,20 @@ def _best(results, names, target):
   return max(r[0] for r in ran), False
 
 
+def _peers_best(results, names, target):
+  """(seconds, reached) of the smallest time of `names` at `target`, a time
+  reached or a lower bound (a peer stopped short might have been the fastest);
+  None if none ran."""
+  ran = [results[n][target] for n in names if n in results]
+  if not ran:
+    return None
+  seconds, _, reached = min(ran, key=lambda r: (r[0], not r[2]))
+  return seconds, reached
+
+
 def ratio(results, ours, peers, target):
   """Peers' best time / ours at `target` (conservative: module docstring)."""
-  mine, theirs = _best(results, ours, target), _best(results, peers, target)
+  mine, theirs = _best(results, ours, target), _peers_best(results, peers, target)
   if mine is None or theirs is None:
     return None
   if not mine[1]:
