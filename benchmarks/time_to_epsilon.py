@@ -23,8 +23,8 @@ iteration of these full-width solvers costs the same). Every peer is sampled fir
 a twin then runs (if it is not one of ours already run) until it reaches the
 target, or --cap seconds, or the first checkpoint whose iterations at the peer's
 time an iteration reach the peer's cap (its family's cap factor times our fastest
-time to the strictest target, at most --peer_cap: the race's cap, so a capped peer
-again shows a ratio >= the bar). A twin stopped short gives a lower bound. Lines
+time to the strictest target, the race's cap without --peer_cap, which bounds a
+raced peer's own time; a capped peer again shows a ratio >= the bar). A twin stopped short gives a lower bound. Lines
 and rows say "derived".
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
@@ -277,12 +277,14 @@ def family(name):
   return list(OPENSPIEL), _OPENSPIEL_CAP_FACTOR.value
 
 
-def bar_cap(results, ours, name, target):
+def bar_cap(results, ours, name, target, limit=None):
   """Seconds peer `name` needs to show its family's bar at `target`: the cap factor
-  times our best time there (our time spent if none reached it), at most --peer_cap."""
+  times our best time there (our time spent if none reached it), at most `limit`
+  (--peer_cap by default)."""
+  limit = _PEER_CAP.value if limit is None else limit
   _, factor = family(name)
   ours_best = _best(results, ours, target)
-  return min(_PEER_CAP.value, factor * ours_best[0]) if ours_best else _PEER_CAP.value
+  return min(limit, factor * ours_best[0]) if ours_best else limit
 
 
 def peer_cap(results, ours, name, target):
@@ -482,8 +484,10 @@ def main(argv):
       if twin in results:
         twin_runs[twin] = results[twin], traces[twin]
         continue
-      needed = max(math.ceil(bar_cap(results, ours, name, targets[-1]) / seconds)
-                   for name, seconds in per_iteration.items() if TWINS[name] == twin)
+      # Not limited by --peer_cap (a raced peer's own time): the twin's run is ours.
+      needed = max(
+          math.ceil(bar_cap(results, ours, name, targets[-1], math.inf) / seconds)
+          for name, seconds in per_iteration.items() if TWINS[name] == twin)
       twin_solver = make(twin, game, tree)
       twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
           game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value, needed)
