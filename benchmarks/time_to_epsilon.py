@@ -19,8 +19,13 @@ peer to the target: its time is the iterations its twin among ours, the same
 algorithm with equal iterates (TWINS; tests/test_modern_cfr.py, tests/test_cfr.py),
 needed to reach the target at the same checkpoints, times the peer's own time an
 iteration, measured over --peer_sample seconds after one untimed iteration (every
-iteration of these full-width solvers costs the same). A twin not reaching the
-target within --cap gives a lower bound. Lines and rows say "derived".
+iteration of these full-width solvers costs the same). Every peer is sampled first;
+a twin then runs (if it is not one of ours already run) until it reaches the
+target, or --cap seconds, or the first checkpoint whose iterations at the peer's
+time an iteration reach the peer's cap (its family's cap factor times our fastest
+time to the strictest target, the race's cap without --peer_cap, which bounds a
+raced peer's own time; a capped peer again shows a ratio >= the bar). A twin stopped short gives a lower bound. Lines
+and rows say "derived".
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
@@ -33,18 +38,24 @@ writes <output_dir>/time_to_epsilon.csv (one row per game, solver and target),
 <output_dir>/traces.csv (every evaluation) and, with --plot (default), a log-log plot
 of exploitability against seconds per game, every solver on it. The ratios
 compare our fastest solver with a peer family's fastest at the last (strictest)
-target, per game; a peer's lower bound gives a lower bound on the ratio, and a game
-where ours does not reach the target counts as ratio 0 (conservative both ways). The
+target, per game; a peer's lower bound gives a lower bound on the ratio (the
+family's smallest time, reached or a bound, counts), and a game where ours does not
+reach the target counts as ratio 0 (conservative both ways). The
 OpenSpiel C++ ratio has its own line; the last line is `ratio: <float>`, the smallest
 over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
+--combine prints these lines over the games of several runs' CSV files (one run a
+game, each with the flags it needs) without running anything.
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --combine="a/time_to_epsilon.csv;b/time_to_epsilon.csv"
 """
 
 import contextlib
 import csv
+import gc
+import itertools
 import importlib
 import math
 import os
@@ -56,6 +67,7 @@ from absl import flags
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
+from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
@@ -108,6 +120,9 @@ _CLOCK = flags.DEFINE_enum(
     "clock", "wall", ["wall", "process"], "Solver time as wall time or as the "
     "process's CPU time (every solver is single-threaded; on a shared machine CPU "
     "time does not count the time other jobs hold the cores).")
+_COMBINE = flags.DEFINE_string(
+    "combine", None, "Runs nothing: the ratio lines over the games of these "
+    "time_to_epsilon.csv files (separated by ';'), e.g. one run per game.")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the log-log plot of each game.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", os.path.join("results", "time_to_epsilon"),
                                   "Directory of the CSV files and plots.")
@@ -119,12 +134,13 @@ class LiteEFGSolver:
   recorded for the environment's linear average before each update, so the average
   is over the same iterates as ours (tests/test_modern_cfr.py checks them equal)."""
 
-  def __init__(self, game, name):
+  def __init__(self, game, name, strategies=True):
     leg = importlib.import_module("LiteEFG")
     module_name, self._env_average = LITEEFG[name]
     module = importlib.import_module(f"LiteEFG.baselines.{module_name}")
     leg.set_threads(1)
-    with tempfile.TemporaryDirectory() as directory, _working_directory(directory):
+    with tempfile.TemporaryDirectory() as directory, _working_directory(directory), \
+        (contextlib.nullcontext() if strategies else _without_state_lookup()):
       # LiteEFG writes the game's file to the working directory.
       self._env = leg.OpenSpielEnv(game, traverse_type="Enumerate", regenerate=False)
     with contextlib.redirect_stdout(open(os.devnull, "w")):  # its banner
@@ -144,6 +160,28 @@ class LiteEFGSolver:
     node = self._graph.current_strategy("average-iterate")
     self._env.update_strategy(node, update_best=False)
     return self._env.get_strategy(node, "last-iterate")[0]
+
+
+class _NoStates:
+  """Stands in for the TabularPolicy LiteEFG's OpenSpielEnv builds (all of a game's
+  states: an hour of python calls for a python game) only to map strategies back."""
+  state_lookup = {}
+
+  def __init__(self, game):
+    del game
+
+
+@contextlib.contextmanager
+def _without_state_lookup():
+  """An OpenSpielEnv made within cannot report strategies (a derived peer needs none);
+  its game file, iterations and their cost are the same."""
+  module = importlib.import_module("LiteEFG.src.Environment.OpenSpiel.OpenSpielToGameFile")
+  policy_class = module.TabularPolicy
+  module.TabularPolicy = _NoStates
+  try:
+    yield
+  finally:
+    module.TabularPolicy = policy_class
 
 
 @contextlib.contextmanager
@@ -169,9 +207,10 @@ def _clock():
   return time.process_time() if _CLOCK.value == "process" else time.perf_counter()
 
 
-def run(solver, evaluator, targets, cap, growth):
-  """Times `solver` to each target; returns ({target: (seconds, iterations,
-  reached)}, [(iterations, seconds, exploitability)])."""
+def run(solver, evaluator, targets, cap, growth, max_iterations=None):
+  """Times `solver` to each target, stopping at the first checkpoint of at least
+  `max_iterations` (if given); returns ({target: (seconds, iterations, reached)},
+  [(iterations, seconds, exploitability)])."""
   iterations, seconds, trace, found = 0, 0.0, [], {}
   next_count = 1
   while True:
@@ -189,7 +228,8 @@ def run(solver, evaluator, targets, cap, growth):
     for target in targets:
       if target not in found and exploitability <= target:
         found[target] = (seconds, iterations, True)
-    if len(found) == len(targets) or seconds >= cap:
+    if len(found) == len(targets) or seconds >= cap or (
+        max_iterations is not None and iterations >= max_iterations):
       break
     per_iteration = seconds / iterations
     next_count = max(iterations + 1, math.ceil(iterations * growth))
@@ -200,9 +240,11 @@ def run(solver, evaluator, targets, cap, growth):
   return found, trace
 
 
-def make(name, game, tree):
+def make(name, game, tree, strategies=True):
+  """Solver `name` on `game`; a LiteEFG one without its strategies if not
+  `strategies` (LiteEFGSolver)."""
   if name in LITEEFG:
-    return LiteEFGSolver(game, name)
+    return LiteEFGSolver(game, name, strategies)
   spec = registry.parse_solver(name)
   return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
 
@@ -235,15 +277,22 @@ def family(name):
   return list(OPENSPIEL), _OPENSPIEL_CAP_FACTOR.value
 
 
+def bar_cap(results, ours, name, target, limit=None):
+  """Seconds peer `name` needs to show its family's bar at `target`: the cap factor
+  times our best time there (our time spent if none reached it), at most `limit`
+  (--peer_cap by default)."""
+  limit = _PEER_CAP.value if limit is None else limit
+  _, factor = family(name)
+  ours_best = _best(results, ours, target)
+  return min(limit, factor * ours_best[0]) if ours_best else limit
+
+
 def peer_cap(results, ours, name, target):
   """Seconds peer `name` may run: its family's cap factor times our best at
   `target`, at most --peer_cap, and no longer than a member of its family that
   reached `target` took (module docstring)."""
-  members, factor = family(name)
-  cap = _PEER_CAP.value
-  ours_best = _best(results, ours, target)
-  if ours_best:
-    cap = min(cap, factor * ours_best[0])
+  members, _ = family(name)
+  cap = bar_cap(results, ours, name, target)
   family_best = _best(results, members, target)
   if family_best and family_best[1]:
     cap = min(cap, family_best[0])
@@ -271,9 +320,20 @@ def _best(results, names, target):
   return max(r[0] for r in ran), False
 
 
+def _peers_best(results, names, target):
+  """(seconds, reached) of the smallest time of `names` at `target`, a time
+  reached or a lower bound (a peer stopped short might have been the fastest);
+  None if none ran."""
+  ran = [results[n][target] for n in names if n in results]
+  if not ran:
+    return None
+  seconds, _, reached = min(ran, key=lambda r: (r[0], not r[2]))
+  return seconds, reached
+
+
 def ratio(results, ours, peers, target):
   """Peers' best time / ours at `target` (conservative: module docstring)."""
-  mine, theirs = _best(results, ours, target), _best(results, peers, target)
+  mine, theirs = _best(results, ours, target), _peers_best(results, peers, target)
   if mine is None or theirs is None:
     return None
   if not mine[1]:
@@ -303,15 +363,59 @@ def plot(output_dir, game_string, traces, peers, derived=()):
   return path
 
 
+def _report(game_string, name, results, traces, targets, setup, note, rows,
+            trace_rows):
+  """Prints solver `name`'s line and adds its rows to `rows` and `trace_rows`."""
+  last = traces[name][-1]
+  print(f"  {name:24s} " + "  ".join(
+      f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
+      for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
+      f"{setup:.1f} s{note}]", flush=True)
+  for target in targets:
+    seconds, iterations, reached = results[name][target]
+    rows.append(dict(game=game_string, solver=name, target=target, seconds=seconds,
+                     iterations=iterations, reached=reached, derived=bool(note)))
+  trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
+                      exploitability=e) for i, s, e in traces[name]]
+
+
 def _names(text):
   """Names separated by commas outside brackets ("pdcfr+(alpha=1.5,gamma=4),cfr+")."""
   return [] if text.strip().lower() == "none" else [
       n for n in spec_strings.split_top_level(text, text) if n]
 
 
+def combine(paths):
+  """The ratio lines over the games of several runs' time_to_epsilon.csv files (a
+  game in two files: the later file's rows), at each game's strictest target."""
+  games = {}
+  for path in paths:
+    with open(path, newline="") as table:
+      for game, rows in itertools.groupby(csv.DictReader(table), lambda r: r["game"]):
+        games[game] = list(rows)
+  ratios = {"LiteEFG": [], "OpenSpiel C++": []}
+  for game, rows in games.items():
+    target = min(float(r["target"]) for r in rows)
+    results = {r["solver"]: {target: (float(r["seconds"]), int(r["iterations"]),
+                                      r["reached"] == "True")}
+               for r in rows if float(r["target"]) == target}
+    ours = [n for n in results if n not in LITEEFG and n not in OPENSPIEL]
+    line = []
+    for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
+      value = ratio(results, ours, [m for m in members if m in results], target)
+      if value is not None:
+        ratios[label].append(value)
+        line.append(f"{label} {value:.4g}")
+    print(f"{game} at {target:g}: " + (", ".join(line) or "no peer"))
+  _print_ratios(ratios)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  if _COMBINE.value:
+    combine([p for p in _COMBINE.value.split(";") if p])
+    return
   try:
     targets = sorted((float(t) for t in _TARGETS.value.split(",")), reverse=True)
   except ValueError:
@@ -336,10 +440,13 @@ def main(argv):
     peers = [p for p in peers if p not in LITEEFG]
   os.makedirs(_OUTPUT_DIR.value, exist_ok=True)
 
-  # Load our kernels once (numba's cache) outside any timing.
-  for name in ours:
-    make(name, pyspiel.load_game("kuhn_poker"),
-         compiled_tree.cached_tree("kuhn_poker")).iterate(2)
+  # Load our kernels once (numba's cache) outside any timing: past cfr._GROUP_FROM
+  # iterations, where batches switch to the grouped pass (kernels of their own).
+  for name in ours + list(dict.fromkeys(TWINS[p] for p in peers)):
+    solver = make(name, pyspiel.load_game("kuhn_poker"),
+                  compiled_tree.cached_tree("kuhn_poker"))
+    solver.iterate(2)
+    solver.iterate(2 * cfr._GROUP_FROM)  # pylint: disable=protected-access
 
   rows, trace_rows, ratios = [], [], {"LiteEFG": [], "OpenSpiel C++": []}
   for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
@@ -349,44 +456,46 @@ def main(argv):
     print(f"\n{game_string}: {tree.num_nodes:,} nodes, {tree.num_infosets:,} "
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)
-    results, traces, twin_runs = {}, {}, {}
+    results, traces = {}, {}
+    derive = _PEER_TIMES.value == "derived"
+    per_iteration, setups = {}, {}
     for name in ours + peers:
       start = time.perf_counter()
       try:
-        solver = make(name, game, tree)
+        solver = make(name, game, tree, strategies=not (name in peers and derive))
       except (ValueError, RuntimeError, pyspiel.SpielError) as error:
         print(f"  {name}: not run ({error})")
         continue
-      setup = time.perf_counter() - start
-      note = ""
-      if name in peers and _PEER_TIMES.value == "derived":
-        twin = TWINS[name]
-        if twin in ours:
-          twin_runs[twin] = results[twin], traces[twin]
-        if twin not in twin_runs:
-          twin_solver = make(twin, game, tree)
-          twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
-              game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value)
-        per_iteration = seconds_per_iteration(solver, _PEER_SAMPLE.value)
-        results[name], traces[name] = derived(*twin_runs[twin], per_iteration)
-        note = f", derived: {twin}'s iterations"
-      else:
-        evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-        cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
-        results[name], traces[name] = run(solver, evaluator, targets, cap,
-                                          _GROWTH.value)
-      last = traces[name][-1]
-      print(f"  {name:24s} " + "  ".join(
-          f"{t:g}: {_time_text(results[name][t]):>12s} ({results[name][t][1]:,} it)"
-          for t in targets) + f"  [{last[1] / last[0] * 1e3:.3g} ms/it, set-up "
-          f"{setup:.1f} s{note}]", flush=True)
-      for target in targets:
-        seconds, iterations, reached = results[name][target]
-        rows.append(dict(game=game_string, solver=name, target=target,
-                         seconds=seconds, iterations=iterations, reached=reached,
-                         derived=bool(note)))
-      trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
-                          exploitability=e) for i, s, e in traces[name]]
+      setups[name] = time.perf_counter() - start
+      if name in peers and derive:  # sampled here, derived below
+        per_iteration[name] = seconds_per_iteration(solver, _PEER_SAMPLE.value)
+        print(f"  {name:24s} sampled: {per_iteration[name] * 1e3:.4g} ms an iteration "
+              f"[set-up {setups[name]:.1f} s; {_load()}]", flush=True)
+        del solver  # a python game's peer holds gigabytes
+        gc.collect()
+        continue
+      evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+      cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
+      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
+      _report(game_string, name, results, traces, targets, setups[name], "", rows,
+              trace_rows)
+    twin_runs = {}
+    for twin in dict.fromkeys(TWINS[name] for name in per_iteration):
+      if twin in results:
+        twin_runs[twin] = results[twin], traces[twin]
+        continue
+      # Not limited by --peer_cap (a raced peer's own time): the twin's run is ours.
+      needed = max(
+          math.ceil(bar_cap(results, ours, name, targets[-1], math.inf) / seconds)
+          for name, seconds in per_iteration.items() if TWINS[name] == twin)
+      twin_solver = make(twin, game, tree)
+      twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
+          game, twin_solver, tree=tree), targets, _CAP.value, _GROWTH.value, needed)
+    for name, seconds in per_iteration.items():
+      twin = TWINS[name]
+      results[name], traces[name] = derived(*twin_runs[twin], seconds)
+      _report(game_string, name, results, traces, targets, setups[name],
+              f", derived: {twin}'s iterations", rows, trace_rows)
     for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
       value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
       if value is not None:
@@ -398,13 +507,22 @@ def main(argv):
       path = plot(_OUTPUT_DIR.value, game_string, traces, peers, derived_peers)
       print(f"  plot: {path}")
 
+  _write_tables(_OUTPUT_DIR.value, rows, trace_rows)
+  _print_ratios(ratios)
+
+
+def _write_tables(output_dir, rows, trace_rows):
   for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
     if table:
-      with open(os.path.join(_OUTPUT_DIR.value, file_name), "w", newline="") as out:
+      with open(os.path.join(output_dir, file_name), "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
-  print(f"\nCSV: {os.path.join(_OUTPUT_DIR.value, 'time_to_epsilon.csv')}")
+  print(f"\nCSV: {os.path.join(output_dir, 'time_to_epsilon.csv')}")
+
+
+def _print_ratios(ratios):
+  """The last two lines: the smallest ratio over games per peer family."""
   openspiel = min(ratios["OpenSpiel C++"]) if ratios["OpenSpiel C++"] else math.nan
   print(f"OpenSpiel C++ ratio: {openspiel:.4g}")
   print(f"ratio: {min(ratios['LiteEFG']) if ratios['LiteEFG'] else math.nan:.4g}")

@@ -422,3 +422,13 @@ def test_time_to_epsilon_derived_peer_times_use_the_twins_iterations(tmp_path):
   assert list(peer["iterations"]) == list(twin["iterations"])
   assert (peer["seconds"] > 0).all()
   assert not list(tmp_path.glob("*.png"))
+  # --combine recomputes the ratio lines from the CSV alone.
+  combined = subprocess.run(
+      [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
+       f"--combine={tmp_path / 'time_to_epsilon.csv'}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=root))
+  assert combined.returncode == 0, combined.stderr
+  assert combined.stdout.strip().splitlines()[-2:] == \
+      result.stdout.strip().splitlines()[-2:]
+  assert "kuhn_poker at 0.001: OpenSpiel C++" in combined.stdout

@@ -126,3 +126,36 @@ def test_spec_string_parser():
   for bad in ["a(b", "a(b))", "a(,b)", "a(k=1,k=2)", "a(k=1,2)", "(1)", "a=1", "a(b}"]:
     with pytest.raises(ValueError):
       spec_strings.parse_call(bad)
+
+
+@pytest.mark.parametrize("kind", [regret_matching.DRM_PLUS, regret_matching.PDRM_PLUS])
+@pytest.mark.parametrize("num_actions", [1, 2, 3, 4])
+@pytest.mark.parametrize("exploration", [0.0, 0.1])
+def test_update_with_instant_equals_a_plain_reference_bit_for_bit(kind, num_actions,
+                                                                  exploration):
+  # Its unrolled 2- and 3-action forms against the formulas, written plainly.
+  rng = np.random.default_rng(num_actions)
+  for trial in range(50):
+    regrets = np.maximum(rng.normal(size=num_actions + 2), 0.0)
+    instant = rng.normal(size=num_actions + 2)
+    if trial % 5 == 0:  # no positive regret: uniform
+      regrets[:], instant[:] = 0.0, -1.0
+    strategy = np.full(num_actions + 2, 7.0)
+    previous, current = rng.random(), rng.random()
+    folded = [max(regrets[1 + a] * previous + instant[1 + a], 0.0)
+              for a in range(num_actions)]
+    matched = [r * current + instant[1 + a] if kind == regret_matching.PDRM_PLUS
+               else r for a, r in enumerate(folded)]
+    total = 0.0
+    for m in matched:
+      total += max(m, 0.0)
+    expected = [max(m, 0.0) / total if total > 0.0 else 1.0 / num_actions
+                for m in matched]
+    if exploration > 0.0:
+      expected = [exploration / num_actions + (1.0 - exploration) * e for e in expected]
+    regret_matching.update_with_instant(
+        regrets, instant, strategy, 1, num_actions, kind, exploration, previous, current)
+    assert list(regrets[1:1 + num_actions]) == folded
+    assert list(strategy[1:1 + num_actions]) == expected
+    assert not instant[1:1 + num_actions].any()
+    assert strategy[0] == strategy[-1] == 7.0
