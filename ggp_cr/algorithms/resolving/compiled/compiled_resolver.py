@@ -180,8 +180,7 @@ class CompiledResolver(protocol.AnytimeRun):
     iterations after the first skip what CFR+ stopped reaching (2-3 times faster
     than the first on PAM{8}'s subgames), so that the first iteration's time does
     not hold back the move's later ones; else protocol.AnytimeRun's."""
-    if getattr(self.view.solver, "prune", False) and \
-        getattr(self.view.solver, "packed", True) is None:
+    if getattr(self.view.solver, "prunes_in_place", False):
       return move_budget.PRUNED_RUN_DECAY
     return protocol.AnytimeRun.run_decay
 

@@ -550,6 +550,12 @@ class SubgameCFRPlus(SubgameStructure):
     self._value_roots = self.packed.root_nodes
 
   @property
+  def prunes_in_place(self):
+    """Whether its passes skip unreached subtrees on the whole tree (pruned, not
+    packed)."""
+    return self.prune and self.packed is None
+
+  @property
   def _values(self):
     return self._tables.values if self.packed is None else self.packed.values
 
@@ -659,7 +665,7 @@ class SubgameCFRPlus(SubgameStructure):
     if rescale != 1.0:
       self._cumulative *= rescale
     for player in (0, 1):
-      if self.prune and self.packed is None:
+      if self.prunes_in_place:
         self._prune(player, weight, observe is not None and player == 0)
       else:
         self._traverse(player, self._strategy, weight, self._regrets,
