@@ -82,6 +82,13 @@ def matched_strategy(regrets, strategy, offset, num_actions, exploration):
     uniform = 1.0 / num_actions
     for a in range(offset, offset + num_actions):
       strategy[a] = uniform
+  _mix_exploration(strategy, offset, num_actions, exploration)
+
+
+@numba.njit(cache=True, inline="always")
+def _mix_exploration(strategy, offset, num_actions, exploration):
+  """Mixes `exploration` of the uniform strategy into the strategy of slots
+  [offset, offset+num_actions) (nothing at 0)."""
   if exploration > 0.0:
     uniform_part = exploration / num_actions
     for a in range(offset, offset + num_actions):
@@ -156,10 +163,7 @@ def update_with_instant(regrets, instant, strategy, offset, num_actions, kind,
     _fold_3(regrets, instant, strategy, offset, kind, previous, current)
   else:
     _fold_any(regrets, instant, strategy, offset, num_actions, kind, previous, current)
-  if exploration > 0.0:  # matched_strategy's mixing
-    uniform_part = exploration / num_actions
-    for a in range(offset, offset + num_actions):
-      strategy[a] = uniform_part + (1.0 - exploration) * strategy[a]
+  _mix_exploration(strategy, offset, num_actions, exploration)
 
 
 @numba.njit(cache=True, inline="always")
