@@ -55,7 +55,6 @@ game, each with the flags it needs) without running anything.
 import contextlib
 import csv
 import gc
-import itertools
 import importlib
 import math
 import os
@@ -71,6 +70,7 @@ from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
+from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.evaluation import solver_runs
 from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
@@ -385,14 +385,31 @@ def _names(text):
       n for n in spec_strings.split_top_level(text, text) if n]
 
 
+# time_to_epsilon.csv's columns (_report's rows), as --combine reads them back.
+COLUMNS = ("game", "solver", "target", "seconds", "iterations", "reached", "derived")
+
+
+def _row_problem(row):
+  """What is wrong with a time_to_epsilon.csv row beyond its numbers, or None."""
+  for column in ("reached", "derived"):
+    if row[column] not in ("True", "False"):
+      return f"{column} is {row[column]!r}, not True or False"
+  return None
+
+
 def combine(paths):
   """The ratio lines over the games of several runs' time_to_epsilon.csv files (a
-  game in two files: the later file's rows), at each game's strictest target."""
+  game in two files: the later file's rows), at each game's strictest target. Each
+  file is checked as results_csv.read_good_rows checks one (bad rows skipped with a
+  warning; a missing file or another header is a ValueError)."""
   games = {}
   for path in paths:
-    with open(path, newline="") as table:
-      for game, rows in itertools.groupby(csv.DictReader(table), lambda r: r["game"]):
-        games[game] = list(rows)
+    by_game = {}
+    for row in results_csv.read_good_rows(path, COLUMNS,
+                                          numeric=("target", "seconds", "iterations"),
+                                          check=_row_problem):
+      by_game.setdefault(row["game"], []).append(row)
+    games.update(by_game)
   ratios = {"LiteEFG": [], "OpenSpiel C++": []}
   for game, rows in games.items():
     target = min(float(r["target"]) for r in rows)
@@ -414,7 +431,10 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   if _COMBINE.value:
-    combine([p for p in _COMBINE.value.split(";") if p])
+    try:
+      combine([p for p in _COMBINE.value.split(";") if p])
+    except ValueError as error:
+      raise app.UsageError(f"--combine: {error}") from None
     return
   try:
     targets = sorted((float(t) for t in _TARGETS.value.split(",")), reverse=True)
@@ -512,10 +532,11 @@ def main(argv):
 
 
 def _write_tables(output_dir, rows, trace_rows):
-  for file_name, table in (("time_to_epsilon.csv", rows), ("traces.csv", trace_rows)):
+  for file_name, table, columns in (("time_to_epsilon.csv", rows, COLUMNS),
+                                    ("traces.csv", trace_rows, None)):
     if table:
       with open(os.path.join(output_dir, file_name), "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(table[0]))
+        writer = csv.DictWriter(out, fieldnames=columns or list(table[0]))
         writer.writeheader()
         writer.writerows(table)
   print(f"\nCSV: {os.path.join(output_dir, 'time_to_epsilon.csv')}")
