@@ -16,7 +16,9 @@ iteration on it, in the decision or built ahead; after a live trace cut short, e
 later decision counts as an entry unless an OwnTrace found it in the current
 subgame, so the share is a lower bound there; oos and online_solving re-solve
 the whole game at every move: decisions with at least one iteration), with the
-recorded reasons of cr's entries not resolved, and the largest time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
+recorded reasons of cr's entries not resolved (and how many were resolved on a
+sample of the roots, an approximation, live_path.SAMPLED_KIND; the third-to-last
+line the smallest share resolved exactly), and the largest time / budget. The second-to-last line is `max time/budget: <float>` (bar < 1.05), the
 last `resolved: <float>`, the smallest share over games and players (bar >= 0.95).
 Wall clock: quote the machine's load (the slowest decision's CPU seconds show
 preemption). dark_hex(board_size=3) is refused by all three (imperfect recall).
@@ -39,6 +41,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import presets
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.resolving.live import live_path
 
 _GAMES = flags.DEFINE_string("games", ";".join(presets.ANY_SIZE_GAMES),
                              "Games, separated by ';'.")
@@ -114,9 +117,11 @@ def _details(bot, seconds, cpu):
   return text
 
 
-def _iterations(bot, reasons):
+def _iterations(bot, reasons, sampled):
   """Iterations of each of the bot's decisions, and whether each resolved; appends
-  to `reasons` why each entry that did not resolve did not (cr)."""
+  to `reasons` why each entry that did not resolve did not (cr), and to `sampled`
+  the index (among the entries) of each resolved on sampled roots (cr's live path:
+  an approximation, live_path.SAMPLED_KIND)."""
   records = getattr(bot, "decisions", None)
   if isinstance(records, list):  # continual resolving's records
     iterations = [r["iterations"] for r in records]
@@ -132,6 +137,8 @@ def _iterations(bot, reasons):
                         record.get("iterations_ahead", 0) > 0)
         if not resolved[-1]:
           reasons.append(record.get("fallback", "no iteration"))
+        elif record.get("subgame_kind") == live_path.SAMPLED_KIND:
+          sampled.append(len(resolved) - 1)
       blind = blind or "not traced" in record.get("fallback", "")
     return iterations, resolved
   iterations = list(bot.iterations_per_move)  # (ISMCTS: its simulations)
@@ -142,7 +149,7 @@ def main(argv):
   del argv
   budget = limits.Budget.parse(f"{_PREPLAY.value}s", f"{_MOVE.value}s")
   _GC.append(_Collections())
-  worst, smallest = 0.0, 1.0
+  worst, smallest, smallest_exact = 0.0, 1.0, 1.0
   for game_string in [g.strip() for g in _GAMES.value.split(";") if g.strip()]:
     game = registry.load_game(game_string)
     for player in _PLAYERS.value:
@@ -155,6 +162,7 @@ def main(argv):
               flush=True)
       ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
       reasons = []  # why each new subgame not resolved was not (cr's records)
+      on_samples = 0  # entries resolved on sampled roots (cr: approximate)
       fallbacks = 0  # ISMCTS's moves played uniformly (no history sampled in time)
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
@@ -169,7 +177,9 @@ def main(argv):
             break
           ratios += match_ratios
           built.append(seconds)
-          match_iterations, match_resolved = _iterations(bot, reasons)
+          match_sampled = []
+          match_iterations, match_resolved = _iterations(bot, reasons, match_sampled)
+          on_samples += len(match_sampled)
           iterations += match_iterations
           resolved += match_resolved
           records = getattr(bot, "decisions", None)
@@ -190,6 +200,8 @@ def main(argv):
       if not built:  # refused
         continue
       share = sum(resolved) / len(resolved) if resolved else 1.0
+      exact = (sum(resolved) - on_samples) / len(resolved) if resolved else 1.0
+      smallest_exact = min(smallest_exact, exact)
       worst = max([worst] + ratios)
       smallest = min(smallest, share)
       setup = (f"; new subgame setup median {1000 * statistics.median(setups):.1f} "
@@ -197,7 +209,9 @@ def main(argv):
       print(f"{game_string} {player}: path {' / '.join(sorted(paths))}; construction "
             f"median {statistics.median(built):.2f} s, max {max(built):.2f} s{setup}; "
             f"iterations a move median {statistics.median(iterations):g}; resolved "
-            f"{sum(resolved)}/{len(resolved)} ({share:.3f}); time/budget max "
+            f"{sum(resolved)}/{len(resolved)} ({share:.3f}; exactly "
+            f"{sum(resolved) - on_samples}, on sampled roots {on_samples}); "
+            f"time/budget max "
             f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}; "
             f"{len(ratios)} decisions" + (f", {fallbacks} played uniformly (no "
                                            "history sampled in time)"
@@ -205,6 +219,7 @@ def main(argv):
             flush=True)
       for reason, count in collections.Counter(reasons).most_common():
         print(f"  not resolved {count}x: {reason}", flush=True)
+  print(f"resolved exactly (not on sampled roots): {smallest_exact:.3f}")
   print(f"max time/budget: {worst:.3f}")
   print(f"resolved: {smallest:.3f}")
 

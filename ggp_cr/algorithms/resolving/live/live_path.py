@@ -8,6 +8,8 @@ subgame's pyspiel gadget within a move_budget.MoveBudget.
 
 import time
 
+import numpy as np
+
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.live import live_resolver
@@ -31,6 +33,10 @@ NEXT_TURNS = 1
 # A subgame's trace is not started when predicted to take this many times the time
 # it has (the move's iterations get that time; OwnTrace serves the next decision).
 TRACE_SKIP_FACTOR = 2.0
+# A record's "subgame_kind" when the subgame's roots are a sample of those of the
+# bot's information set (live_trace.OwnTrace's `sample`, or a subgame below one):
+# an approximate resolve, counted apart from exact ones.
+SAMPLED_KIND = "sampled roots"
 
 
 class LivePath:
@@ -120,7 +126,7 @@ class LivePath:
     del budget
     trace = None
     if current.own_trace_next:
-      trace = self._own_trace(current, key, record, move)
+      trace = self._own_trace(current, key, record, move, seed)
     used = current.trace if trace is None else trace
     try:
       gadget, profile, info = current.next_subgame(
@@ -132,10 +138,16 @@ class LivePath:
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
       record["own_trace"] = True
+    # Below a subgame over sampled roots every subgame's roots are a sample too.
+    sampled = current.sampled_roots or (trace is not None and
+                                        trace.sampled is not None)
+    if sampled:
+      record["subgame_kind"] = SAMPLED_KIND
     warm = current if self.config.keep_solver_data else None
     resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
                               record, move, seed, warm=warm, trunk=profile,
                               parent_root_mass=current.root_mass)
+    resolver.sampled_roots = sampled
     # The roots above the bot's information set here (OwnTrace walks only these),
     # and its histories there (OwnTrace starts at them when given).
     resolver.own_starts = used.starts_below(key, resolver.problem)
@@ -147,15 +159,23 @@ class LivePath:
         for r in used.subgame_map.own_roots(key))
     return resolver
 
-  def _own_trace(self, current, key, record, move):
+  def _own_trace(self, current, key, record, move, seed):
     """The next turns below the bot's own decisions in the current subgame, when
-    its full trace did not end in time (live_trace.OwnTrace); raises CannotResolve
+    its full trace did not end in time (live_trace.OwnTrace, its histories of
+    `key` sampled (by `seed`) down to what the move pays for before BUILD_SHARE:
+    record["roots_sampled"] says how many of how many); raises CannotResolve
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE
     (then a walk from starts goes on to OWN_TRACE_LATE_SHARE if predicted to end
     by then, so that the next decision's walk starts at this turn's histories)."""
+    sample = None
+    if move.deadline(move_budget.BUILD_SHARE) is not None:
+      sample = (np.random.default_rng(seed), move.deadline(move_budget.BUILD_SHARE))
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
-                                current.own_root_histories, current.own_starts)
+                                current.own_root_histories, current.own_starts,
+                                sample=sample)
+    if trace.sampled is not None:
+      record["roots_sampled"] = "%d of %d" % trace.sampled
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
     record["own_trace_from"] = ("starts" if current.own_starts is not None else
