@@ -3,6 +3,8 @@ of every branch on pyspiel states finds: the same next roots, paths, decisions, 
 probabilities, opponent keys, found histories and current starts, along random
 matches of the games with a native walk (issue 44)."""
 
+import time
+
 import numpy as np
 import pyspiel
 import pytest
@@ -107,3 +109,73 @@ def test_native_walk_gives_up_past_its_limit_and_refuses_other_games():
   problem = live_trace.Problem(game, 1)
   own_trace = live_trace.OwnTrace(problem, {}, "p1: Prize(1)", deadline=0.0)
   assert not own_trace.complete and own_trace.native_paths is None
+
+
+def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
+  """With a sample that pays for 4 histories of the target (of many), OwnTrace walks a
+  uniform random 4 of them: each next root it keeps, with its path, decisions, chance
+  and opponent key, is one the full trace finds; `sampled` says 4 of how many."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in (5, 0, 4, 1):  # bot (player 0) bids 6 then 5; player 1 bids 1 then 2
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  target = state.information_state_string(0)
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  assert full.complete and full.sampled is None and full.num_roots > 4
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
+  samples = []
+  for seed in (0, 1):
+    end = time.perf_counter() + 1000.0  # (pays for 4 histories at 200 s each)
+    sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+                                  sample=(np.random.default_rng(seed), end))
+    assert sampled.complete and sampled.sampled == (4, len(full.found[target]))
+    assert sampled.num_roots == 4 and len(sampled.found[target]) == 4
+    full_roots = {history: r for history, r in full.root_ids.items()}
+    for history, r in sampled.root_ids.items():
+      f = full_roots[history]
+      assert (sampled.root_of[r], sampled.actions[r], sampled.steps[r],
+              sampled.chance[r], sampled.opponent_keys[r]) == (
+                  full.root_of[f], full.actions[f], full.steps[f], full.chance[f],
+                  full.opponent_keys[f])
+    samples.append(frozenset(sampled.root_ids))
+  assert samples[0] != samples[1]  # (a seeded draw)
+  # Without a sample the same time would not be asked about: the full trace.
+  assert live_trace.OwnTrace(problem, own_moves, target, starts=starts).sampled is None
+
+
+def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
+  """Without the native walk, a sample whose time is out walks one random start: its
+  next roots are among the full trace's, and `sampled` is (1 start, of how many)."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in (5, 0, 4, 1, 3, 2):
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts, native=False)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  target = state.information_state_string(0)
+  assert len(starts) > 1
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts, native=False)
+  assert full.complete and full.sampled is None
+  firsts = set()
+  for seed in range(4):
+    sampled = live_trace.OwnTrace(
+        problem, own_moves, target, starts=starts, native=False,
+        sample=(np.random.default_rng(seed), time.perf_counter() - 1.0))
+    assert sampled.complete and sampled.sampled == (1, len(starts))
+    assert 0 < sampled.num_roots < full.num_roots
+    assert set(sampled.root_ids) <= set(full.root_ids)
+    assert set(sampled.subgame_map.own_keys()) == {target}
+    firsts.add(frozenset(sampled.root_ids))
+  assert len(firsts) > 1  # (a seeded draw of the start)

@@ -176,6 +176,8 @@ class LivePath:
                                 sample=sample)
     if trace.sampled is not None:
       record["roots_sampled"] = "%d of %d" % trace.sampled
+      # (its histories here, if it stays, are a sample too: the next walk's starts)
+      current.sampled_roots = True
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
     record["own_trace_from"] = ("starts" if current.own_starts is not None else

@@ -52,8 +52,9 @@ class Resolver(protocol.AnytimeRun):
     # OwnTrace starts (live_trace.Trace.starts_below; None: unknown).
     self.own_starts = None
     self._stayed = False
-    # Whether this subgame's roots are a sample of the bot's information set's
-    # (live_path.SAMPLED_KIND; set by the path).
+    # Whether this subgame's roots, or the histories its next OwnTrace starts at,
+    # are a sample of the bot's information set's (live_path.SAMPLED_KIND; set by
+    # the path): every subgame below is then built on sampled roots.
     self.sampled_roots = False
     tree = None if config.sampling else problem.tree()
     self.trace = live_trace.Trace(problem, tree, deadline)

@@ -407,7 +407,10 @@ class OwnTrace(Trace):
   `sample` (rng, time.perf_counter() end), if given, with the native walk: when the
   histories of `target` found would take more than the time to the end (and the
   deadline) pays for (SAMPLED_SECONDS_PER_TARGET each), a uniform random subset of
-  them that it pays for is walked, and `sampled` is (kept, found): the next
+  them that it pays for is walked, and `sampled` is (kept, found). Without it, from
+  `starts`: they are walked in a random order until the deadline passes, or the
+  next subgame's build over the roots found would not end by the end, and
+  `sampled` is (starts walked, the last possibly in part, starts). The next
   subgame is then built over the roots of a sample of the bot's information set,
   an approximation the bot records as such (docs/algorithms/resolving.md, "Sampled
   roots"). Otherwise `sampled` is None.
@@ -481,14 +484,31 @@ class OwnTrace(Trace):
     if self.native and self.native_paths is None and self._allowed is None:
       self._find_native_paths()
     if self.starts is not None:
+      # Without the native walk, a sample walks the starts in a random order and
+      # ends at the first that time does not pay for (_sample_cut).
+      sampling = self.sample is not None and self._allowed is None
+      if sampling and self._next_start == 0:
+        order = self.sample[0].permutation(len(self.starts))
+        self.starts = [self.starts[k] for k in order]
       for k in range(self._next_start, len(self.starts)):
         self._next_start = k
         self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
+        if sampling and self._sample_cut(k, k > 0 and (
+            time.perf_counter() + self.num_roots * SAMPLED_SECONDS_PER_TARGET >
+            self.sample[1])):
+          return
         if self.deadline is not None and time.perf_counter() > self.deadline:
+          if sampling and self._sample_cut(k, k > 0):
+            return
           raise OutOfTime()
         state, track, root, j, actions, steps, chance = self.starts[k]
-        self._walk(state, problem.prefix + len(actions), track, root, j, actions,
-                   steps, chance, -1)
+        try:
+          self._walk(state, problem.prefix + len(actions), track, root, j, actions,
+                     steps, chance, -1)
+        except OutOfTime:
+          if sampling and self._sample_cut(k + 1, k > 0):
+            return
+          raise
       self._next_start = len(self.starts)
       return
     if problem.gadget is None:
@@ -620,6 +640,16 @@ class OwnTrace(Trace):
       known.update(dict.fromkeys(nodes, first_key))
     self._allowed, self._known_keys = allowed, known
     self.native_paths = num_paths
+
+  def _sample_cut(self, walked, cut):
+    """Without the native walk: ends a sampled walk from `starts` if `cut` and it
+    found something (`walked` starts walked, the last possibly in part); sets
+    `sampled` and returns whether it ended."""
+    if not cut or not (self.found or self.current_starts):
+      return False
+    self.sampled = (walked, len(self.starts))
+    self._next_start = len(self.starts)
+    return True
 
   def _sampled_targets(self, targets, num_paths, walked):
     """`targets` (per level, as in _find_native_paths) cut to a uniform random
