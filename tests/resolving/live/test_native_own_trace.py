@@ -134,7 +134,7 @@ def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
   for seed in (0, 1):
     end = time.perf_counter() + 1000.0  # (pays for 4 histories at 200 s each)
     sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
-                                  sample=(np.random.default_rng(seed), end))
+                                  sample=(np.random.default_rng(seed), end, None))
     assert sampled.complete and sampled.sampled == (4, len(full.found[target]))
     assert sampled.num_roots == 4 and len(sampled.found[target]) == 4
     full_roots = {history: r for history, r in full.root_ids.items()}
@@ -172,7 +172,7 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
   for seed in range(4):
     sampled = live_trace.OwnTrace(
         problem, own_moves, target, starts=starts, native=False,
-        sample=(np.random.default_rng(seed), time.perf_counter() - 1.0))
+        sample=(np.random.default_rng(seed), time.perf_counter() - 1.0, None))
     assert sampled.complete and sampled.sampled == (1, len(starts))
     assert 0 < sampled.num_roots < full.num_roots
     assert set(sampled.root_ids) <= set(full.root_ids)

@@ -33,6 +33,12 @@ NEXT_TURNS = 1
 # A subgame's trace is not started when predicted to take this many times the time
 # it has (the move's iterations get that time; OwnTrace serves the next decision).
 TRACE_SKIP_FACTOR = 2.0
+# An OwnTrace's sample (roots it pays for before BUILD_SHARE) assumes this many
+# times the seconds a root of the last OwnTrace and gadget build over at least
+# PACE_MIN_ROOTS roots (python_ii_goofspiel(num_cards=13): 50 µs a root, quiet
+# machine), or live_trace.SAMPLED_SECONDS_PER_TARGET before one.
+PACE_MARGIN = 1.5
+PACE_MIN_ROOTS = 100
 # A record's "subgame_kind" when the subgame's roots are a sample of those of the
 # bot's information set (live_trace.OwnTrace's `sample`, or a subgame below one):
 # an approximate resolve, counted apart from exact ones.
@@ -55,6 +61,9 @@ class LivePath:
     # depth-limited tree (full-width solvers), predicting the next ones.
     self._trace_seconds_per_root = None
     self._tree_seconds_per_root = None
+    # Seconds per root of the last OwnTrace and gadget build over at least
+    # PACE_MIN_ROOTS roots (the pace that a sampled OwnTrace assumes).
+    self._seconds_per_root = None
     # Seconds per root that the last trace below a gadget, cut at its deadline, took
     # at least (when it is the latest trace below a gadget; sampling solvers).
     self._cut_seconds_per_root = None
@@ -124,6 +133,7 @@ class LivePath:
     BUILD_SHARE of the move, its next turns traced within TRACE_SHARE; raises
     protocol.CannotResolve."""
     del budget
+    start = time.perf_counter()
     trace = None
     if current.own_trace_next:
       trace = self._own_trace(current, key, record, move, seed)
@@ -138,6 +148,8 @@ class LivePath:
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
       record["own_trace"] = True
+      if info["roots"] >= PACE_MIN_ROOTS:
+        self._seconds_per_root = (time.perf_counter() - start) / info["roots"]
     # Below a subgame over sampled roots every subgame's roots are a sample too.
     sampled = current.sampled_roots or (trace is not None and
                                         trace.sampled is not None)
@@ -169,7 +181,9 @@ class LivePath:
     by then, so that the next decision's walk starts at this turn's histories)."""
     sample = None
     if move.deadline(move_budget.BUILD_SHARE) is not None:
-      sample = (np.random.default_rng(seed), move.deadline(move_budget.BUILD_SHARE))
+      rate = self._seconds_per_root
+      sample = (np.random.default_rng(seed), move.deadline(move_budget.BUILD_SHARE),
+                None if rate is None else PACE_MARGIN * rate)
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
                                 current.own_root_histories, current.own_starts,

@@ -37,9 +37,10 @@ NATIVE_SECONDS_PER_TARGET = 2e-5
 # With a sample (OwnTrace's `sample`), the histories of `target` the native walk
 # found are sampled down to those that the time to the sample's end pays for at
 # this rate: the walk on pyspiel states to each and the next subgame's build over
-# its root (81 and 92 µs a history measured on python_ii_goofspiel(num_cards=13)
-# at 1,596 roots, 0.13 s and 0.15 s; docs/algorithms/resolving.md).
-SAMPLED_SECONDS_PER_TARGET = 2e-4
+# its root (about 23 and 25 µs a history on python_ii_goofspiel(num_cards=13) at
+# 994 roots, quiet machine; 81 and 92 µs beside busy processes, where the build's
+# own deadline refuses what does not fit; docs/algorithms/resolving.md).
+SAMPLED_SECONDS_PER_TARGET = 1e-4
 
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
@@ -404,9 +405,10 @@ class OwnTrace(Trace):
   of the roots: the same next turns are found (perfect recall) without walking
   down to that decision again.
 
-  `sample` (rng, time.perf_counter() end), if given, with the native walk: when the
-  histories of `target` found would take more than the time to the end (and the
-  deadline) pays for (SAMPLED_SECONDS_PER_TARGET each), a uniform random subset of
+  `sample` (rng, time.perf_counter() end, seconds a history: None for
+  SAMPLED_SECONDS_PER_TARGET), if given, with the native walk: when the histories
+  of `target` found would take more than the time to the end (and the deadline)
+  pays for at the seconds a history given, a uniform random subset of
   them that it pays for is walked, and `sampled` is (kept, found). Without it, from
   `starts`: they are walked in a random order until the deadline passes, or the
   next subgame's build over the roots found would not end by the end, and
@@ -494,7 +496,7 @@ class OwnTrace(Trace):
         self._next_start = k
         self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
         if sampling and self._sample_cut(k, k > 0 and (
-            time.perf_counter() + self.num_roots * SAMPLED_SECONDS_PER_TARGET >
+            time.perf_counter() + self.num_roots * self._sample_rate() >
             self.sample[1])):
           return
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -641,6 +643,11 @@ class OwnTrace(Trace):
     self._allowed, self._known_keys = allowed, known
     self.native_paths = num_paths
 
+  def _sample_rate(self):
+    """The seconds a history of `target` (or root found) that `sample` assumes."""
+    rate = self.sample[2]
+    return SAMPLED_SECONDS_PER_TARGET if rate is None else rate
+
   def _sample_cut(self, walked, cut):
     """Without the native walk: ends a sampled walk from `starts` if `cut` and it
     found something (`walked` starts walked, the last possibly in part); sets
@@ -655,10 +662,10 @@ class OwnTrace(Trace):
     """`targets` (per level, as in _find_native_paths) cut to a uniform random
     subset of their histories that the time left pays for (`sample`), if they
     would not fit; sets `sampled`. Raises OutOfTime if not even one fits."""
-    rng, end = self.sample
+    rng, end, _ = self.sample
     now = time.perf_counter()
     left = end - now - walked * NATIVE_SECONDS_PER_TARGET
-    most = int(left / SAMPLED_SECONDS_PER_TARGET)
+    most = int(left / self._sample_rate())
     if self.deadline is not None:
       most = min(most, int((self.deadline - now) / NATIVE_SECONDS_PER_TARGET) - walked)
     if num_paths <= most:
