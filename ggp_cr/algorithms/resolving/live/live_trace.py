@@ -409,10 +409,12 @@ class OwnTrace(Trace):
   SAMPLED_SECONDS_PER_TARGET), if given, with the native walk: when the histories
   of `target` found would take more than the time to the end (and the deadline)
   pays for at the seconds a history given, a uniform random subset of
-  them that it pays for is walked, and `sampled` is (kept, found). Without it, from
-  `starts`: they are walked in a random order until the deadline passes, or the
-  next subgame's build over the roots found would not end by the end, and
-  `sampled` is (starts walked, the last possibly in part, starts). The next
+  them that it pays for is walked, and `sampled` is (kept, found). `starts` are
+  then walked in a random order; once one has been walked, the walk ends (and is
+  complete) when the deadline passes, or the next subgame's build over the roots
+  found would not end by the end: `sampled` is (the histories of `target` walked,
+  those found) with the native walk, else (starts walked, the last possibly in
+  part, starts). The next
   subgame is then built over the roots of a sample of the bot's information set,
   an approximation the bot records as such (docs/algorithms/resolving.md, "Sampled
   roots"). Otherwise `sampled` is None.
@@ -435,6 +437,7 @@ class OwnTrace(Trace):
     # walk's groups (the starts' and `target`'s histories).
     self._known_keys = {}
     self.native_paths = None
+    self._native_found = None  # (histories of `target` the native walk found)
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -486,9 +489,9 @@ class OwnTrace(Trace):
     if self.native and self.native_paths is None and self._allowed is None:
       self._find_native_paths()
     if self.starts is not None:
-      # Without the native walk, a sample walks the starts in a random order and
-      # ends at the first that time does not pay for (_sample_cut).
-      sampling = self.sample is not None and self._allowed is None
+      # A sample walks the starts in a random order and ends at the first that
+      # time does not pay for (_sample_cut).
+      sampling = self.sample is not None
       if sampling and self._next_start == 0:
         order = self.sample[0].permutation(len(self.starts))
         self.starts = [self.starts[k] for k in order]
@@ -620,6 +623,7 @@ class OwnTrace(Trace):
       rows, lengths = native_next_decisions.extended_rows(rows, lengths, which, starts,
                                                           paths, path_lengths)
     num_paths = sum(len(level[4]) for level in targets)
+    self._native_found = num_paths
     if self.sample is not None:
       targets, num_paths = self._sampled_targets(targets, num_paths, walked)
     if self.deadline is not None and time.perf_counter() + (
@@ -654,7 +658,11 @@ class OwnTrace(Trace):
     `sampled` and returns whether it ended."""
     if not cut or not (self.found or self.current_starts):
       return False
-    self.sampled = (walked, len(self.starts))
+    if self._allowed is None:
+      self.sampled = (walked, len(self.starts))
+    else:  # (the histories of `target` walked, of those the native walk found)
+      self.sampled = (len(self.found.get(self.target, ())) or
+                      len(self.current_starts), self._native_found)
     self._next_start = len(self.starts)
     return True
 
