@@ -446,3 +446,53 @@ def test_a_trace_is_skipped_where_the_last_cut_ones_pace_says_it_cannot_end():
   resolver = path._resolver(problem, record, move, 0)  # pylint: disable=protected-access
   assert "trace_skipped_at_least_seconds" not in record and resolver.trace.complete
   assert path._cut_seconds_per_root is None  # pylint: disable=protected-access
+
+
+def test_a_subgame_on_sampled_roots_is_recorded_as_such(monkeypatch):
+  """With seconds, where the bot's information set holds more histories than the move
+  pays for (here 2, at 200 s each), the live path builds the next subgame over a
+  sample of their roots instead of refusing it, and records it apart: roots_sampled
+  and subgame_kind (live_path.SAMPLED_KIND), also on the subgames below."""
+  from ggp_cr.algorithms.resolving import move_budget  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
+
+  class Cut(live_trace.Trace):
+    def __init__(self, problem, tree=None, deadline=None):
+      super().__init__(problem, tree, time.perf_counter() - 1.0)
+
+  monkeypatch.setattr(live_trace, "Trace", Cut)
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  seat = 0
+  bot = continual_resolving.ContinualResolvingBot(
+      game, seat, preplay="200it", move="50it", path="live", seed=seat)
+  state = game.new_initial_state()
+  for _ in range(4):  # two turns, player 1 bidding its lowest card
+    state.apply_action(bot.step(state) if state.current_player() == seat else
+                       state.legal_actions()[0])
+  key = state.information_state_string(seat)
+  assert all("subgame_kind" not in r for r in bot.decisions)
+  path, current = bot._path, bot.resolver  # pylint: disable=protected-access
+  full = live_trace.OwnTrace(current.problem, current.own_moves, key,
+                             own_roots=current.own_root_histories,
+                             starts=current.own_starts)
+  assert full.num_roots > 2
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
+  record = {}
+  # (its build ends 500 s on: 2 histories at 200 s each)
+  move = move_budget.MoveBudget(time.perf_counter(), 500.0 / move_budget.BUILD_SHARE)
+  resolver = path.enter(current, key, record, move, 3, None)
+  assert record["roots_sampled"] == f"2 of {full.num_roots}"
+  assert record["roots"] == 2 and record["subgame_kind"] == live_path.SAMPLED_KIND
+  assert resolver.sampled_roots and len(resolver.own_starts) == 2
+  # Below it, every subgame is one on sampled roots (its roots lie below a sample).
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  resolver.run(limits.Limit(iterations=5), time.perf_counter())
+  action = resolver.own_starts[0][0].legal_actions()[0]
+  path.played(resolver, key, action)
+  below = resolver.own_starts[0][0].child(action)
+  below.apply_action(below.legal_actions()[0])
+  record = {}
+  later = path.enter(resolver, below.information_state_string(seat), record,
+                     move_budget.MoveBudget(time.perf_counter(), 1000.0), 4, None)
+  assert "roots_sampled" not in record
+  assert record["subgame_kind"] == live_path.SAMPLED_KIND and later.sampled_roots
