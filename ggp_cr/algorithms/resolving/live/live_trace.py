@@ -414,10 +414,9 @@ class OwnTrace(Trace):
   complete) when the deadline passes, or the next subgame's build over the roots
   found would not end by the end: `sampled` is (the histories of `target` walked,
   those found) with the native walk, else (starts walked, the last possibly in
-  part, starts). The next
-  subgame is then built over the roots of a sample of the bot's information set,
-  an approximation the bot records as such (docs/algorithms/resolving.md, "Sampled
-  roots"). Otherwise `sampled` is None.
+  part, starts). The next subgame is then built over the roots of a sample of the
+  bot's information set, an approximation the bot records as such
+  (docs/algorithms/resolving.md, "Sampled roots"). Otherwise `sampled` is None.
 
   With `native` (default), in a game native_next_decisions walks (python_ii_goofspiel,
   python_leduc) and from `starts` or the whole game's root, the walk first finds
@@ -653,9 +652,9 @@ class OwnTrace(Trace):
     return SAMPLED_SECONDS_PER_TARGET if rate is None else rate
 
   def _sample_cut(self, walked, cut):
-    """Without the native walk: ends a sampled walk from `starts` if `cut` and it
-    found something (`walked` starts walked, the last possibly in part); sets
-    `sampled` and returns whether it ended."""
+    """Ends a sampled walk from `starts` if `cut` and it found something
+    (`walked` starts walked, the last possibly in part); sets `sampled` and
+    returns whether it ended."""
     if not cut or not (self.found or self.current_starts):
       return False
     if self._allowed is None:
