@@ -163,6 +163,7 @@ def main(argv):
       ratios, built, iterations, resolved, setups, paths = [], [], [], [], [], set()
       reasons = []  # why each new subgame not resolved was not (cr's records)
       on_samples = 0  # entries resolved on sampled roots (cr: approximate)
+      kept_shares = []  # the share of the histories (or starts) each sample kept
       fallbacks = 0  # ISMCTS's moves played uniformly (no history sampled in time)
       slowest = (0.0, None)
       for match in range(_MATCHES.value):
@@ -184,6 +185,10 @@ def main(argv):
           resolved += match_resolved
           records = getattr(bot, "decisions", None)
           if isinstance(records, list):
+            for record in records:  # ("kept of found" where the bot sampled)
+              if "roots_sampled" in record:
+                kept, found = map(int, record["roots_sampled"].split(" of "))
+                kept_shares.append(kept / found)
             setups += [r["setup_seconds"] for r in records[1:] if r["new_subgame"]]
           paths.add(f"{getattr(bot, 'path', 'live')} "
                     f"({getattr(bot, 'path_reason', 'live states only')})")
@@ -210,7 +215,10 @@ def main(argv):
             f"median {statistics.median(built):.2f} s, max {max(built):.2f} s{setup}; "
             f"iterations a move median {statistics.median(iterations):g}; resolved "
             f"{sum(resolved)}/{len(resolved)} ({share:.3f}; exactly "
-            f"{sum(resolved) - on_samples}, on sampled roots {on_samples}); "
+            f"{sum(resolved) - on_samples}, on sampled roots {on_samples}"
+            + (f", {len(kept_shares)} samples keeping a median "
+               f"{statistics.median(kept_shares):.2f} of the histories"
+               if kept_shares else "") + "); "
             f"time/budget max "
             f"{max(ratios):.3f} ({slowest[1]}), median {statistics.median(ratios):.3f}; "
             f"{len(ratios)} decisions" + (f", {fallbacks} played uniformly (no "
