@@ -32,7 +32,8 @@ A matcher is a frozen `RegretMatcher` (config.components, with its parser, so th
 parsing a solver string loads no numba), parsed from strings such as ``rm``, ``rm+``,
 ``drm(1.5,0.5)`` or ``erm(rm+,0.01)``. Numba kernels take its `params()` (a float64
 array) and call the njit functions below on slices [offset, offset + num_actions) of
-flat per-(information set, action) arrays.
+flat per-(information set, action) arrays; `matched` and `accumulated` run a matcher on
+one information set's regrets.
 """
 
 import numba
@@ -139,6 +140,27 @@ def accumulate_regrets(regrets, offset, num_actions, increments, params, iterati
   for a in range(num_actions):
     regrets[offset + a] += increments[a]
   discount_regrets(regrets, offset, num_actions, params, iteration)
+
+
+def matched(matcher, regrets):
+  """The current strategy of `matcher` (a RegretMatcher) for one information set's
+  cumulative `regrets` (`current_strategy` on one slice)."""
+  regrets = np.asarray(regrets, dtype=np.float64)
+  out = np.empty_like(regrets)
+  current_strategy(regrets, out, 0, len(regrets), matcher.params())
+  return out
+
+
+def accumulated(matcher, regrets, increments, iteration):
+  """`regrets` + `increments` of one information set, discounted by `matcher` as after
+  `iteration` (>= 1; `accumulate_regrets` on one slice); a new array."""
+  if matcher.needs_instant_regrets:
+    raise ValueError(f"{matcher} keeps instantaneous regrets apart; only the full-width "
+                     "CFR solvers run it.")
+  result = np.array(regrets, dtype=np.float64)
+  accumulate_regrets(result, 0, len(result), np.asarray(increments, dtype=np.float64),
+                     matcher.params(), float(iteration))
+  return result
 
 
 @numba.njit(cache=True)

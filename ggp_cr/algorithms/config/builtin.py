@@ -1,9 +1,10 @@
 """The built-in solvers and players of the registry ([S] App. A, Table 5.2, §5.1.2; [M] ch. 5).
 
-Loaded by registry.py at the first lookup. Every build function and every parser that
-needs an algorithm imports it when called (`_attribute`), so registering loads no solver
-module and no numba. Defaults are written as they would be typed and parsed like given
-values; the thesis's settings come from presets.py.
+Imported by registry.py, so every lookup there sees them; they go into entries.py's
+table. Every build function and every parser that needs an algorithm imports it when
+called (`_attribute`), so registering loads no solver module and no numba. Defaults are
+written as they would be typed and parsed like given values; the thesis's settings come
+from presets.py.
 
 Solvers: our full-width CFR family (``cfr``, ``cfr-au``, ``cfr+``, ``cfr+2``, ``lcfr``,
 ``deepstack-cfr``, ``thesis-dcfr``, ``dcfr``, and ``cfrplayground-cfr+``, the thesis's CFR+
@@ -21,9 +22,9 @@ import math
 import pathlib
 
 from ggp_cr.algorithms.config import components
+from ggp_cr.algorithms.config import entries
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import presets
-from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 
 Parameter = spec_strings.Parameter
@@ -100,7 +101,7 @@ def _register_cfr_preset(name, summary):
   preset = presets.CFR_PRESETS[name]
   build = functools.partial(_build_general_cfr,
                             cfrplayground=preset.get("cfrplayground", False))
-  registry.register_solver(name, summary, build, (
+  entries.register_solver(name, summary, build, (
       Parameter("rm", _full_width_matcher, preset["regret_matcher"], _FULL_WIDTH_RM_HELP),
       Parameter("updates", _choice("updates", presets.CFR_UPDATES),
                 "alternating" if preset["alternating_updates"] else "simultaneous",
@@ -139,7 +140,7 @@ def _build_dcfr(game, seed, alpha, beta, gamma, updates, dl, ue, threads):
   return _build_general_cfr(game, seed, matcher, updates, gamma, dl, ue, threads)
 
 
-registry.register_solver(
+entries.register_solver(
     "dcfr", "Discounted CFR(alpha,beta,gamma) (= OpenSpiel's DCFRSolver)", _build_dcfr, (
         Parameter("alpha", _DCFR_ALPHA, 1.5,
                   "positive regrets x t^alpha/(t^alpha+1), alpha in [0, 100]"),
@@ -170,8 +171,8 @@ def _build_named(solver_class):
 
 
 def _register_modern(name, summary, solver_class, parameters):
-  registry.register_solver(name, summary, _build_named(solver_class),
-                           parameters + _COMMON_PARAMETERS, accepts_tree=True)
+  entries.register_solver(name, summary, _build_named(solver_class),
+                          parameters + _COMMON_PARAMETERS, accepts_tree=True)
 
 
 _register_modern(
@@ -210,10 +211,10 @@ def _build_auto(game, seed, eps):
   """The solver cfr/solver_choice.py picks for `game` and target `eps`."""
   tree = _attribute("cfr.cfr", "as_compiled_tree")(game)
   spec, _ = _attribute("cfr.solver_choice", "choose")(tree, eps)
-  return registry.make_solver(spec, tree, seed=seed)
+  return entries.make_solver(spec, tree, seed=seed)
 
 
-registry.register_solver(
+entries.register_solver(
     "auto", "the fastest of our CFR family for the game and target exploitability "
     "(cfr/solver_choice.py: dcfr with chance nodes, else pdcfr+, hs-pcfr+ below 1e-6)",
     _build_auto, (Parameter("eps", _positive("eps"), 1e-5,
@@ -251,18 +252,18 @@ def _build_outcome_sampling(game, seed, rm, e, cse, bl, delta, inc, compiled):
                       targeting_probability=delta, incremental=inc, seed=seed)
 
 
-registry.register_solver(
+entries.register_solver(
     "os_mccfr", "outcome-sampling MC-CFR ([S] §3.3.3), OpenSpiel's defaults",
     _build_outcome_sampling,
     _outcome_sampling_parameters(**presets.OPENSPIEL_OUTCOME_SAMPLING))
-registry.register_solver(
+entries.register_solver(
     "mc_cfr", "the thesis's MC-CFR candidate: drm(1,1), e=0.7, cse=0.3 ([S] §5.1.2)",
     _build_outcome_sampling, _outcome_sampling_parameters(**presets.THESIS_MC_CFR))
-registry.register_solver(
+entries.register_solver(
     "vr_mccfr", "the thesis's VR-MCCFR candidate: mc_cfr + expavg(0.3) baseline",
     _build_outcome_sampling, _outcome_sampling_parameters(**presets.THESIS_VR_MCCFR))
 
-registry.register_solver(
+entries.register_solver(
     "es_mccfr", "external-sampling MCCFR ([M] §4.2)",
     lambda game, seed, rm: _attribute("sampling.external_sampling",
                                       "ExternalSamplingSolver")(
@@ -279,7 +280,7 @@ _MIXING_PARAMETERS = (
     Parameter("rm", _regret_matcher, "rm", _RM_HELP),
 )
 
-registry.register_solver(
+entries.register_solver(
     "mixed", "Meyer's mixed ES/OS sampling M(f) ([M] §5.2)",
     lambda game, seed, schedule, pernode, i, h, e, rm: _attribute(
         "sampling.external_sampling", "MixedSamplingSolver")(
@@ -291,7 +292,7 @@ registry.register_solver(
                "draw ES/OS at every node instead of once per iteration")) +
     _MIXING_PARAMETERS)
 
-registry.register_solver(
+entries.register_solver(
     "locus", "Meyer's locus-based ES/OS mixing ([M] §5.3)",
     lambda game, seed, criterion, visits, fraction, i, h, e, rm: _attribute(
         "sampling.external_sampling", "LocusSamplingSolver")(
@@ -320,28 +321,28 @@ def _stock(module, name, seed_numpy=False):
 
 
 _OPENSPIEL = "open_spiel.python.algorithms."
-registry.register_solver("openspiel_cfr", "OpenSpiel's Python cfr.CFRSolver",
-                         _stock(_OPENSPIEL + "cfr", "CFRSolver"))
-registry.register_solver("openspiel_cfr_plus", "OpenSpiel's Python cfr.CFRPlusSolver",
-                         _stock(_OPENSPIEL + "cfr", "CFRPlusSolver"))
-registry.register_solver("openspiel_lcfr", "OpenSpiel's Python discounted_cfr.LCFRSolver",
-                         _stock(_OPENSPIEL + "discounted_cfr", "LCFRSolver"))
-registry.register_solver(
+entries.register_solver("openspiel_cfr", "OpenSpiel's Python cfr.CFRSolver",
+                        _stock(_OPENSPIEL + "cfr", "CFRSolver"))
+entries.register_solver("openspiel_cfr_plus", "OpenSpiel's Python cfr.CFRPlusSolver",
+                        _stock(_OPENSPIEL + "cfr", "CFRPlusSolver"))
+entries.register_solver("openspiel_lcfr", "OpenSpiel's Python discounted_cfr.LCFRSolver",
+                        _stock(_OPENSPIEL + "discounted_cfr", "LCFRSolver"))
+entries.register_solver(
     "openspiel_dcfr", "OpenSpiel's Python discounted_cfr.DCFRSolver",
     _stock(_OPENSPIEL + "discounted_cfr", "DCFRSolver"), (
         Parameter("alpha", _DCFR_ALPHA, 1.5, "positive exponent"),
         Parameter("beta", _DCFR_BETA, 0.0, "negative exponent"),
         Parameter("gamma", _DCFR_GAMMA, 2.0, "strategy weight exponent"),
     ))
-registry.register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",
-                         _stock("pyspiel", "CFRSolver"))
-registry.register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver",
-                         _stock("pyspiel", "CFRPlusSolver"))
-registry.register_solver(
+entries.register_solver("openspiel_cpp_cfr", "OpenSpiel's C++ pyspiel.CFRSolver",
+                        _stock("pyspiel", "CFRSolver"))
+entries.register_solver("openspiel_cpp_cfr_plus", "OpenSpiel's C++ pyspiel.CFRPlusSolver",
+                        _stock("pyspiel", "CFRPlusSolver"))
+entries.register_solver(
     "openspiel_os_mccfr", "OpenSpiel's Python outcome_sampling_mccfr (e=0.6; seeds "
     "numpy's global generator)",
     _stock(_OPENSPIEL + "outcome_sampling_mccfr", "OutcomeSamplingSolver", True))
-registry.register_solver(
+entries.register_solver(
     "openspiel_es_mccfr", "OpenSpiel's Python external_sampling_mccfr (seeds numpy's "
     "global generator)",
     _stock(_OPENSPIEL + "external_sampling_mccfr", "ExternalSamplingSolver", True))
@@ -352,15 +353,15 @@ registry.register_solver(
 _SIMULATIONS_HELP = ("simulations per move (default: the per-move budget in iterations, "
                      "1000it if it is 0; no time budgets)")
 
-registry.register_player("random", "uniform random legal action",
-                         _deferred("bots.players", "build_random"))
+entries.register_player("random", "uniform random legal action",
+                        _deferred("bots.players", "build_random"))
 
 
 def _solver_text(text):
-  return str(registry.parse_solver(text))
+  return str(entries.parse_solver(text))
 
 
-registry.register_player(
+entries.register_player(
     "solver",
     "a fixed strategy: the average strategy of an offline solver after a budget, "
     "computed once per process (e.g. solver(name=cfr+,iterations=1000))",
@@ -382,13 +383,13 @@ def _strategy_path(text):
   return str(path)
 
 
-registry.register_player(
+entries.register_player(
     "strategy", "a fixed strategy saved by the solve example (--save_strategy)",
     _deferred("bots.players", "build_strategy"),
     (Parameter("path", _strategy_path, spec_strings.REQUIRED, "strategy file (.npz)"),))
 
-registry.register_player("human", "a person typing moves at the terminal (play only)",
-                         _deferred("bots.players", "build_human"), interactive=True)
+entries.register_player("human", "a person typing moves at the terminal (play only)",
+                        _deferred("bots.players", "build_human"), interactive=True)
 
 # UCT exploration constant: finite (an infinite one fails inside OpenSpiel's MCTS).
 _SEARCH_PARAMETERS = (
@@ -398,10 +399,10 @@ _SEARCH_PARAMETERS = (
     Parameter("rollouts", _int("rollouts", 1), 1, "random rollouts per leaf evaluation"),
 )
 
-registry.register_player(
+entries.register_player(
     "mcts", "OpenSpiel's Python UCT search (perfect-information games only)",
     _deferred("bots.players", "build_mcts"), _SEARCH_PARAMETERS)
-registry.register_player(
+entries.register_player(
     "ismcts",
     "OpenSpiel's Python information-set MCTS (Cowling et al. 2011); on Python games "
     "it samples histories by enumeration (small games)",
@@ -413,7 +414,7 @@ registry.register_player(
 
 def parse_online_solver(text):
   """Parses a solver string, refusing solvers other than the outcome-sampling ones."""
-  spec = registry.parse_solver(text)
+  spec = entries.parse_solver(text)
   if spec.name not in presets.ONLINE_SOLVERS:
     raise ValueError(f"The online solving player needs an outcome-sampling solver "
                      f"({', '.join(presets.ONLINE_SOLVERS)}), got {spec.name!r}.")
@@ -427,7 +428,7 @@ _ONLINE_COMPILED = Parameter(
     "compiled", _choice("compiled", presets.COMPILED_CHOICES), "auto",
     "auto (the compiled tree when it fits and targeting is ist), true or false")
 
-registry.register_player(
+entries.register_player(
     "online_solving",
     "the thesis's solving player: re-solves the whole game with an outcome-sampling "
     "solver every move, acts from the average strategy ([S] §3.4.2)",
@@ -438,7 +439,7 @@ registry.register_player(
                "probability)"),
      _TARGETING, _ONLINE_COMPILED), accepts_tree=True,
     warm_up=_deferred("bots.online_solving", "warm_up_process"))
-registry.register_player(
+entries.register_player(
     "oos", "Online Outcome Sampling (Lisý et al. 2015)",
     _deferred("bots.online_solving", "build_oos"),
     (_TARGETING,
@@ -469,7 +470,7 @@ def _cr_solver(text):
   if name == "dl_cfr+" and text.strip() == "dl_cfr+":
     return "dl_cfr+", {}
   try:
-    spec = registry.parse_solver(text)
+    spec = entries.parse_solver(text)
   except ValueError as error:
     raise ValueError(f"cr's solver: {error}") from None
   explicit = spec_strings.parse_call(text).kwargs
@@ -503,7 +504,7 @@ def _build_cr(game, player_id, seed, budget, solver, **settings):
       game, player_id, seed, budget, solver=name, **settings)
 
 
-registry.register_player(
+entries.register_player(
     "cr",
     "continual resolving ([S] ch. 2): resolves each subgame through a gadget, with "
     "estimates from the previous solve",

@@ -5,22 +5,17 @@ fixed policies of best-response studies (bots/fixed_policies.py builds them).
 They live in config, with no numba and no solver module, so that parsing a solver
 string such as ``vr_mccfr(rm=drm(1,1),bl=expavg(0.5))`` stays light; the solvers
 (cfr/, sampling/) import them from here. See cfr/regret_matching.py for the regret
-matchers' definitions and kernels.
+matchers' definitions and kernels, and for running one matcher on one information set
+(`regret_matching.matched`, `regret_matching.accumulated`).
 """
 
 import dataclasses
-import importlib
 import math
 
 import numpy as np
 
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import spec_strings
-
-
-def _kernel(name):
-  """The numba regret-matching kernel `name`, importing cfr.regret_matching on use."""
-  return getattr(importlib.import_module("ggp_cr.algorithms.cfr.regret_matching"), name)
 
 
 RM = 0
@@ -94,25 +89,6 @@ class RegretMatcher:
     if self.exploration > 0:
       return f"erm({inner},{_format_number(self.exploration)})"
     return inner
-
-  def strategy(self, regrets):
-    """The current strategy for one information set's cumulative regrets (runs the
-    numba kernel of cfr.regret_matching, imported at the first call)."""
-    regrets = np.asarray(regrets, dtype=np.float64)
-    out = np.empty_like(regrets)
-    _kernel("current_strategy")(regrets, out, 0, len(regrets), self.params())
-    return out
-
-  def accumulate(self, regrets, increments, iteration):
-    """Returns `regrets` + `increments`, discounted as after `iteration` (>= 1)."""
-    if self.needs_instant_regrets:
-      raise ValueError(f"{self} keeps instantaneous regrets apart; only the full-width "
-                       "CFR solvers run it.")
-    result = np.array(regrets, dtype=np.float64)
-    _kernel("accumulate_regrets")(result, 0, len(result),
-                                  np.asarray(increments, dtype=np.float64),
-                                  self.params(), float(iteration))
-    return result
 
 
 def _format_number(value):

@@ -221,23 +221,15 @@ class Registry:
   parameter values (defaults filled in), with errors that list what is accepted.
   """
 
-  def __init__(self, kind, loader=None):
+  def __init__(self, kind):
     self.kind = kind
     self._entries = {}
-    self._loader = loader
-
-  def _load(self):
-    """Runs the loader of the built-in entries once, before the first lookup."""
-    loader, self._loader = self._loader, None
-    if loader is not None:
-      loader()
 
   def register(self, entry):
     self._entries[entry.name] = entry
     return entry
 
   def names(self):
-    self._load()
     return sorted(self._entries)
 
   def describe(self):
@@ -256,7 +248,6 @@ class Registry:
     A default given as text is parsed like a given value, so defaults are written
     once, as they would be typed.
     """
-    self._load()
     kind = self.kind
     try:
       call = parse_call(text)

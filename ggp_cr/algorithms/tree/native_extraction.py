@@ -28,9 +28,9 @@ _STATE_KEYS = {}
 # The module of each game's extractor, imported (and so registered) on first use, so
 # that this module imports none of them: imports run from the game modules to here.
 _GAME_MODULES = {
-    "python_ii_goofspiel": "native_ii_goofspiel",
+    "python_ii_goofspiel": "native_chance_games",
     "python_latent_ttt": "native_latent_ttt",
-    "python_leduc": "native_leduc",
+    "python_leduc": "native_chance_games",
     "python_princess_monster": "native_princess_monster",
     "python_rps": "native_rps",
 }

@@ -1,5 +1,5 @@
-"""Native extraction of python_ii_goofspiel ([S] §3.2.2), rules of
-ggp_cr/games/ii_goofspiel.py.
+"""Native rules and keys of python_ii_goofspiel ([S] §3.2.2) that native_driver.py walks,
+from ggp_cr/games/ii_goofspiel.py (native_chance_games.py registers the extraction).
 
 A node's state packs both hands, the prizes not shown, the current prize, player 0's
 pending bid, the last turn's result from player 0's view and the score (one int64).
@@ -12,7 +12,6 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
-from ggp_cr.algorithms.tree import tree_limits
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 _MAX_CARDS = 15  # four 15-bit masks and fields fit one int64
@@ -201,12 +200,12 @@ def _setup(game):
 
 def driver_setup(game):
   """The driver's params, root state, root player and most children of a node
-  (native_next_decisions)."""
+  (native_chance_games, native_next_decisions)."""
   params, root_state, root_player = _setup(game)
   return params, root_state, root_player, game.num_cards
 
 
-def _key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, first):
+def key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, first):
   """The keys of infosets first.. (those before, if any, are the earlier keys)."""
   slot_infoset = native_extraction.slot_owners(inf_offset, len(inf_actions))
   lengths = _key_lengths(inf_parent_slot, inf_seen, inf_actions, slot_infoset)
@@ -214,36 +213,3 @@ def _key_list(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, fi
       lambda start, last: _keys(first + start, first + last, inf_player,
                                 inf_parent_slot, inf_seen, inf_actions, slot_infoset,
                                 lengths), len(inf_player) - first)
-
-
-@native_extraction.register("python_ii_goofspiel", supports)
-def extract(game, max_nodes=None):
-  """The CompiledTree of python_ii_goofspiel, any points_order and returns_type;
-  TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
-  n = game.num_cards
-  params, root_state, root_player = _setup(game)
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  num_nodes = tree_limits.checked_count(
-      game, lambda cap: native_driver.count(native_driver.II_GOOFSPIEL, root_state,
-                                            root_player, params, n, 3 * n + 1, cap),
-      max_nodes)
-  arrays, chance_prob, inf_seen = native_driver.fill(
-      native_driver.II_GOOFSPIEL, num_nodes, root_state, root_player, params, n, False)
-  keys = _key_list(arrays[8], arrays[12], inf_seen, arrays[10], arrays[11], 0)
-  return native_extraction.tree_from_arrays(game, arrays, keys, chance_prob)
-
-
-@native_extraction.register_state_keys("python_ii_goofspiel")
-def state_keys(tree):
-  """The non-acting player's keys and extra strings (native_extraction.state_keys).
-  Player 1 where player 0 bids is in the information set it bids from next (if it
-  has one); player 0 where player 1 bids has its previous key + " Bet(b)"."""
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  params, root_state, _ = _setup(tree.game)
-  other, inf_seen, extra = native_driver.tree_identities(
-      native_driver.II_GOOFSPIEL, tree, root_state, params, tree.game.num_cards)
-  return other, _key_list(np.concatenate([tree.infoset_player, extra[0]]),
-                          np.concatenate([tree.infoset_parent_slot, extra[1]]),
-                          np.concatenate([inf_seen, extra[2]]),
-                          tree.infoset_action_offset, tree.infoset_actions,
-                          tree.num_infosets)

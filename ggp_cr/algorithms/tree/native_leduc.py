@@ -1,4 +1,5 @@
-"""Native extraction of python_leduc ([S] §3.2), rules of ggp_cr/games/leduc.py.
+"""Native rules and keys of python_leduc ([S] §3.2) that native_driver.py walks, from
+ggp_cr/games/leduc.py (native_chance_games.py registers the extraction).
 
 A node's state packs the three cards, both players' chips and the raises of the
 current round into one int64. A player's information set is fixed by its own previous
@@ -11,7 +12,6 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
-from ggp_cr.algorithms.tree import tree_limits
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 _FOLD, _CALL, _RAISE = 0, 1, 2
@@ -186,49 +186,13 @@ def _setup(game):
 
 def driver_setup(game):
   """The driver's params, root state, root player and most children of a node
-  (native_next_decisions)."""
+  (native_chance_games, native_next_decisions)."""
   params, root_state, max_children = _setup(game)
   return params, root_state, _CHANCE, max_children
 
 
-def _write_keys(game, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions):
+def write_keys(game, inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions):
   names, name_lengths = native_extraction.name_table(
       [game.card_name(card) for card in range(game.num_cards)])
   return _keys(inf_player, inf_parent_slot, inf_seen, inf_offset, inf_actions, names,
                name_lengths)
-
-
-@native_extraction.register("python_leduc", supports)
-def extract(game, max_nodes=None):
-  """The CompiledTree of python_leduc, all six parameters (within `supports`);
-  TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  params, root_state, max_children = _setup(game)
-  max_depth = 3 + 2 * game.max_round_length
-  num_nodes = tree_limits.checked_count(
-      game, lambda cap: native_driver.count(native_driver.LEDUC, root_state, _CHANCE,
-                                            params, max_children, max_depth, cap),
-      max_nodes)
-  arrays, chance_prob, inf_seen = native_driver.fill(
-      native_driver.LEDUC, num_nodes, root_state, _CHANCE, params, max_children, True)
-  keys, length = _write_keys(game, arrays[8], arrays[12], inf_seen, arrays[10],
-                             arrays[11])
-  return native_extraction.tree_from_filled(game, arrays + (keys, length), chance_prob)
-
-
-@native_extraction.register_state_keys("python_leduc")
-def state_keys(tree):
-  """The non-acting player's keys and extra strings (native_extraction.state_keys):
-  its string is written like an information set's key from its previous own slot and
-  what it saw since ("P1 card:2 R1:" where player 0 opens, "P0 card:1 R1:r" after
-  player 0's raise)."""
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  params, root_state, max_children = _setup(tree.game)
-  other, inf_seen, extra = native_driver.tree_identities(
-      native_driver.LEDUC, tree, root_state, params, max_children)
-  players = np.concatenate([tree.infoset_player, extra[0]])
-  keys, length = _write_keys(tree.game, players,
-                             np.concatenate([tree.infoset_parent_slot, extra[1]]),
-                             np.concatenate([inf_seen, extra[2]]),
-                             tree.infoset_action_offset, tree.infoset_actions)
-  return other, native_extraction.decode_tail(keys, length, tree.num_infosets)
