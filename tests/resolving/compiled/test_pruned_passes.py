@@ -91,13 +91,16 @@ def test_pruned_passes_skip_unreached_subtrees():
 
 def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
   """A resolver solving in place with pruned passes (later iterations faster than
-  the first) decays the anytime loop's per-iteration estimate by
-  move_budget.PRUNED_RUN_DECAY; others by protocol.AnytimeRun's."""
+  the first, and steady) decays the anytime loop's per-iteration estimate by
+  move_budget.PRUNED_RUN_DECAY and starts an iteration while
+  move_budget.PRUNED_RUN_MARGIN times it fits; others use protocol.AnytimeRun's."""
   plain, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 6))
-  assert compiled_resolver.CompiledResolver(pruned).run_decay == \
-      move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
-  assert compiled_resolver.CompiledResolver(plain).run_decay == \
-      protocol.AnytimeRun.run_decay
+  fast = compiled_resolver.CompiledResolver(pruned)
+  other = compiled_resolver.CompiledResolver(plain)
+  assert fast.run_decay == move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
+  assert other.run_decay == protocol.AnytimeRun.run_decay
+  assert fast.run_margin == move_budget.PRUNED_RUN_MARGIN < other.run_margin
+  assert other.run_margin == protocol.AnytimeRun().run_margin
 
 
 def test_prepare_after_a_solve_keeps_it_equal():

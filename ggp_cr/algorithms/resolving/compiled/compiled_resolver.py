@@ -185,6 +185,14 @@ class CompiledResolver(protocol.AnytimeRun):
     return protocol.AnytimeRun.run_decay
 
   @property
+  def run_margin(self):
+    """The anytime loop's margin: move_budget.PRUNED_RUN_MARGIN when CFR+ prunes its
+    passes in place (`run_decay`), else protocol.AnytimeRun's."""
+    if getattr(self.view.solver, "prunes_in_place", False):
+      return move_budget.PRUNED_RUN_MARGIN
+    return protocol.AnytimeRun.run_margin.fget(self)
+
+  @property
   def batch_share(self):
     """A sampling iteration costs microseconds, less than a kernel call: batches of
     a hundredth of the budget (compiled_outcome_sampling's); CFR+: one at a time."""
