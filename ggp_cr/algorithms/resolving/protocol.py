@@ -93,14 +93,16 @@ class AnytimeRun:
   @property
   def run_margin(self):
     """How many times the recent longest iteration must fit for the loop to start
-    one (a resolver whose iterations run steadily may ask for less)."""
+    one (a resolver whose iterations run steadily may ask for less; `run` asks
+    before each iteration)."""
     return _RUN_MARGIN
 
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration, or batch, still fits; the estimate
     carries over to this resolver's later moves)."""
-    return anytime.spend(limit, start, self.solver.iterate, margin=self.run_margin,
+    return anytime.spend(limit, start, self.solver.iterate,
+                         margin=lambda: self.run_margin,
                          decay=self.run_decay, batch_share=self.batch_share,
                          timing=self.timing)
 
