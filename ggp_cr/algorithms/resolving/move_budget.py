@@ -77,6 +77,11 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # first pre-play iterations), kept a latent TTT bot from resolving for the rest of
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
+# Writing a subgame's gadget payoffs at its terminals into the shared value array
+# (in_place_view.SubgameCFRPlus.write_payoffs), per subgame node: 3.3 ms median, 5.7
+# max for PAM{8}'s 2.5M-node subgames (load 4), part of their first iteration
+# unless made ahead (CompiledResolver.payoffs_ahead).
+PAYOFF_SECONDS_PER_NODE = 2.5e-9
 # Finding the next subgames below the bot's action (ahead_candidates: a climb from
 # every next root up to the bot's infoset, and sums per group), or the costs of
 # those below its infoset (next_groups_below), per next root: 2.5-3.2 and 5 ms at
@@ -101,6 +106,15 @@ VIEW_SLOWDOWN = 1.6
 # iteration's time held the loop back for the whole move (an iteration starts while
 # twice the estimate fits).
 PRUNED_RUN_DECAY = 0.5
+# ... and from its third iteration on an iteration starts while this many times that
+# estimate fits (CompiledResolver.run_margin; protocol.AnytimeRun's 2 otherwise):
+# PAM{8}'s pruned iterations grow slowly (13, 15, 18, 18 ms median at iterations
+# 2-5; at most 20-25 ms, an unpruned one's), so twice the last one left 20-35 ms of a
+# 0.1 s move unused. Beside one busy process (benchmarks/cr_resolve_rate.py
+# --matches=3, load 7): PAM{8}'s median iterations before acting 4 in 9 runs of 10
+# (main alternately: 3 in 5 of 6), time/budget max 0.94-1.01 but for one IIGS{6}
+# decision of 1.74 in one run (main: 0.94-1.02); 1.1 gave the same 4.
+PRUNED_RUN_MARGIN = 1.3
 # A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
 # over (its estimate's error), fits this share of the move; the iteration then runs
 # only if it still fits what is left.
@@ -467,8 +481,10 @@ class SubgameBudget:
     setup (35-45 ms) and first iteration (32-38 ms) did not either, but its setup
     fits what the decision before leaves. At most AHEAD_MAX subgames; nothing is
     tried unless finding them and the least setup (SETUP_SECONDS) fit; the groups
-    in `skipped` (plan_ahead's) are not built. Returns a list of what was built
-    (roots, nodes, iterations, seconds)."""
+    in `skipped` (plan_ahead's) are not built; then, if it fits, the likeliest
+    one's terminal payoffs are written when its first iteration did not run
+    (CompiledResolver.payoffs_ahead). Returns a list of what was built (roots,
+    nodes, iterations, seconds)."""
     deadline = move.deadline(RESOLVE_SHARE)
     limits = SetupLimits(deadline=deadline, setup_margin=FIRST_ITERATION_MARGIN)
     if (time.perf_counter() + current.ahead_candidates_seconds() +
@@ -490,4 +506,6 @@ class SubgameBudget:
       built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
                     "iterations": info["iterations_ahead"],
                     "seconds": info["built_ahead_seconds"]})
+    if built:
+      current.payoffs_ahead(deadline)
     return built

@@ -90,15 +90,23 @@ class AnytimeRun:
   # iterations run faster than its first may decay it faster).
   run_decay = _RUN_DECAY
 
+  @property
+  def run_margin(self):
+    """How many times the recent longest iteration must fit for the loop to start
+    one (a resolver whose iterations run steadily may ask for less; `run` asks
+    before each iteration)."""
+    return _RUN_MARGIN
+
   def run(self, limit, start):
     """Iterates for `limit` from time `start`; returns the iterations done (stopping
     while twice the recent longest iteration, or batch, still fits; the estimate
     carries over to this resolver's later moves)."""
-    return anytime.spend(limit, start, self.solver.iterate, margin=_RUN_MARGIN,
+    return anytime.spend(limit, start, self.solver.iterate,
+                         margin=lambda: self.run_margin,
                          decay=self.run_decay, batch_share=self.batch_share,
                          timing=self.timing)
 
   def will_iterate(self, limit, start):
     """Whether `run(limit, start)`, called now, would run an iteration."""
-    return anytime.would_start(limit, start, margin=_RUN_MARGIN,
+    return anytime.would_start(limit, start, margin=self.run_margin,
                                decay=self.run_decay, timing=self.timing)

@@ -170,6 +170,40 @@ def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
   assert info["iterations_ahead"] == 1 and built.iterations == 6
 
 
+def test_payoffs_ahead_writes_the_likeliest_subgames_terminal_payoffs(monkeypatch):
+  """payoffs_ahead writes the terminal payoffs of the first subgame built ahead
+  (solved in place) into the shared value array when its first iteration did not
+  run and the writing fits before the deadline (its info then says so); the solve
+  after it is the same bit for bit; nothing is written late, or when the first
+  iteration ran."""
+  monkeypatch.setattr(compiled_resolver, "COPY_NODES_LIMIT", 0)  # in place
+
+  def no_time(built, nodes):
+    raise protocol.CannotResolve("the first iteration would not fit")
+
+  solves = []
+  for write in (False, True):
+    current = _first_subgame(0)
+    infoset = int(current.trace.own_infosets[0])
+    info = current.build_ahead(infoset, "resolve", no_time)
+    built = current._ahead[next(iter(current._ahead))][0]
+    tables = built.view.solver._tables
+    assert not current.payoffs_ahead(time.perf_counter() - 1.0)  # late
+    assert tables.owner is not built.view.solver
+    if write:
+      assert current.payoffs_ahead(time.perf_counter() + 60.0)
+      assert tables.owner is built.view.solver and info["payoffs_ahead"]
+    entered, info = current.next_subgame(infoset, "resolve")
+    assert entered is built and info.get("payoffs_ahead", False) == write
+    entered.iterate(3)
+    solves.append(entered.view.average_slots())
+  np.testing.assert_array_equal(solves[0], solves[1])
+  current = _first_subgame(0)
+  current.build_ahead(int(current.trace.own_infosets[0]), "resolve",
+                      lambda built, nodes: built.iterate(1))
+  assert not current.payoffs_ahead(time.perf_counter() + 60.0)  # iterated ahead
+
+
 @pytest.mark.parametrize("game_string", GAMES[1:])
 def test_ahead_candidates_are_the_next_subgames_below_the_action(game_string):
   """ahead_candidates: one next-turn infoset per group with next roots below the

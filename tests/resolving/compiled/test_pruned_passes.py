@@ -2,10 +2,14 @@
 `_prune`: unreached subtrees skipped, one reach column redone) equals the unpruned
 in-place solve bit for bit ([S] §1.3.1; issue 45)."""
 
+import time
+
 import numpy as np
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.bots import anytime
+from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
@@ -91,13 +95,33 @@ def test_pruned_passes_skip_unreached_subtrees():
 
 def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
   """A resolver solving in place with pruned passes (later iterations faster than
-  the first) decays the anytime loop's per-iteration estimate by
-  move_budget.PRUNED_RUN_DECAY; others by protocol.AnytimeRun's."""
+  the first, and steady) decays the anytime loop's per-iteration estimate by
+  move_budget.PRUNED_RUN_DECAY and starts an iteration while
+  move_budget.PRUNED_RUN_MARGIN times it fits; others use protocol.AnytimeRun's."""
   plain, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 6))
-  assert compiled_resolver.CompiledResolver(pruned).run_decay == \
-      move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
-  assert compiled_resolver.CompiledResolver(plain).run_decay == \
-      protocol.AnytimeRun.run_decay
+  fast = compiled_resolver.CompiledResolver(pruned)
+  other = compiled_resolver.CompiledResolver(plain)
+  assert fast.run_decay == move_budget.PRUNED_RUN_DECAY < protocol.AnytimeRun.run_decay
+  assert other.run_decay == protocol.AnytimeRun.run_decay
+  default = protocol.AnytimeRun().run_margin
+  for iterations in range(4):  # the first pruned iteration runs at the default
+    assert fast.run_margin == (move_budget.PRUNED_RUN_MARGIN if iterations >= 2
+                               else default)
+    assert other.run_margin == default
+    fast.iterate(1)
+    other.iterate(1)
+  assert move_budget.PRUNED_RUN_MARGIN < default
+
+
+def test_the_anytime_loop_asks_a_callable_margin_before_each_iteration():
+  """anytime.spend with a callable margin (CompiledResolver.run_margin's, through
+  protocol.AnytimeRun.run) reads it before each iteration: here it turns
+  prohibitive after three iterations, which end the run."""
+  done = []
+  margin = lambda: 1.0 if len(done) < 3 else 1e15
+  ran = anytime.spend(limits.Limit(seconds=60.0), time.perf_counter(),
+                      lambda n: done.extend([n]), margin=margin, decay=0.5)
+  assert ran == 3 and done == [1, 1, 1]
 
 
 def test_prepare_after_a_solve_keeps_it_equal():

@@ -185,6 +185,17 @@ class CompiledResolver(protocol.AnytimeRun):
     return protocol.AnytimeRun.run_decay
 
   @property
+  def run_margin(self):
+    """The anytime loop's margin: move_budget.PRUNED_RUN_MARGIN when CFR+ prunes its
+    passes in place (`run_decay`) and has run two iterations, else
+    protocol.AnytimeRun's: the second, the first pruned, may take as long as the
+    first (PAM{8}'s last turn: 33 ms after 28; started while 1.3 times half the
+    first fitted, it overran the move by 11%), twice the decayed estimate."""
+    if getattr(self.view.solver, "prunes_in_place", False) and self.iterations >= 2:
+      return move_budget.PRUNED_RUN_MARGIN
+    return protocol.AnytimeRun.run_margin.fget(self)
+
+  @property
   def batch_share(self):
     """A sampling iteration costs microseconds, less than a kernel call: batches of
     a hundredth of the budget (compiled_outcome_sampling's); CFR+: one at a time."""
@@ -419,6 +430,25 @@ class CompiledResolver(protocol.AnytimeRun):
                 iterations_ahead=built.iterations - carried)
     self._ahead[(int(group[0]), variant)] = (built, info, w, opponent_reach)
     return info
+
+  def payoffs_ahead(self, deadline):
+    """After build_ahead: writes the terminal payoffs of the likeliest subgame built
+    ahead (the first) if its first iteration did not run
+    (in_place_view.SubgameCFRPlus.write_payoffs) and move_budget.
+    PAYOFF_SECONDS_PER_NODE a node of it ends before time.perf_counter()
+    `deadline`; returns whether it did (its info, which the decision entering it
+    records, then says `payoffs_ahead`). That decision's first iteration then skips
+    writing them."""
+    for built, info, _, _ in self._ahead.values():
+      write = getattr(built.view.solver, "write_payoffs", None)
+      if info["iterations_ahead"] or write is None or (
+          time.perf_counter() + move_budget.PAYOFF_SECONDS_PER_NODE *
+          info["subgame_nodes"] > deadline):
+        return False
+      write()
+      info["payoffs_ahead"] = True
+      return True
+    return False
 
   @property
   def built_ahead(self):

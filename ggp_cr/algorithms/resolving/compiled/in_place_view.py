@@ -549,6 +549,14 @@ class SubgameCFRPlus(SubgameStructure):
         view.scale, view.shift)
     self._value_roots = self.packed.root_nodes
 
+  def write_payoffs(self):
+    """Writes its gadget payoffs at the subgame's terminals into the shared value
+    array now, unless they are there (its first pass would:
+    CompiledResolver.payoffs_ahead does it in a move's leftover time); nothing when
+    packed (its own arrays hold them)."""
+    if self.packed is None:
+      self._own_values()
+
   @property
   def prunes_in_place(self):
     """Whether its passes skip unreached subtrees on the whole tree (pruned, not
