@@ -144,8 +144,13 @@ class SubgameMap:
 
   def add(self, root_id, own_key, opponent_key):
     """Records a pair (root, next turn s) by the information states at s."""
-    self._union(("root", root_id), ("own", own_key))
-    self._union(("root", root_id), ("opponent", opponent_key))
+    root = ("root", root_id)
+    own = self._find(("own", own_key))
+    if root in self._parent:
+      self._union(root, own)
+    else:  # (a new root: its own set, joined directly)
+      self._parent[root] = own
+    self._union(own, ("opponent", opponent_key))
     self._own_roots.setdefault(own_key, set()).add(root_id)
     self._groups = None
 
