@@ -317,3 +317,12 @@ def test_cfr_exploitability_matches_openspiel_point_difference():
   ours = _cfr_exploitability(ours_game, 50)
   theirs = _cfr_exploitability(theirs_game, 50)
   assert ours == pytest.approx(2 * theirs, abs=1e-9)
+
+
+def test_actions_of_a_mask_are_its_set_bits():
+  rng = np.random.default_rng(0)
+  for bits in (1, 7, 8, 9, 13, 16, 17, ii_goofspiel.MAX_CARDS):
+    for _ in range(50):
+      mask = int(rng.integers(0, 2, size=bits) @ (1 << np.arange(bits, dtype=object)))
+      assert ii_goofspiel._actions_of(mask) == tuple(  # pylint: disable=protected-access
+          k for k in range(bits) if mask >> k & 1)

@@ -39,14 +39,21 @@ WON, DRAW, LOST = "won", "draw", "lost"
 RESULTS = (WON, DRAW, LOST)
 
 
+# Per byte c of a mask and its value v: the actions of the bits set (8c + k for bit k).
+_BYTE_ACTIONS = tuple(
+    tuple(tuple(8 * c + k for k in range(8) if v >> k & 1) for v in range(256))
+    for c in range((MAX_CARDS + 7) // 8))
+
+
 def _actions_of(mask):
   """The sorted actions whose bits are set in `mask` (bit k: card or prize k + 1)."""
-  actions = []
-  while mask:
-    low = mask & -mask
-    actions.append(low.bit_length() - 1)
-    mask ^= low
-  return tuple(actions)
+  actions = ()
+  for table in _BYTE_ACTIONS:
+    if not mask:
+      break
+    actions += table[mask & 255]
+    mask >>= 8
+  return actions
 
 
 def result(own, other):
