@@ -37,6 +37,21 @@ def _all_states(game):
     stack.extend(state.child(a) for a in actions)
 
 
+def _rebuilt_information_state_string(state, player):
+  """The information state string rebuilt from `state.turns()` (the state extends
+  its own as actions are applied)."""
+  parts = []
+  for prize, card0, card1 in state.turns():
+    own, other = (card1, card0) if player else (card0, card1)
+    if card1:
+      parts.append(f"Prize({prize}) Bet({own}) {ii_goofspiel.result(own, other)}")
+    elif own:
+      parts.append(f"Prize({prize}) Bet({own})")
+    else:
+      parts.append(f"Prize({prize})")
+  return f"p{player}: {', '.join(parts)}" if parts else f"p{player}:"
+
+
 def _decision_infosets(game):
   """Per player, the information states where that player has a real choice."""
   infosets = [set(), set()]
@@ -150,13 +165,17 @@ def test_python_answers_match_openspiel_base_class(points_order):
         assert state.legal_actions(player) == pyspiel.State.legal_actions(state, player)
         assert state.information_state_string(player) == (
             pyspiel.State.information_state_string(state, player))
+        assert state.information_state_string(player) == (
+            _rebuilt_information_state_string(state, player))
+        assert state.clone().information_state_string(player) == (
+            state.information_state_string(player))
       if state.is_terminal():
         break
       action = rng.choice(state.legal_actions())
       state.apply_action(action)
 
 
-@pytest.mark.parametrize("points_order", ["ascending", "random"])
+@pytest.mark.parametrize("points_order", ["ascending", "descending", "random"])
 def test_views_are_consistent(points_order):
   """Info-state tensors split histories exactly as the strings do; public views agree."""
   game = pyspiel.load_game(
@@ -169,6 +188,7 @@ def test_views_are_consistent(points_order):
       continue
     for player in (0, 1):
       key = state.information_state_string(player)
+      assert key == _rebuilt_information_state_string(state, player)
       strings.add(key)
       tensor = tuple(state.information_state_tensor(player))
       assert string_of_tensor.setdefault(tensor, key) == key
@@ -297,3 +317,12 @@ def test_cfr_exploitability_matches_openspiel_point_difference():
   ours = _cfr_exploitability(ours_game, 50)
   theirs = _cfr_exploitability(theirs_game, 50)
   assert ours == pytest.approx(2 * theirs, abs=1e-9)
+
+
+def test_actions_of_a_mask_are_its_set_bits():
+  rng = np.random.default_rng(0)
+  for bits in (1, 7, 8, 9, 13, 16, 17, ii_goofspiel.MAX_CARDS):
+    for _ in range(50):
+      mask = int(rng.integers(0, 2, size=bits) @ (1 << np.arange(bits, dtype=object)))
+      assert ii_goofspiel._actions_of(mask) == tuple(  # pylint: disable=protected-access
+          k for k in range(bits) if mask >> k & 1)

@@ -192,3 +192,19 @@ def test_python_legal_actions_match_openspiel_route():
     mask = state.legal_actions_mask()
     assert state.legal_actions() == [a for a, legal in enumerate(mask) if legal]
     stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def test_python_information_state_strings_match_openspiel_route():
+  """The Python fast path answers as the C++ route (the info-state observer) does,
+  with the cells of the player's own moves."""
+  game = pyspiel.load_game("python_princess_monster(max_turns=3,rows=2,cols=3)")
+  names = game.cell_names
+  stack = [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    for player in (0, 1):
+      key = state.information_state_string(player)
+      assert key == pyspiel.State.information_state_string(state, player)
+      assert key == f"p{player} moves:" + " ".join(
+          names[cell] for cell in state.history()[player::2])
+    stack.extend(state.child(a) for a in state.legal_actions())

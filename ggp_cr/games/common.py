@@ -20,6 +20,9 @@ import numpy as np
 
 import pyspiel
 
+# The pseudo-players as ints (a comparison with pyspiel.PlayerId's enum costs more).
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
 def game_type(short_name, long_name, parameter_specification, chance_mode, **provides):
   """A pyspiel.GameType for a two-player zero-sum sequential game of ours; `provides`
@@ -130,7 +133,7 @@ class State(pyspiel.State):
 
   def chance_outcomes(self):
     """The (outcome, probability) pairs of a chance node; StateError elsewhere."""
-    if self.current_player() != pyspiel.PlayerId.CHANCE:
+    if self.current_player() != _CHANCE:
       kind = "terminal" if self.is_terminal() else "decision"
       raise StateError(f"chance_outcomes() called at a {kind} node of "
                        f"{self.get_game()}; only chance nodes have outcomes.")
@@ -140,7 +143,7 @@ class State(pyspiel.State):
     raise NotImplementedError
 
   def apply_action(self, action):
-    if self.current_player() == pyspiel.PlayerId.TERMINAL:
+    if self.current_player() == _TERMINAL:
       raise StateError(f"Cannot apply action {action} to a terminal state: the game "
                        "is over.")
     super().apply_action(action)
@@ -154,9 +157,9 @@ class State(pyspiel.State):
   def legal_actions(self, player=None):
     """The legal actions of `player` (default: the player to move), as pyspiel's."""
     current = self.current_player()
-    if current == pyspiel.PlayerId.TERMINAL:
+    if current == _TERMINAL:
       return []
-    if current == pyspiel.PlayerId.CHANCE:
+    if current == _CHANCE:
       return [outcome for outcome, _ in self.chance_outcomes()]
     if player is None or player == current:
       return list(self._legal_actions(current))

@@ -39,14 +39,21 @@ WON, DRAW, LOST = "won", "draw", "lost"
 RESULTS = (WON, DRAW, LOST)
 
 
+# Per byte c of a mask and its value v: the actions of the bits set (8c + k for bit k).
+_BYTE_ACTIONS = tuple(
+    tuple(tuple(8 * c + k for k in range(8) if v >> k & 1) for v in range(256))
+    for c in range((MAX_CARDS + 7) // 8))
+
+
 def _actions_of(mask):
   """The sorted actions whose bits are set in `mask` (bit k: card or prize k + 1)."""
-  actions = []
-  while mask:
-    low = mask & -mask
-    actions.append(low.bit_length() - 1)
-    mask ^= low
-  return tuple(actions)
+  actions = ()
+  for table in _BYTE_ACTIONS:
+    if not mask:
+      break
+    actions += table[mask & 255]
+    mask >>= 8
+  return actions
 
 
 def result(own, other):
@@ -74,6 +81,9 @@ class IIGoofspielGame(common.Game):
       self.prize_order = None
     self.is_random_order = self.prize_order is None
     self.all_cards = (1 << n) - 1
+    # The players' information state strings at the start (the first prize shown).
+    first = "" if self.prize_order is None else f" Prize({self.prize_order[0]})"
+    self.initial_info = (f"p0:{first}", f"p1:{first}")
     self.max_points = n * (n + 1) // 2
     max_utility = 1 if self.returns_type == "win_loss" else self.max_points
     super().__init__(
@@ -99,13 +109,17 @@ class IIGoofspielGame(common.Game):
 
 
 class IIGoofspielState(common.State):
-  """State as four or five ints, so that OpenSpiel's clone (deep copies) stays cheap.
+  """State as four or five ints and two strings, so that OpenSpiel's clone stays cheap.
 
   `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
   bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
   player 0's points minus player 1's. With the random order, `_prizes_left` is the
   bitmask of the prizes not shown yet. Everything else (player 0's pending bid, the
   current prize, the bid sequences) is read back from `history()` when needed.
+
+  `_info0` and `_info1` are the players' information state strings, extended as
+  actions are applied (a string is copied as one object; rebuilding it from the
+  history cost as much as a clone).
 
   `legal_actions`, `is_chance_node` and `information_state_string` are answered in
   Python as well, so that Python callers skip a round trip through C++; C++ callers get
@@ -121,6 +135,7 @@ class IIGoofspielState(common.State):
       self._prizes_left = game.all_cards
     else:
       self._next = 0
+    self._info0, self._info1 = game.initial_info
 
   def current_player(self):
     return self._next
@@ -156,6 +171,7 @@ class IIGoofspielState(common.State):
         self._raise_illegal(action)
       self._hand0 ^= 1 << action
       self._next = 1
+      self._info0 += f" Bet({action + 1})"
     elif next_player == 1:
       hand1 = self._hand1
       if action < 0 or not hand1 >> action & 1:
@@ -171,15 +187,27 @@ class IIGoofspielState(common.State):
         self._score += prize if bid0 > action else -prize
       hand1 ^= 1 << action
       self._hand1 = hand1
+      self._info0 += f" {result(bid0, action)}"
+      self._info1 += f" Bet({action + 1}) {result(action, bid0)}"
       if not hand1:
         self._next = _TERMINAL
+      elif game.is_random_order:
+        self._next = _CHANCE
       else:
-        self._next = _CHANCE if game.is_random_order else 0
+        self._next = 0
+        shown = f", Prize({game.prize_order[game.num_cards - hand1.bit_count()]})"
+        self._info0 += shown
+        self._info1 += shown
     elif next_player == _CHANCE:
       if action < 0 or not self._prizes_left >> action & 1:
         self._raise_illegal(action)
       self._prizes_left ^= 1 << action
       self._next = 0
+      shown = f" Prize({action + 1})"
+      if self._prizes_left.bit_count() + 1 < self.get_game().num_cards:
+        shown = "," + shown  # (not the first prize)
+      self._info0 += shown
+      self._info1 += shown
     else:
       raise ValueError(f"Cannot apply action {action}: the game is over.\n{self}")
 
@@ -222,18 +250,11 @@ class IIGoofspielState(common.State):
     """
     if player is None:
       player = self._next
-    if player != 0 and player != 1:
-      raise ValueError(f"No information state for player {player}.")
-    parts = []
-    for prize, card0, card1 in self.turns():
-      own, other = (card1, card0) if player else (card0, card1)
-      if card1:
-        parts.append(f"Prize({prize}) Bet({own}) {result(own, other)}")
-      elif own:
-        parts.append(f"Prize({prize}) Bet({own})")
-      else:
-        parts.append(f"Prize({prize})")
-    return f"p{player}: {', '.join(parts)}" if parts else f"p{player}:"
+    if player == 0:
+      return self._info0
+    if player == 1:
+      return self._info1
+    raise ValueError(f"No information state for player {player}.")
 
   def hand(self, player):
     """The cards `player` still holds, ascending."""

@@ -146,6 +146,17 @@ class PrincessMonsterState(common.State):
     """The number of moves made by both players together."""
     return 2 * self.get_game().max_turns - self.moves_left
 
+  def information_state_string(self, player=None):
+    """The cells of `player`'s moves so far (default: the player to move), as pyspiel's
+    (answered in Python for Python callers; the observer gives C++ the same)."""
+    if player is None:
+      player = self.current_player()
+    if player != 0 and player != 1:
+      raise ValueError(f"No information state for player {player}.")
+    names = self.get_game().cell_names
+    return f"p{player} moves:" + " ".join([names[cell] for cell in
+                                          self.history()[player::2]])
+
   def own_moves(self, player):
     """The target cells of `player`'s moves so far, in order."""
     return self.history()[player::2]
@@ -188,7 +199,7 @@ class PrincessMonsterObserver(common.GameObserver):
       return f"moves made:{state.moves_made()}"
     names = self.game.cell_names
     if self.kind == common.ObservationKind.INFO_STATE:
-      return f"p{player} moves:" + " ".join(names[cell] for cell in state.own_moves(player))
+      return state.information_state_string(player)
     cell = state.monster_cell if player == MONSTER else state.princess_cell
     return f"p{player} at:{names[cell]} own moves:{(state.moves_made() + 1 - player) // 2}"
 

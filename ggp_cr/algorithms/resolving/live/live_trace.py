@@ -144,8 +144,13 @@ class SubgameMap:
 
   def add(self, root_id, own_key, opponent_key):
     """Records a pair (root, next turn s) by the information states at s."""
-    self._union(("root", root_id), ("own", own_key))
-    self._union(("root", root_id), ("opponent", opponent_key))
+    root = ("root", root_id)
+    own = self._find(("own", own_key))
+    if root in self._parent:
+      self._union(root, own)
+    else:  # (a new root: its own set, joined directly)
+      self._parent[root] = own
+    self._union(own, ("opponent", opponent_key))
     self._own_roots.setdefault(own_key, set()).add(root_id)
     self._groups = None
 
@@ -631,16 +636,24 @@ class OwnTrace(Trace):
     allowed, known = {}, {}
     for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
          found_lengths) in targets:
-      for n, r in enumerate(found.tolist()):
+      above = {}  # {row: (j, the actions to its end)}, its own actions allowed once
+      paths_found = level_paths.tolist()
+      for n, (r, length) in enumerate(zip(found.tolist(), found_lengths.tolist())):
         if n % 1024 == 0 and self.deadline is not None and \
             time.perf_counter() > self.deadline:
           raise OutOfTime()
-        j, actions = nodes[level_origin[r]]
-        below = tuple(level_rows[r, level_base[r]:level_lengths[r]].tolist() +
-                      level_paths[n, :found_lengths[n]].tolist())
-        for i, action in enumerate(below):
-          allowed.setdefault((j, actions + below[:i]), set()).add(action)
-        known[(j, actions + below)] = self.target
+        node = above.get(r)
+        if node is None:
+          j, actions = nodes[level_origin[r]]
+          for action in level_rows[r, level_base[r]:level_lengths[r]].tolist():
+            allowed.setdefault((j, actions), set()).add(action)
+            actions += (action,)
+          node = above[r] = (j, actions)
+        j, actions = node
+        for action in paths_found[n][:length]:
+          allowed.setdefault((j, actions), set()).add(action)
+          actions += (action,)
+        known[(j, actions)] = self.target
     if first_key is not None:
       known.update(dict.fromkeys(nodes, first_key))
     self._allowed, self._known_keys = allowed, known
