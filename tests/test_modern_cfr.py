@@ -432,3 +432,37 @@ def test_time_to_epsilon_derived_peer_times_use_the_twins_iterations(tmp_path):
   assert combined.stdout.strip().splitlines()[-2:] == \
       result.stdout.strip().splitlines()[-2:]
   assert "kuhn_poker at 0.001: OpenSpiel C++" in combined.stdout
+
+
+def _time_to_epsilon(tmp_path, *flags_):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return subprocess.run(
+      [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
+       *flags_, "--plot=false", f"--output_dir={tmp_path}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=root))
+
+
+@pytest.mark.parametrize("race_below, derived", [(0, True), (1e9, False)])
+def test_time_to_epsilon_auto_solver_and_auto_peer_times(tmp_path, race_below, derived):
+  # --solvers=auto runs the solver choose() picks, under its own name; with
+  # --peer_times=auto a peer races if its cap is within --race_below, else derived.
+  result = _time_to_epsilon(
+      tmp_path, "--games=kuhn_poker", "--solvers=auto,dcfr",
+      "--peers=openspiel_cpp_cfr_plus", "--targets=1e-2,1e-3", "--cap=5",
+      "--openspiel_cap_factor=2", "--peer_times=auto", f"--race_below={race_below}",
+      "--peer_sample=0.1")
+  assert result.returncode == 0, result.stderr
+  chosen, _ = solver_choice.choose(cfr.as_compiled_tree("kuhn_poker"), 1e-3)
+  assert f"auto chose {chosen} at 0.001" in result.stdout
+  assert ("derived: ['openspiel_cpp_cfr_plus']" in result.stdout) == derived
+  frame = pd.read_csv(tmp_path / "time_to_epsilon.csv")
+  assert sorted(set(frame["solver"])) == sorted({chosen, "dcfr", "openspiel_cpp_cfr_plus"})
+  assert list(frame[frame["solver"] == "openspiel_cpp_cfr_plus"]["derived"]) == \
+      [derived] * 2
+
+
+def test_time_to_epsilon_refuses_a_negative_race_below(tmp_path):
+  result = _time_to_epsilon(tmp_path, "--games=kuhn_poker", "--race_below=-1")
+  assert result.returncode != 0
+  assert "--race_below must be >= 0, got -1.0." in result.stderr

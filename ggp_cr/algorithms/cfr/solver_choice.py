@@ -26,6 +26,8 @@ import pyspiel
 # Below this target the predictive family's scheduled variant is chosen.
 SCHEDULE_BELOW = 1e-6
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
+# Every solver `choose` may return (registry strings).
+CHOICES = ("dcfr", "pdcfr+", "hs-pcfr+")
 
 
 def has_chance(tree):
