@@ -357,6 +357,24 @@ def test_auto_rule(game_string, epsilon, expected):
   assert type(auto) is type(registry.make_solver(expected, tree))
 
 
+@pytest.mark.parametrize("epsilon", [1e-5, 1e-7])
+def test_auto_rule_picks_pcfr_plus_on_a_large_game_without_chance(monkeypatch, epsilon):
+  tree = cfr.as_compiled_tree("python_ii_goofspiel(num_cards=4)")
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", tree.num_nodes)
+  assert solver_choice.choose(tree, epsilon)[0] == "pcfr+"
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", tree.num_nodes + 1)
+  assert solver_choice.choose(tree, epsilon)[0] != "pcfr+"
+  # A game with chance keeps dcfr at any size.
+  leduc = cfr.as_compiled_tree("leduc_poker")
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", 1)
+  assert solver_choice.choose(leduc, epsilon)[0] == "dcfr"
+
+
+def test_auto_rule_choices_are_registry_strings():
+  for name in solver_choice.CHOICES:
+    registry.parse_solver(name)
+
+
 def test_auto_rule_refuses_a_nonpositive_target():
   with pytest.raises(ValueError, match="> 0"):
     solver_choice.choose(cfr.as_compiled_tree("kuhn_poker"), 0.0)
