@@ -22,15 +22,15 @@ lead there):
 
 Iterations to 1e-5 without chance (goofspiel: imp_info, points descending; evaluated
 every 5% of iterations up to 56k nodes, every 9% above; python_ii_goofspiel(6)'s
-pdcfr+, pcfr+(gamma=1) and dcfr every 19%, docs/benchmarks.md row 11):
+pdcfr+, pcfr+(gamma=1) and dcfr every 19%, docs/benchmarks.md row 11; -: not measured):
 
   game (nodes)                       pdcfr+  hs-pcfr+  pcfr+  pcfr+(gamma=1)  dcfr
   goofspiel(4), turn-based (1,077)       92       114    223             900  2,925
   python_ii_goofspiel(4) (2,229)        108       163    302           1,151    273
   goofspiel(5), turn-based (26,931)     945       857  1,706           4,326  37,095
   python_ii_goofspiel(5) (55,731)       638       318  1,546           4,771  14,674
-  goofspiel(6), turn-based (969,523)  5,793    10,629      ?               ?      -
-  python_ii_goofspiel(6) (2,006,323) 25,909         ?  10,629          12,953  >16,708
+  goofspiel(6), turn-based (969,523)  5,793    10,629      -           8,195      -
+  python_ii_goofspiel(6) (2,006,323) 25,909         -  10,629          12,953  >16,708
 """
 
 import numpy as np
