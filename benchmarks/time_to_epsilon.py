@@ -57,7 +57,7 @@ game, each with the flags it needs) without running anything.
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --solvers=auto --peer_times=auto \
-      --clock=process --cache_dir=results/trees                      # in ~35 minutes
+      --peer_sample=10 --clock=process --cache_dir=results/trees    # 36 min at load 6
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --combine="a/time_to_epsilon.csv;b/time_to_epsilon.csv"

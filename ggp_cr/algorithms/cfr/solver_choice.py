@@ -30,7 +30,7 @@ pdcfr+, pcfr+(gamma=1) and dcfr every 19%, docs/benchmarks.md row 11; -: not mea
   goofspiel(5), turn-based (26,931)     945       857  1,706           4,326  37,095
   python_ii_goofspiel(5) (55,731)       638       318  1,546           4,771  14,674
   goofspiel(6), turn-based (969,523)  5,793    10,629  5,312           8,195      -
-  python_ii_goofspiel(6) (2,006,323) 25,909         -  10,629          12,953  >16,708
+  python_ii_goofspiel(6) (2,006,323) 25,909  >21,490  10,629          12,953  >16,708
 """
 
 import numpy as np
