@@ -215,7 +215,7 @@ def _build_auto(game, seed, eps):
 
 registry.register_solver(
     "auto", "the fastest of our CFR family for the game and target exploitability "
-    "(cfr/solver_choice.py: dcfr with chance nodes, else pcfr+ from 750k nodes, else "
+    "(cfr/solver_choice.py: dcfr with chance nodes, else pcfr+ from 64k nodes, else "
     "pdcfr+, hs-pcfr+ below 1e-6)",
     _build_auto, (Parameter("eps", _positive("eps"), 1e-5,
                             "target exploitability (NashConv / 2)"),),
