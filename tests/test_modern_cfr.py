@@ -349,6 +349,7 @@ def _iterations_to(spec, game_string, epsilon):
     ("leduc_poker", 1e-3, "dcfr"),
     ("python_ii_goofspiel(num_cards=4)", 1e-5, "pdcfr+"),
     ("python_ii_goofspiel(num_cards=4)", 1e-7, "hs-pcfr+"),
+    ("python_princess_monster(max_turns=6)", 1e-5, "pcfr+"),  # 72,531 nodes
 ])
 def test_auto_rule(game_string, epsilon, expected):
   tree = cfr.as_compiled_tree(game_string)
