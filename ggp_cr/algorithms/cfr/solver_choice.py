@@ -15,8 +15,9 @@ lead there):
   12,953), where both take well under a second;
 * a game without chance of at least LARGE_FROM nodes: ``pcfr+`` (Farina, Kroer and
   Sandholm 2021, t^2 averaging), measured to 1e-5 only. Node count is the property
-  that splits the games below best, not cleanly: python_princess_monster(5) is the
-  one miss (pdcfr+ 16% more iterations); depth splits them worse;
+  that splits the games below best, not cleanly: python_princess_monster(5) is one
+  miss (pdcfr+ 16% more iterations than pcfr+), and on python_princess_monster(7)
+  dcfr needs 36% fewer than pcfr+; depth splits them worse;
 * a smaller game without chance: ``pdcfr+`` (Xu et al. 2024) down to 1e-6 and
   ``hs-pcfr+`` (Zhang, McAleer and Sandholm 2024) below, whose averaging schedule
   pays off late (to 1e-7, python_ii_goofspiel(4) and (5): hs-pcfr+ 200 and 402,
@@ -34,7 +35,7 @@ pdcfr+, pcfr+(gamma=1) and dcfr every 19%, docs/benchmarks.md row 11; -: not mea
   goofspiel(5), turn-based (26,931)     945       857  1,706           4,326  37,095
   python_ii_goofspiel(5) (55,731)       638       318  1,546           4,771  14,674
   python_princess_monster(6) (72,531) 16,988   18,730  11,496         21,684  29,062
-  python_princess_monster(7) (399,971) 32,042       -  26,360               -      -
+  python_princess_monster(7) (399,971) 32,042   80,984  26,360         40,898  16,988
   goofspiel(6), turn-based (969,523)  5,793    10,629  5,312           8,195      -
   python_ii_goofspiel(6) (2,006,323) 25,909  >21,490  10,629          12,953  >16,708
 """
