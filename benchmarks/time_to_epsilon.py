@@ -25,13 +25,22 @@ target, or --cap seconds, or the first checkpoint whose iterations at the peer's
 time an iteration reach the peer's cap (its family's cap factor times our fastest
 time to the strictest target, the race's cap without --peer_cap, which bounds a
 raced peer's own time; a capped peer again shows a ratio >= the bar). A twin stopped short gives a lower bound. Lines
-and rows say "derived".
+and rows say "derived". --peer_times=auto decides per game and peer, once ours have
+run: a peer whose cap (its family's cap factor times our fastest time to the
+strictest target, at most --peer_cap) is at most --race_below seconds races, any
+other is derived; the line before the peers' says which.
+
+--solvers=auto (alone or among others) runs, on each game, the solver
+ggp_cr/algorithms/cfr/solver_choice.py picks for its tree at the strictest target;
+the line "auto chose ..." names it, and its lines and rows carry its own name.
 
 Solvers: ours (--solvers, registry strings) and the peers (--peers): OpenSpiel's C++
 CFR+ and CFR (pyspiel) and, when the `liteefg` package (the bench extra) is importable,
 LiteEFG's CFR+, DCFR(1.5, 0, 2) and PCFR+ (linear averaging as in its examples),
 single-threaded. LiteEFG's set-up (writing the game's file from OpenSpiel) is not
-timed.
+timed. OpenSpiel's C++ solvers are left out on Python games unless
+--openspiel_on_python_games (their iterations call the Python game's states: 48-389 s
+an iteration on the race's two).
 
 Prints a table per game (with the machine's load averages before and after it) and
 writes <output_dir>/time_to_epsilon.csv (one row per game, solver and target),
@@ -47,6 +56,8 @@ over games of LiteEFG's best time / ours (nan if LiteEFG is not importable).
 game, each with the flags it needs) without running anything.
 
   PYTHONPATH=. python benchmarks/time_to_epsilon.py                  # the full race
+  PYTHONPATH=. python benchmarks/time_to_epsilon.py --solvers=auto --peer_times=auto \
+      --peer_sample=10 --clock=process --cache_dir=results/trees    # 36 min at load 6
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=kuhn_poker --cap=10
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --games=liars_dice  # one game
   PYTHONPATH=. python benchmarks/time_to_epsilon.py --combine="a/time_to_epsilon.csv;b/time_to_epsilon.csv"
@@ -67,6 +78,7 @@ import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import solver_choice
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.config import spec_strings
 from ggp_cr.algorithms.evaluation import figures
@@ -93,10 +105,13 @@ TWINS = {"liteefg_cfr+": "cfr+", "liteefg_dcfr": "dcfr",
          "liteefg_pcfr+": "pcfr+(gamma=1)", "openspiel_cpp_cfr_plus": "cfr+",
          "openspiel_cpp_cfr": "cfr-au"}
 PEERS = ",".join(OPENSPIEL + tuple(LITEEFG))
+AUTO = "auto"  # in --solvers: solver_choice.choose's pick per game
 
 _GAMES = flags.DEFINE_string("games", GAMES, "Game strings, separated by ';'.")
 _SOLVERS = flags.DEFINE_string("solvers", OURS, "Our solvers (registry strings), "
-                               "separated by ','; 'none' for none.")
+                               "separated by ','; 'none' for none; 'auto' for the one "
+                               "cfr/solver_choice.py picks per game at the strictest "
+                               "target.")
 _PEERS = flags.DEFINE_string("peers", PEERS, f"Peers among {PEERS}, separated by ','; "
                              "'none' for none.")
 _TARGETS = flags.DEFINE_string("targets", "1e-3,1e-5", "Exploitabilities to reach.")
@@ -110,8 +125,17 @@ _PEER_CAP = flags.DEFINE_float("peer_cap", 3600.0, "... and at most this many se
 _GROWTH = flags.DEFINE_float("growth", 2 ** 0.25,
                              "Factor between evaluated iteration counts (> 1).")
 _PEER_TIMES = flags.DEFINE_enum(
-    "peer_times", "race", ["race", "derived"], "Peers run to the target (race) or "
-    "timed per iteration, their iterations those of their twin (derived).")
+    "peer_times", "race", ["race", "derived", "auto"], "Peers run to the target "
+    "(race) or timed per iteration, their iterations those of their twin (derived); "
+    "auto: per game and peer, race if the peer's cap (its family's cap factor times "
+    "our fastest time to the strictest target, at most --peer_cap) is at most "
+    "--race_below seconds, else derived.")
+_RACE_BELOW = flags.DEFINE_float(
+    "race_below", 180.0, "--peer_times=auto races a peer whose cap is at most this "
+    "many seconds.")
+_OPENSPIEL_ON_PYTHON = flags.DEFINE_bool(
+    "openspiel_on_python_games", False, "Run OpenSpiel's C++ peers on Python games "
+    "too (they call the Python game's states: minutes an iteration on large ones).")
 _PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
                                   "per-iteration measurement (at least 2 iterations).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Directory of compiled trees "
@@ -299,6 +323,35 @@ def peer_cap(results, ours, name, target):
   return cap
 
 
+def with_auto(names, tree, epsilon):
+  """(`names` with "auto" replaced by the solver solver_choice picks for `tree` at
+  `epsilon`, a name given twice once; the line saying the choice, or None)."""
+  if AUTO not in names:
+    return names, None
+  chosen, reason = solver_choice.choose(tree, epsilon)
+  resolved = list(dict.fromkeys(chosen if n == AUTO else n for n in names))
+  return resolved, f"  auto chose {chosen} at {epsilon:g} ({reason})"
+
+
+def game_peer_names(game, peers):
+  """The peers of `peers` that run on `game` (module docstring), a line if some do not."""
+  if _OPENSPIEL_ON_PYTHON.value or compiled_tree.is_cpp_game(game):
+    return list(peers)
+  left_out = [p for p in peers if p in OPENSPIEL]
+  if left_out:
+    print(f"  {left_out} left out on a Python game (--openspiel_on_python_games)")
+  return [p for p in peers if p not in OPENSPIEL]
+
+
+def derived_peers(results, ours, peers, target):
+  """The peers of `peers` whose times are derived (--peer_times; auto: those whose
+  bar_cap at `target`, from our `results`, exceeds --race_below)."""
+  if _PEER_TIMES.value == "auto":
+    return [p for p in peers
+            if bar_cap(results, ours, p, target) > _RACE_BELOW.value]
+  return list(peers) if _PEER_TIMES.value == "derived" else []
+
+
 def _load():
   return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -443,6 +496,8 @@ def main(argv):
                          f"{_TARGETS.value!r}.") from None
   if not targets or min(targets) <= 0:
     raise app.UsageError("--targets must be positive.")
+  if not _RACE_BELOW.value >= 0:
+    raise app.UsageError(f"--race_below must be >= 0, got {_RACE_BELOW.value}.")
   if not _GROWTH.value > 1:
     raise app.UsageError(f"--growth must be > 1, got {_GROWTH.value}.")
   ours, peers = _names(_SOLVERS.value), _names(_PEERS.value)
@@ -451,7 +506,8 @@ def main(argv):
     raise app.UsageError(f"Unknown peers {unknown}; accepted: {PEERS}.")
   for name in ours:
     try:
-      registry.parse_solver(name)
+      if name != AUTO:
+        registry.parse_solver(name)
     except ValueError as error:
       raise app.UsageError(str(error)) from None
   if not liteefg_importable() and any(p in LITEEFG for p in peers):
@@ -462,7 +518,9 @@ def main(argv):
 
   # Load our kernels once (numba's cache) outside any timing: past cfr._GROUP_FROM
   # iterations, where batches switch to the grouped pass (kernels of their own).
-  for name in ours + list(dict.fromkeys(TWINS[p] for p in peers)):
+  warm = [n for n in ours if n != AUTO] + (
+      list(solver_choice.CHOICES) if AUTO in ours else [])
+  for name in dict.fromkeys(warm + [TWINS[p] for p in peers]):
     solver = make(name, pyspiel.load_game("kuhn_poker"),
                   compiled_tree.cached_tree("kuhn_poker"))
     solver.iterate(2)
@@ -477,17 +535,27 @@ def main(argv):
           f"information sets (compiled in {time.perf_counter() - start:.1f} s; "
           f"{_load()})", flush=True)
     results, traces = {}, {}
-    derive = _PEER_TIMES.value == "derived"
+    game_peers = game_peer_names(game, peers)
+    game_ours, choice = with_auto(ours, tree, targets[-1])
+    if choice:
+      print(choice, flush=True)
+    derive = None  # the derived peers, known once ours have run
     per_iteration, setups = {}, {}
-    for name in ours + peers:
+    for name in game_ours + game_peers:
+      if name in game_peers and derive is None:
+        derive = derived_peers(results, game_ours, game_peers, targets[-1])
+        if _PEER_TIMES.value == "auto":
+          print(f"  peers raced: {[p for p in game_peers if p not in derive]}, derived: "
+                f"{derive} (--race_below={_RACE_BELOW.value:g} s)", flush=True)
       start = time.perf_counter()
       try:
-        solver = make(name, game, tree, strategies=not (name in peers and derive))
+        solver = make(name, game, tree,
+                      strategies=not (name in game_peers and name in derive))
       except (ValueError, RuntimeError, pyspiel.SpielError) as error:
         print(f"  {name}: not run ({error})")
         continue
       setups[name] = time.perf_counter() - start
-      if name in peers and derive:  # sampled here, derived below
+      if name in game_peers and name in derive:  # sampled here, derived below
         per_iteration[name] = seconds_per_iteration(solver, _PEER_SAMPLE.value)
         print(f"  {name:24s} sampled: {per_iteration[name] * 1e3:.4g} ms an iteration "
               f"[set-up {setups[name]:.1f} s; {_load()}]", flush=True)
@@ -495,7 +563,8 @@ def main(argv):
         gc.collect()
         continue
       evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
-      cap = _CAP.value if name in ours else peer_cap(results, ours, name, targets[-1])
+      cap = _CAP.value if name in game_ours else peer_cap(results, game_ours, name,
+                                                         targets[-1])
       results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
       _report(game_string, name, results, traces, targets, setups[name], "", rows,
               trace_rows)
@@ -506,7 +575,7 @@ def main(argv):
         continue
       # Not limited by --peer_cap (a raced peer's own time): the twin's run is ours.
       needed = max(
-          math.ceil(bar_cap(results, ours, name, targets[-1], math.inf) / seconds)
+          math.ceil(bar_cap(results, game_ours, name, targets[-1], math.inf) / seconds)
           for name, seconds in per_iteration.items() if TWINS[name] == twin)
       twin_solver = make(twin, game, tree)
       twin_runs[twin] = run(twin_solver, solver_runs.AverageStrategyEvaluator(
@@ -517,14 +586,15 @@ def main(argv):
       _report(game_string, name, results, traces, targets, setups[name],
               f", derived: {twin}'s iterations", rows, trace_rows)
     for label, members in (("LiteEFG", list(LITEEFG)), ("OpenSpiel C++", OPENSPIEL)):
-      value = ratio(results, ours, [m for m in members if m in peers], targets[-1])
+      value = ratio(results, game_ours, [m for m in members if m in game_peers],
+                    targets[-1])
       if value is not None:
         ratios[label].append(value)
         print(f"  {label} best / our best at {targets[-1]:g}: {value:.3g}")
     print(f"  {_load()}")
     if _PLOT.value:
-      derived_peers = peers if _PEER_TIMES.value == "derived" else ()
-      path = plot(_OUTPUT_DIR.value, game_string, traces, peers, derived_peers)
+      path = plot(_OUTPUT_DIR.value, game_string, traces, game_peers,
+                  list(per_iteration))
       print(f"  plot: {path}")
 
   _write_tables(_OUTPUT_DIR.value, rows, trace_rows)

@@ -349,12 +349,31 @@ def _iterations_to(spec, game_string, epsilon):
     ("leduc_poker", 1e-3, "dcfr"),
     ("python_ii_goofspiel(num_cards=4)", 1e-5, "pdcfr+"),
     ("python_ii_goofspiel(num_cards=4)", 1e-7, "hs-pcfr+"),
+    ("python_princess_monster(max_turns=6)", 1e-5, "pcfr+"),  # 72,531 nodes
 ])
 def test_auto_rule(game_string, epsilon, expected):
   tree = cfr.as_compiled_tree(game_string)
   assert solver_choice.choose(tree, epsilon)[0] == expected
   auto = registry.make_solver(f"auto(eps={epsilon!r})", tree)
   assert type(auto) is type(registry.make_solver(expected, tree))
+
+
+@pytest.mark.parametrize("epsilon", [1e-5, 1e-7])
+def test_auto_rule_picks_pcfr_plus_on_a_large_game_without_chance(monkeypatch, epsilon):
+  tree = cfr.as_compiled_tree("python_ii_goofspiel(num_cards=4)")
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", tree.num_nodes)
+  assert solver_choice.choose(tree, epsilon)[0] == "pcfr+"
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", tree.num_nodes + 1)
+  assert solver_choice.choose(tree, epsilon)[0] != "pcfr+"
+  # A game with chance keeps dcfr at any size.
+  leduc = cfr.as_compiled_tree("leduc_poker")
+  monkeypatch.setattr(solver_choice, "LARGE_FROM", 1)
+  assert solver_choice.choose(leduc, epsilon)[0] == "dcfr"
+
+
+def test_auto_rule_choices_are_registry_strings():
+  for name in solver_choice.CHOICES:
+    registry.parse_solver(name)
 
 
 def test_auto_rule_refuses_a_nonpositive_target():
@@ -432,3 +451,37 @@ def test_time_to_epsilon_derived_peer_times_use_the_twins_iterations(tmp_path):
   assert combined.stdout.strip().splitlines()[-2:] == \
       result.stdout.strip().splitlines()[-2:]
   assert "kuhn_poker at 0.001: OpenSpiel C++" in combined.stdout
+
+
+def _time_to_epsilon(tmp_path, *flags_):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return subprocess.run(
+      [sys.executable, os.path.join(root, "benchmarks", "time_to_epsilon.py"),
+       *flags_, "--plot=false", f"--output_dir={tmp_path}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=root))
+
+
+@pytest.mark.parametrize("race_below, derived", [(0, True), (1e9, False)])
+def test_time_to_epsilon_auto_solver_and_auto_peer_times(tmp_path, race_below, derived):
+  # --solvers=auto runs the solver choose() picks, under its own name; with
+  # --peer_times=auto a peer races if its cap is within --race_below, else derived.
+  result = _time_to_epsilon(
+      tmp_path, "--games=kuhn_poker", "--solvers=auto,dcfr",
+      "--peers=openspiel_cpp_cfr_plus", "--targets=1e-2,1e-3", "--cap=5",
+      "--openspiel_cap_factor=2", "--peer_times=auto", f"--race_below={race_below}",
+      "--peer_sample=0.1")
+  assert result.returncode == 0, result.stderr
+  chosen, _ = solver_choice.choose(cfr.as_compiled_tree("kuhn_poker"), 1e-3)
+  assert f"auto chose {chosen} at 0.001" in result.stdout
+  assert ("derived: ['openspiel_cpp_cfr_plus']" in result.stdout) == derived
+  frame = pd.read_csv(tmp_path / "time_to_epsilon.csv")
+  assert sorted(set(frame["solver"])) == sorted({chosen, "dcfr", "openspiel_cpp_cfr_plus"})
+  assert list(frame[frame["solver"] == "openspiel_cpp_cfr_plus"]["derived"]) == \
+      [derived] * 2
+
+
+def test_time_to_epsilon_refuses_a_negative_race_below(tmp_path):
+  result = _time_to_epsilon(tmp_path, "--games=kuhn_poker", "--race_below=-1")
+  assert result.returncode != 0
+  assert "--race_below must be >= 0, got -1.0." in result.stderr

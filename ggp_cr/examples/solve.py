@@ -13,7 +13,8 @@ cfr(rm=drm(1,1),updates=alternating,cse=1), and stock OpenSpiel ones (openspiel_
 openspiel_cfr_plus, openspiel_dcfr, openspiel_cpp_cfr_plus, ...) for side-by-side runs.
 --solver="auto(eps=1e-5)" runs the one of ours that reaches that exploitability fastest
 by the rule of ggp_cr/algorithms/cfr/solver_choice.py (dcfr on games with chance
-nodes, else pdcfr+, or hs-pcfr+ below 1e-6) and prints its choice.
+nodes, else pcfr+ from 64k nodes, else pdcfr+, or hs-pcfr+ below 1e-6) and prints
+its choice.
 
 The solver runs until --iterations or --time_limit (whichever comes first) and its
 average strategy is evaluated per --eval_every: ``log`` (iterations 1, 2, 4, 8, ...,

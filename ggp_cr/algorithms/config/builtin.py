@@ -216,7 +216,8 @@ def _build_auto(game, seed, eps):
 
 entries.register_solver(
     "auto", "the fastest of our CFR family for the game and target exploitability "
-    "(cfr/solver_choice.py: dcfr with chance nodes, else pdcfr+, hs-pcfr+ below 1e-6)",
+    "(cfr/solver_choice.py: dcfr with chance nodes, else pcfr+ from 64k nodes, else "
+    "pdcfr+, hs-pcfr+ below 1e-6)",
     _build_auto, (Parameter("eps", _positive("eps"), 1e-5,
                             "target exploitability (NashConv / 2)"),),
     accepts_tree=True)
