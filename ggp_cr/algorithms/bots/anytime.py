@@ -107,8 +107,9 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing
   With seconds, the next batch starts only while now + margin * batch * t < deadline,
   where t is the recent longest time per iteration (the previous estimate decays by
   `decay` each batch); `margin` may be a callable giving it before each batch (a
-  solver whose iterations change cost as it runs). `batch_share`: batches of about that share of the budget (for a
-  compiled solver whose calls are cheap per iteration), else one iteration at a time.
+  solver whose iterations change cost as it runs). `batch_share`: batches of about
+  that share of the budget (for a compiled solver whose calls are cheap per
+  iteration), else one iteration at a time.
   `timing`: a dict carrying t (key "per_iteration", decayed once per call) from call
   to call, so that a later move's first iteration is not started blind; if it holds
   a list under "samples", each batch's seconds per iteration are appended to it.

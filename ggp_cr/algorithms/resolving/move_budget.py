@@ -108,12 +108,8 @@ VIEW_SLOWDOWN = 1.6
 PRUNED_RUN_DECAY = 0.5
 # ... and from its third iteration on an iteration starts while this many times that
 # estimate fits (CompiledResolver.run_margin; protocol.AnytimeRun's 2 otherwise):
-# PAM{8}'s pruned iterations grow slowly (13, 15, 18, 18 ms median at iterations
-# 2-5; at most 20-25 ms, an unpruned one's), so twice the last one left 20-35 ms of a
-# 0.1 s move unused. Beside one busy process (benchmarks/cr_resolve_rate.py
-# --matches=3, load 7): PAM{8}'s median iterations before acting 4 in 9 runs of 10
-# (main alternately: 3 in 5 of 6), time/budget max 0.94-1.01 but for one IIGS{6}
-# decision of 1.74 in one run (main: 0.94-1.02); 1.1 gave the same 4.
+# pruned iterations grow slowly, so twice the last one left a fifth to a third of a
+# 0.1 s move unused on PAM{8} (figures: docs/algorithms/resolving.md).
 PRUNED_RUN_MARGIN = 1.3
 # A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
 # over (its estimate's error), fits this share of the move; the iteration then runs
