@@ -180,7 +180,7 @@ class CompiledResolver(protocol.AnytimeRun):
     iterations after the first skip what CFR+ stopped reaching (2-3 times faster
     than the first on PAM{8}'s subgames), so that the first iteration's time does
     not hold back the move's later ones; else protocol.AnytimeRun's."""
-    if getattr(self.view.solver, "prunes_in_place", False):
+    if self._prunes_in_place:
       return move_budget.PRUNED_RUN_DECAY
     return protocol.AnytimeRun.run_decay
 
@@ -188,12 +188,17 @@ class CompiledResolver(protocol.AnytimeRun):
   def run_margin(self):
     """The anytime loop's margin: move_budget.PRUNED_RUN_MARGIN when CFR+ prunes its
     passes in place (`run_decay`) and has run two iterations, else
-    protocol.AnytimeRun's: the second, the first pruned, may take as long as the
-    first (PAM{8}'s last turn: 33 ms after 28; started while 1.3 times half the
-    first fitted, it overran the move by 11%), twice the decayed estimate."""
-    if getattr(self.view.solver, "prunes_in_place", False) and self.iterations >= 2:
+    protocol.AnytimeRun's (the second iteration, the first pruned, may take as long
+    as the first; docs/algorithms/resolving.md)."""
+    if self._prunes_in_place and self.iterations >= 2:
       return move_budget.PRUNED_RUN_MARGIN
     return protocol.AnytimeRun.run_margin.fget(self)
+
+  @property
+  def _prunes_in_place(self):
+    """Whether its solver is CFR+ pruning its passes in place (the samplers and the
+    copying view's CFR+ have no such flag)."""
+    return getattr(self.view.solver, "prunes_in_place", False)
 
   @property
   def batch_share(self):
@@ -439,16 +444,18 @@ class CompiledResolver(protocol.AnytimeRun):
     `deadline`; returns whether it did (its info, which the decision entering it
     records, then says `payoffs_ahead`). That decision's first iteration then skips
     writing them."""
-    for built, info, _, _ in self._ahead.values():
-      write = getattr(built.view.solver, "write_payoffs", None)
-      if info["iterations_ahead"] or write is None or (
-          time.perf_counter() + move_budget.PAYOFF_SECONDS_PER_NODE *
-          info["subgame_nodes"] > deadline):
-        return False
-      write()
-      info["payoffs_ahead"] = True
-      return True
-    return False
+    first = next(iter(self._ahead.values()), None)
+    if first is None:
+      return False
+    built, info, _, _ = first
+    write = getattr(built.view.solver, "write_payoffs", None)
+    if info["iterations_ahead"] or write is None or (
+        time.perf_counter() + move_budget.PAYOFF_SECONDS_PER_NODE *
+        info["subgame_nodes"] > deadline):
+      return False
+    write()
+    info["payoffs_ahead"] = True
+    return True
 
   @property
   def built_ahead(self):

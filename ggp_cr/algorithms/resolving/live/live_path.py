@@ -180,9 +180,10 @@ class LivePath:
     (then a walk from starts goes on to OWN_TRACE_LATE_SHARE if predicted to end
     by then, so that the next decision's walk starts at this turn's histories)."""
     sample = None
-    if move.deadline(move_budget.BUILD_SHARE) is not None:
+    build_end = move.deadline(move_budget.BUILD_SHARE)
+    if build_end is not None:
       rate = self._seconds_per_root
-      sample = (np.random.default_rng(seed), move.deadline(move_budget.BUILD_SHARE),
+      sample = (np.random.default_rng(seed), build_end,
                 None if rate is None else PACE_MARGIN * rate)
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
