@@ -37,6 +37,25 @@ def _views(game_string, variant, seed):
       continue
 
 
+def _solve_both_equally(views, estimates):
+  """ITERATIONS iterations of both views with their next-root estimates, then
+  their tables and estimates equal bit for bit."""
+  # Interleaved: the other solve's passes overwrite the shared reach and values,
+  # so a pruned solve must redo its whole reach after them (reach_owner) ...
+  for _ in range(ITERATIONS // 2):
+    for view, estimate in zip(views, estimates):
+      next_root_estimates.solve_with_estimates(view, estimate, 1)
+  # ... and alone, it redoes one column a pass.
+  for view, estimate in zip(views, estimates):
+    next_root_estimates.solve_with_estimates(view, estimate, ITERATIONS // 2)
+  for name in ("_regrets", "_cumulative", "_strategy"):
+    np.testing.assert_array_equal(getattr(views[1].solver, name),
+                                  getattr(views[0].solver, name))
+  for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
+    np.testing.assert_array_equal(getattr(estimates[1], name),
+                                  getattr(estimates[0], name))
+
+
 @pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_pruned_passes_equal_the_unpruned_solve(game_string, variant):
@@ -44,22 +63,9 @@ def test_pruned_passes_equal_the_unpruned_solve(game_string, variant):
   for plain, pruned in _views(game_string, variant, 4):
     estimates = [next_root_estimates.NextRootEstimates(v, v.trace())
                  for v in (plain, pruned)]
-    # Interleaved: the other solve's passes overwrite the shared reach and values,
-    # so the pruned solve must redo its whole reach after them (reach_owner) ...
-    for _ in range(ITERATIONS // 2):
-      for view, estimate in zip((plain, pruned), estimates):
-        next_root_estimates.solve_with_estimates(view, estimate, 1)
-    # ... and alone, it redoes one column a pass.
-    next_root_estimates.solve_with_estimates(plain, estimates[0], ITERATIONS // 2)
-    next_root_estimates.solve_with_estimates(pruned, estimates[1], ITERATIONS // 2)
+    _solve_both_equally((plain, pruned), estimates)
     assert pruned.solver.pruned_passes == 2 * ITERATIONS
     assert plain.solver.pruned_passes == 0
-    for name in ("_regrets", "_cumulative", "_strategy"):
-      np.testing.assert_array_equal(getattr(pruned.solver, name),
-                                    getattr(plain.solver, name))
-    for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
-      np.testing.assert_array_equal(getattr(estimates[1], name),
-                                    getattr(estimates[0], name))
     # A pass of a strategy (evaluate) after pruned passes: the whole reach again.
     for view, estimate in zip((plain, pruned), estimates):
       estimate.add(view.average_slots())
@@ -87,17 +93,7 @@ def test_level_order_passes_equal_the_post_order_ones(game_string, variant):
     by_level += level.solver.by_level
     estimates = [next_root_estimates.NextRootEstimates(v, v.trace())
                  for v in (post, level)]
-    for _ in range(ITERATIONS // 2):  # interleaved, then alone
-      for view, estimate in zip((post, level), estimates):
-        next_root_estimates.solve_with_estimates(view, estimate, 1)
-    for view, estimate in zip((post, level), estimates):
-      next_root_estimates.solve_with_estimates(view, estimate, ITERATIONS // 2)
-    for name in ("_regrets", "_cumulative", "_strategy"):
-      np.testing.assert_array_equal(getattr(level.solver, name),
-                                    getattr(post.solver, name))
-    for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
-      np.testing.assert_array_equal(getattr(estimates[1], name),
-                                    getattr(estimates[0], name))
+    _solve_both_equally((post, level), estimates)
   if variant != "max_margin":  # (its roots come by o's choice, not in order)
     assert by_level > 0
 
