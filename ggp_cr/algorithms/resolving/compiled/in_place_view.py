@@ -301,12 +301,20 @@ def _single_depth(node_infoset, node_player, node_depth, num_infosets):
 
 
 def _level_segments(root_position, down_lo, down_hi, level_start):
-  """(lo, hi) of a subgame's internal positions (the roots' and its top-down
-  ranges), cut at the levels' starts `level_start` (each depth's first position)
-  and ordered deepest level first, increasing within a level, adjacent ones
-  merged."""
-  lo = np.concatenate((root_position, down_lo)).astype(np.int64)
-  hi = np.concatenate((root_position + 1, down_hi)).astype(np.int64)
+  """(lo, hi) of a subgame's internal positions (the roots', increasing, and its
+  top-down ranges), cut at the levels' starts `level_start` (each depth's first
+  position) and ordered deepest level first, increasing within a level, adjacent
+  ones merged."""
+  # The roots' positions (increasing: roots in increasing order) as ranges first:
+  # a subgame may have 10^5-10^6 roots.
+  root_position = np.asarray(root_position, dtype=np.int64)
+  breaks = np.flatnonzero(np.diff(root_position) != 1) + 1
+  root_lo = root_position[np.concatenate(([0], breaks))] if len(root_position) else \
+      root_position
+  root_hi = root_position[np.append(breaks, len(root_position)) - 1] + 1 if len(
+      root_position) else root_position
+  lo = np.concatenate((root_lo, down_lo)).astype(np.int64)
+  hi = np.concatenate((root_hi, down_hi)).astype(np.int64)
   first = np.searchsorted(level_start, lo, side="right") - 1
   last = np.searchsorted(level_start, hi - 1, side="right") - 1
   pieces = last - first + 1
@@ -530,8 +538,8 @@ class SubgameStructure:
     # order in the post-order too).
     self._level_lo = self._level_hi = np.zeros(0, dtype=np.int64)
     levels = tables.levels
-    if (levels.single_depth and len(roots) and
-        len(np.unique(tree.node_depth[roots])) == 1 and
+    depth = tree.node_depth[roots]
+    if (levels.single_depth and len(roots) and depth.min() == depth.max() and
         bool(np.all(roots[1:] > roots[:-1]))):
       self._level_lo, self._level_hi = _level_segments(
           self._root_position, self._down_lo, self._down_hi, levels.start)
