@@ -532,17 +532,6 @@ class SubgameStructure:
       order = np.argsort(up_lo)
       if np.any(up_lo[order][1:] < up_hi[order][:-1]):
         raise NestedRoots("A root of the subgame lies below another root.")
-    # The bottom-up pass level by level (_level_accumulate) when it adds every regret
-    # in the post-order's order: each information set on one level, the roots on
-    # one depth in increasing order (then each level's nodes come in increasing
-    # order in the post-order too).
-    self._level_lo = self._level_hi = np.zeros(0, dtype=np.int64)
-    levels = tables.levels
-    depth = tree.node_depth[roots]
-    if (levels.single_depth and len(roots) and depth.min() == depth.max() and
-        bool(np.all(roots[1:] > roots[:-1]))):
-      self._level_lo, self._level_hi = _level_segments(
-          self._root_position, self._down_lo, self._down_hi, levels.start)
     infosets, self.inside, first, histories = _infosets(
         self._up_lo, self._up_hi, walk.up_node, walk.up_position, walk.up_player,
         tree.node_infoset, tree.num_infosets)
@@ -667,8 +656,11 @@ class SubgameCFRPlus(SubgameStructure):
   def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True,
                by_level=True):
     super().__init__(view)
-    if not by_level:
-      self._level_lo = self._level_hi = self._level_lo[:0]
+    self._level_lo = self._level_hi = np.zeros(0, dtype=np.int64)
+    if by_level and self.level_order_keeps_sums():
+      self._level_lo, self._level_hi = _level_segments(
+          self._root_position, self._down_lo, self._down_hi,
+          self._tables.levels.start)
     self.packed = None
     # Iteration passes on the whole tree skip unreached subtrees (`_prune`).
     self.prune = bool(prune)
@@ -799,6 +791,16 @@ class SubgameCFRPlus(SubgameStructure):
     tables.reach_owner = self
     self.pruned_passes += 1
     self.visited_states += self.subgame_nodes
+
+  def level_order_keeps_sums(self):
+    """Whether a pass level by level (_level_accumulate) adds every regret in the
+    post-order's order: each information set on one level, the roots on one depth
+    in increasing order (then each level's nodes come in increasing order in the
+    post-order too)."""
+    roots = self._roots
+    depth = self._view.whole.node_depth[roots]
+    return bool(self._tables.levels.single_depth and len(roots) and
+                depth.min() == depth.max() and np.all(roots[1:] > roots[:-1]))
 
   @property
   def by_level(self):
