@@ -651,7 +651,8 @@ class SubgameCFRPlus(SubgameStructure):
   them), or on the subgame's walk packed into arrays of its own (`pack` True; None:
   when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
   with `reserve` seconds kept free), with the same sums in the same order; pruned
-  passes run bottom-up level by level where that keeps the order (`by_level`)."""
+  passes run bottom-up level by level where that keeps the order
+  (`level_order_keeps_sums`), unless `by_level` is False (the post-order walk)."""
 
   def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True,
                by_level=True):
