@@ -21,10 +21,10 @@ from test_copied_view import GAMES, _gadget_arguments
 ITERATIONS = 20
 
 
-def _view(arguments, prune):
+def _view(arguments, prune, by_level=True):
   return in_place_view.SubgameView(
-      *arguments, solver=lambda view: in_place_view.SubgameCFRPlus(view, pack=False,
-                                                                   prune=prune))
+      *arguments, solver=lambda view: in_place_view.SubgameCFRPlus(
+          view, pack=False, prune=prune, by_level=by_level))
 
 
 def _views(game_string, variant, seed):
@@ -37,6 +37,25 @@ def _views(game_string, variant, seed):
       continue
 
 
+def _solve_both_equally(views, estimates):
+  """ITERATIONS iterations of both views with their next-root estimates, then
+  their tables and estimates equal bit for bit."""
+  # Interleaved: the other solve's passes overwrite the shared reach and values,
+  # so a pruned solve must redo its whole reach after them (reach_owner) ...
+  for _ in range(ITERATIONS // 2):
+    for view, estimate in zip(views, estimates):
+      next_root_estimates.solve_with_estimates(view, estimate, 1)
+  # ... and alone, it redoes one column a pass.
+  for view, estimate in zip(views, estimates):
+    next_root_estimates.solve_with_estimates(view, estimate, ITERATIONS // 2)
+  for name in ("_regrets", "_cumulative", "_strategy"):
+    np.testing.assert_array_equal(getattr(views[1].solver, name),
+                                  getattr(views[0].solver, name))
+  for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
+    np.testing.assert_array_equal(getattr(estimates[1], name),
+                                  getattr(estimates[0], name))
+
+
 @pytest.mark.parametrize("variant", gadget_game.VARIANTS)
 @pytest.mark.parametrize("game_string", GAMES)
 def test_pruned_passes_equal_the_unpruned_solve(game_string, variant):
@@ -44,22 +63,9 @@ def test_pruned_passes_equal_the_unpruned_solve(game_string, variant):
   for plain, pruned in _views(game_string, variant, 4):
     estimates = [next_root_estimates.NextRootEstimates(v, v.trace())
                  for v in (plain, pruned)]
-    # Interleaved: the other solve's passes overwrite the shared reach and values,
-    # so the pruned solve must redo its whole reach after them (reach_owner) ...
-    for _ in range(ITERATIONS // 2):
-      for view, estimate in zip((plain, pruned), estimates):
-        next_root_estimates.solve_with_estimates(view, estimate, 1)
-    # ... and alone, it redoes one column a pass.
-    next_root_estimates.solve_with_estimates(plain, estimates[0], ITERATIONS // 2)
-    next_root_estimates.solve_with_estimates(pruned, estimates[1], ITERATIONS // 2)
+    _solve_both_equally((plain, pruned), estimates)
     assert pruned.solver.pruned_passes == 2 * ITERATIONS
     assert plain.solver.pruned_passes == 0
-    for name in ("_regrets", "_cumulative", "_strategy"):
-      np.testing.assert_array_equal(getattr(pruned.solver, name),
-                                    getattr(plain.solver, name))
-    for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
-      np.testing.assert_array_equal(getattr(estimates[1], name),
-                                    getattr(estimates[0], name))
     # A pass of a strategy (evaluate) after pruned passes: the whole reach again.
     for view, estimate in zip((plain, pruned), estimates):
       estimate.add(view.average_slots())
@@ -69,6 +75,65 @@ def test_pruned_passes_equal_the_unpruned_solve(game_string, variant):
                                   plain.solver._regrets)  # pylint: disable=protected-access
     compared += 1
   assert compared > 0
+
+
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_level_order_passes_equal_the_post_order_ones(game_string, variant):
+  """Pruned passes bottom-up level by level (SubgameCFRPlus.by_level: every
+  information set on one level, roots on one depth in order) add the same numbers
+  in the same order as along the post-order: bit for bit."""
+  by_level = 0
+  for arguments in _gadget_arguments(game_string, variant, np.random.default_rng(8)):
+    try:
+      post, level = _view(arguments, True, False), _view(arguments, True, True)
+    except in_place_view.NestedRoots:
+      continue
+    assert not post.solver.by_level
+    by_level += level.solver.by_level
+    estimates = [next_root_estimates.NextRootEstimates(v, v.trace())
+                 for v in (post, level)]
+    _solve_both_equally((post, level), estimates)
+  if variant != "max_margin":  # (its roots come by o's choice, not in order)
+    assert by_level > 0
+
+
+def test_level_segments_cover_the_subgame_deepest_first():
+  """_level_segments: the roots' and ranges' positions, each once, cut at the
+  level starts, deepest level first and increasing within a level."""
+  level_start = np.array([0, 1, 3, 7, 12, 20])
+  lo, hi = in_place_view._level_segments(  # pylint: disable=protected-access
+      np.array([1, 2]), np.array([3, 8]), np.array([6, 16]), level_start)
+  positions = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
+  np.testing.assert_array_equal(np.sort(positions), [1, 2, 3, 4, 5] + list(range(8, 16)))
+  levels = np.searchsorted(level_start, lo, side="right") - 1
+  np.testing.assert_array_equal(
+      levels, np.searchsorted(level_start, hi - 1, side="right") - 1)
+  assert list(levels) == sorted(levels, reverse=True)
+  np.testing.assert_array_equal(lo, [12, 8, 3, 1])
+  np.testing.assert_array_equal(hi, [16, 12, 6, 3])
+
+
+@pytest.mark.parametrize("count", range(1, 8))
+def test_infoset_sums_add_each_history_in_turn(count):
+  """_infoset_sums (slots summed side by side in registers) equals adding the
+  same number once per history, slot by slot, bit for bit."""
+  rng = np.random.default_rng(count)
+  infosets = np.arange(3, dtype=np.int32)
+  counts = np.full(3, count, dtype=np.int16)
+  offsets = (np.arange(3) * count).astype(np.int32)
+  strategy, reach = rng.random(3 * count), rng.random((5, 2))
+  first, histories = np.array([0, 3, 4]), np.array([7, 0, 1000])
+  cumulative = rng.random(3 * count)
+  expected = cumulative.copy()
+  for n in range(3):
+    own = 0.3 * reach[first[n], 1]
+    for _ in range(histories[n]):
+      for a in range(offsets[n], offsets[n] + count):
+        expected[a] += own * strategy[a]
+  in_place_view._infoset_sums(  # pylint: disable=protected-access
+      1, infosets, first, histories, offsets, counts, strategy, reach, cumulative, 0.3)
+  np.testing.assert_array_equal(cumulative, expected)
 
 
 def test_pruned_passes_skip_unreached_subtrees():

@@ -203,16 +203,157 @@ def _infoset_sums(update_player, infosets, first, histories, infoset_action_offs
   I's histories; `histories`: their count): pi_i(h) is the same product at every h
   in I (perfect recall), so each history adds the same number, and adding it
   histories[n] times to each slot gives traversal.accumulate_pruned's sums bit for
-  bit without visiting the histories (scattered in the tree)."""
+  bit without visiting the histories (scattered in the tree). Up to four slots are
+  summed side by side in registers (the same additions per slot, in the same
+  order; 3 times faster than through memory)."""
   for n in range(len(infosets)):
     own = weight * reach[first[n], update_player]
     if own == 0.0:  # adding 0.0 leaves a sum unchanged
       continue
-    offset = infoset_action_offset[infosets[n]]
-    stop = offset + infoset_num_actions[infosets[n]]
-    for _ in range(histories[n]):
-      for a in range(offset, stop):
-        cumulative[a] += own * strategy[a]
+    a = infoset_action_offset[infosets[n]]
+    stop = a + infoset_num_actions[infosets[n]]
+    count = histories[n]
+    while a + 4 <= stop:
+      x0, x1 = own * strategy[a], own * strategy[a + 1]
+      x2, x3 = own * strategy[a + 2], own * strategy[a + 3]
+      s0, s1, s2, s3 = cumulative[a], cumulative[a + 1], cumulative[a + 2], \
+          cumulative[a + 3]
+      for _ in range(count):
+        s0 += x0
+        s1 += x1
+        s2 += x2
+        s3 += x3
+      cumulative[a], cumulative[a + 1] = s0, s1
+      cumulative[a + 2], cumulative[a + 3] = s2, s3
+      a += 4
+    if a + 2 <= stop:
+      x0, x1 = own * strategy[a], own * strategy[a + 1]
+      s0, s1 = cumulative[a], cumulative[a + 1]
+      for _ in range(count):
+        s0 += x0
+        s1 += x1
+      cumulative[a], cumulative[a + 1] = s0, s1
+      a += 2
+    if a < stop:
+      x0 = own * strategy[a]
+      s0 = cumulative[a]
+      for _ in range(count):
+        s0 += x0
+      cumulative[a] = s0
+
+
+@numba.njit(cache=True)
+def _level_accumulate(update_player, kept, level_lo, level_hi, pos_node,
+                      pos_first_child, pos_num_children, pos_player, pos_slot,
+                      chance_prob, strategy, reach, values, regrets):
+  """traversal.accumulate_pruned's values and regrets (no sums) over internal
+  positions level_lo[s]..level_hi[s]-1, segment by segment (`_level_segments`:
+  deepest level first, increasing within a level), skipping each position where
+  accumulate_pruned skips its subtree (pi_-i pi_c = 0, and pi_kept pi_c = 0 if
+  `kept` >= 0; a zero reach stays zero below). A level's positions and their
+  children are read front to back (1.3-1.4 times faster than the post-order on
+  PAM{8}'s subgames); each information set's histories lie on one level
+  (_Levels.single_depth), in increasing order there as in the post-order, so
+  every regret gets the same additions in the same order. The body repeats
+  accumulate_pruned's on purpose (its docstring)."""
+  other = 1 - update_player
+  for s in range(len(level_lo)):
+    for k in range(level_lo[s], level_hi[s]):
+      chance = reach[k, 2]
+      if reach[k, other] * chance == 0.0 and (
+          kept < 0 or reach[k, kept] * chance == 0.0):
+        continue
+      first = pos_first_child[k]
+      count = pos_num_children[k]
+      q = pos_player[k]
+      value = 0.0
+      if q < 0:
+        for c in range(first, first + count):
+          value += chance_prob[c] * values[c]
+        values[pos_node[k]] = value
+        continue
+      offset = pos_slot[k]
+      for a in range(count):
+        value += strategy[offset + a] * values[first + a]
+      values[pos_node[k]] = value
+      if q == update_player:
+        counterfactual = reach[k, other] * chance
+        if q == 0:
+          for a in range(count):
+            regrets[offset + a] += counterfactual * (values[first + a] - value)
+        else:
+          for a in range(count):
+            regrets[offset + a] += counterfactual * (value - values[first + a])
+
+
+@numba.njit(cache=True)
+def _single_depth(node_infoset, node_player, node_depth, num_infosets):
+  """Whether every information set's histories lie at one depth."""
+  depth = np.full(num_infosets, -1, dtype=np.int64)
+  for n in range(len(node_infoset)):
+    if node_player[n] >= 0:
+      i = node_infoset[n]
+      if depth[i] < 0:
+        depth[i] = node_depth[n]
+      elif depth[i] != node_depth[n]:
+        return False
+  return True
+
+
+def _level_segments(root_position, down_lo, down_hi, level_start):
+  """(lo, hi) of a subgame's internal positions (the roots', increasing, and its
+  top-down ranges), cut at the levels' starts `level_start` (each depth's first
+  position) and ordered deepest level first, increasing within a level, adjacent
+  ones merged."""
+  # The roots' positions (increasing: roots in increasing order) as ranges first:
+  # a subgame may have 10^5-10^6 roots.
+  root_position = np.asarray(root_position, dtype=np.int64)
+  breaks = np.flatnonzero(np.diff(root_position) != 1) + 1
+  root_lo = root_position[np.concatenate(([0], breaks))] if len(root_position) else \
+      root_position
+  root_hi = root_position[np.append(breaks, len(root_position)) - 1] + 1 if len(
+      root_position) else root_position
+  lo = np.concatenate((root_lo, down_lo)).astype(np.int64)
+  hi = np.concatenate((root_hi, down_hi)).astype(np.int64)
+  first = np.searchsorted(level_start, lo, side="right") - 1
+  last = np.searchsorted(level_start, hi - 1, side="right") - 1
+  pieces = last - first + 1
+  level = np.repeat(first, pieces) + (np.arange(pieces.sum()) -
+                                      np.repeat(np.cumsum(pieces) - pieces, pieces))
+  lo = np.maximum(np.repeat(lo, pieces), level_start[level])
+  hi = np.minimum(np.repeat(hi, pieces), level_start[level + 1])
+  order = np.lexsort((lo, -level))
+  lo, hi, level = lo[order], hi[order], level[order]
+  starts = np.flatnonzero(np.concatenate((
+      [True], (lo[1:] != hi[:-1]) | (level[1:] != level[:-1]))))
+  ends = np.append(starts[1:], len(lo)) - 1
+  return lo[starts], hi[ends]
+
+
+class _Levels:
+  """The tree's internal positions (breadth-first) laid out for `_level_accumulate`:
+  per position its node, first child, child count, player and first slot
+  (unsigned); where each depth's positions start; whether every information set
+  lies on one level; the walk's top-down parents and slots, unsigned."""
+
+  def __init__(self, tree, walk):
+    entry = np.empty(walk.num_internal, dtype=np.int64)
+    entry[walk.up_position] = np.arange(walk.num_internal)
+    # Unsigned indices (no negative-index wraparound in the kernel): 1.3 times
+    # faster on PAM{8}. A chance position's slot (-1) wraps around, never read.
+    self.node = walk.up_node[entry].astype(np.uint32)
+    self.first_child = walk.up_first_child[entry].astype(np.uint32)
+    self.num_children = walk.up_num_children[entry].astype(np.uint16)
+    self.player = walk.up_player[entry]
+    self.slot = walk.up_slot_offset[entry].astype(np.uint32)
+    # The walk's top-down parents and slots, unsigned for the pruned passes' reach
+    # (propagate_column 1.2 times faster; a chance parent's slot -1, never read).
+    self.down_parent = walk.down_parent.astype(np.uint32)
+    self.down_slot = walk.down_slot.astype(np.uint32)
+    depth = tree.node_depth[self.node]
+    self.start = np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2))
+    self.single_depth = bool(_single_depth(tree.node_infoset, tree.node_player,
+                                           tree.node_depth, tree.num_infosets))
 
 
 @numba.njit(cache=True)
@@ -259,13 +400,15 @@ def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
                  down_player, down_slot, down_chance_prob, up_node, up_position,
                  up_first_child, up_num_children, up_player, up_slot_offset,
                  up_parent, up_start, chance_prob, strategy, reach, values, regrets,
-                 cumulative, weight):
+                 cumulative, weight, level_lo, level_hi, levels):
   """`_pass` of a CFR+ iteration for `update_player` (0 or 1) that skips the
   subtrees it has no counterfactual reach in (traversal.accumulate_pruned, `kept`
   as there), its sums added per information set (`_infoset_sums` of its
   `infosets` in the subgame), its reach redone for player `column` only if given
   (>= 0: the reach array holds the previous pass's, which differs in that player's
-  strategy alone), else all of it."""
+  strategy alone), else all of it; its values and regrets level by level
+  (`_level_accumulate` over the segments level_lo/level_hi, `levels` a _Levels'
+  arrays) if there are such segments, else along the post-order segments."""
   _root_reach(column, player, root_position, root_slot, root_chance, strategy, reach)
   for s in range(len(down_lo)):
     if column < 0:
@@ -276,6 +419,11 @@ def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
                                  down_player, down_slot, strategy, reach)
   _infoset_sums(update_player, infosets, first, histories, infoset_action_offset,
                 infoset_num_actions, strategy, reach, cumulative, weight)
+  if len(level_lo):
+    _level_accumulate(update_player, kept, level_lo, level_hi, levels[0], levels[1],
+                      levels[2], levels[3], levels[4], chance_prob, strategy, reach,
+                      values, regrets)
+    return
   no_entries = up_position[:0]  # the sums are added above
   for j in range(len(up_lo)):
     traversal.accumulate_pruned(update_player, up_lo[j], up_hi[j], up_node,
@@ -309,6 +457,7 @@ class _TreeTables:
   resolve."""
 
   def __init__(self, tree):
+    self.tree = tree
     self.walk = traversal.whole_tree_walk(tree)
     (self.child_begin, self.position_before, self.post_index,
      self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
@@ -326,6 +475,14 @@ class _TreeTables:
     self.infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
     self.next_root_holder = None
     self.touched = False
+    self._levels = None
+
+  @property
+  def levels(self):
+    """The tree's _Levels (built on first use; `prepare` builds it)."""
+    if self._levels is None:
+      self._levels = _Levels(self.tree, self.walk)
+    return self._levels
 
   def __deepcopy__(self, memo):
     """Shared, not copied: copies of a solver (a continual-resolving bot's clone)
@@ -342,6 +499,7 @@ def prepare(tree):
   that no subgame of a match pays for it (continual resolving calls this in
   pre-play)."""
   tables = _tree_tables(tree)
+  tables.levels  # pylint: disable=pointless-statement  (built before play)
   if not tables.touched:
     tables.values.fill(0.0)
     tables.reach.fill(0.0)
@@ -492,10 +650,18 @@ class SubgameCFRPlus(SubgameStructure):
   tree, skipping unreached subtrees if `prune` (`_prune`; `pruned_passes` counts
   them), or on the subgame's walk packed into arrays of its own (`pack` True; None:
   when `should_pack` and `packing_pays` before time.perf_counter() `deadline`
-  with `reserve` seconds kept free), with the same sums in the same order."""
+  with `reserve` seconds kept free), with the same sums in the same order; pruned
+  passes run bottom-up level by level where that keeps the order
+  (`level_order_keeps_sums`), unless `by_level` is False (the post-order walk)."""
 
-  def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True):
+  def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True,
+               by_level=True):
     super().__init__(view)
+    self._level_lo = self._level_hi = np.zeros(0, dtype=np.int64)
+    if by_level and self.level_order_keeps_sums():
+      self._level_lo, self._level_hi = _level_segments(
+          self._root_position, self._down_lo, self._down_hi,
+          self._tables.levels.start)
     self.packed = None
     # Iteration passes on the whole tree skip unreached subtrees (`_prune`).
     self.prune = bool(prune)
@@ -611,19 +777,41 @@ class SubgameCFRPlus(SubgameStructure):
     column = 1 - update_player if tables.reach_owner is self else -1
     kept = player if observed and update_player == player else -1
     first, histories = self._infoset_histories[update_player]
+    levels = tables.levels
     _pruned_pass(update_player, player, column, kept, self._root_position,
                  self._root_slot, self._root_chance, self._down_lo, self._down_hi,
                  self._up_lo, self._up_hi, self.infosets[update_player], first,
                  histories, tree.infoset_action_offset, tree.infoset_num_actions,
-                 walk.down_parent, walk.down_player, walk.down_slot,
+                 levels.down_parent, walk.down_player, levels.down_slot,
                  walk.down_chance_prob, walk.up_node, walk.up_position,
                  walk.up_first_child, walk.up_num_children, walk.up_player,
                  walk.up_slot_offset, walk.up_parent, walk.up_start,
                  walk.chance_prob, self._strategy, tables.reach, tables.values,
-                 self._regrets, self._cumulative, weight)
+                 self._regrets, self._cumulative, weight, self._level_lo,
+                 self._level_hi, self._level_arrays())
     tables.reach_owner = self
     self.pruned_passes += 1
     self.visited_states += self.subgame_nodes
+
+  def level_order_keeps_sums(self):
+    """Whether a pass level by level (_level_accumulate) adds every regret in the
+    post-order's order: each information set on one level, the roots on one depth
+    in increasing order (then each level's nodes come in increasing order in the
+    post-order too)."""
+    roots = self._roots
+    depth = self._view.whole.node_depth[roots]
+    return bool(self._tables.levels.single_depth and len(roots) and
+                depth.min() == depth.max() and np.all(roots[1:] > roots[:-1]))
+
+  @property
+  def by_level(self):
+    """Whether its pruned passes run bottom-up level by level (_level_accumulate)."""
+    return len(self._level_lo) > 0
+
+  def _level_arrays(self):
+    levels = self._tables.levels
+    return (levels.node, levels.first_child, levels.num_children, levels.player,
+            levels.slot)
 
   def _update_gadget(self, strategy, weight):
     """o's regrets and sums at the gadget's infosets from the roots' values, as
