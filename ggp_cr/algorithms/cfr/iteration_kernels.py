@@ -11,6 +11,7 @@ from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 
 _BOTH_PLAYERS = traversal.BOTH_PLAYERS
+_index = traversal.unsigned_index
 
 
 # The end-of-iteration kernels divide only by positive numbers (a positive regret sum,
@@ -27,8 +28,8 @@ def end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
   kind = params[regret_matching.PARAM_KIND]
   exploration = params[regret_matching.PARAM_EXPLORATION]
   for i in infosets:
-    offset = infoset_action_offset[i]
-    count = infoset_num_actions[i]
+    offset = infoset_action_offset[_index(i)]
+    count = infoset_num_actions[_index(i)]
     regret_matching.discount_with(regrets, offset, count, kind, positive, negative)
     regret_matching.matched_strategy(regrets, strategy, offset, count, exploration)
 
@@ -43,9 +44,9 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
   exploration = params[regret_matching.PARAM_EXPLORATION]
   for i in infosets:
     regret_matching.update_with_instant(regrets, instant, strategy,
-                                        infoset_action_offset[i],
-                                        infoset_num_actions[i], kind, exploration,
-                                        previous, current)
+                                        infoset_action_offset[_index(i)],
+                                        infoset_num_actions[_index(i)], kind,
+                                        exploration, previous, current)
 
 
 @numba.njit(cache=True)

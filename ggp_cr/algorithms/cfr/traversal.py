@@ -19,12 +19,15 @@ NO_PLAYER = -2  # accumulate: values only, no player's tables updated
 
 
 @numba.njit(cache=True, inline="always")
-def _index(i):
+def unsigned_index(i):
   """i (>= 0) as an unsigned index: numba indexes an array with a signed integer
   only after testing it for a wrap-around (a negative index), which keeps the
   kernels' loops from being compiled tight; liars_dice's reach column 2.6x faster
   (docs/benchmarks.md note 11). Never pass a negative number."""
   return np.uint64(i)
+
+
+_index = unsigned_index
 
 
 class TraversalTree:
