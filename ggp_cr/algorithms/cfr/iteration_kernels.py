@@ -158,8 +158,8 @@ def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
 def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_offset,
                    num_actions, down_parent, down_player, down_slot, down_chance_prob,
                    up_node, up_position, up_first_child, up_num_children, up_player,
-                   up_slot_offset, up_parent, up_start, player_entries_0,
-                   player_entries_1, chance_prob, strategy, reach, values, regrets,
+                   up_slot_offset, up_parent, up_start, player_sums_0,
+                   player_sums_1, chance_prob, strategy, reach, values, regrets,
                    instant, with_instant, cumulative, params, scalars, workers,
                    split_0, split_1, split_both, prune, grouped):
   """CFR iterations on the whole tree without returning to Python, one per row of
@@ -171,7 +171,9 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   With alternating updates a one-thread pass after the call's first redoes only the
   reach column of the player updated last. With `prune` (alternating updates only) a
   one-thread pass skips the subtrees the opponent or chance never reaches
-  (traversal.accumulate_pruned; the values there are left stale); without, it runs
+  (traversal.accumulate_pruned, the sums added by traversal.add_sums over
+  `player_sums_0` or `_1`, TraversalTree.player_sums; the values there are left
+  stale); without, it runs
   grouped_walk.accumulate_grouped over `grouped` (GroupedEntries.arrays() of the
   walk) if that has entries, else traversal.accumulate. Returns how many passes ran
   on threads."""
@@ -216,11 +218,13 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
         traversal.propagate_column(1 - player, 1, len(down_parent) + 1, down_parent,
                                    down_player, down_slot, strategy, reach)
       if prune:
+        sums = player_sums_0 if player == 0 else player_sums_1
+        traversal.add_sums(player, sums[0], sums[1], sums[2], strategy, reach,
+                           cumulative, weight)
         traversal.accumulate_pruned(
             player, 0, len(up_node), up_node, up_position, up_first_child,
             up_num_children, up_player, up_slot_offset, up_parent, up_start,
-            player_entries_0 if player == 0 else player_entries_1, chance_prob,
-            strategy, reach, values, target, cumulative, weight, -1)
+            chance_prob, strategy, reach, values, target, -1)
       elif len(grouped[1]):
         grouped_walk.accumulate_grouped(player, grouped, chance_prob, strategy, reach,
                                         values, target, cumulative, weight)

@@ -109,15 +109,17 @@ class TraversalTree:
     self.up_num_children = num_children[postorder]
     self.up_player = player[postorder]
     self.up_slot_offset = slot_offset[postorder]
-    # accumulate_pruned's: each entry's parent entry (-1 at the root), where its
-    # subtree starts, and each player's entries.
+    # accumulate_pruned's: each entry's parent entry (-1 at the root) and where its
+    # subtree starts; add_sums': each player's histories in post-order (position,
+    # slot offset, action count).
     entry = np.full(self.num_nodes, -1, dtype=np.int32)
     entry[postorder] = np.arange(len(postorder), dtype=np.int32)
     self.up_parent = np.where(postorder > 0, entry[parent[postorder]],
                               -1).astype(np.int32)
     self.up_start = _subtree_starts(self.up_parent)
-    self.player_entries = [np.flatnonzero(self.up_player == p).astype(np.int32)
-                           for p in (0, 1)]
+    entries = [np.flatnonzero(self.up_player == p) for p in (0, 1)]
+    self.player_sums = [(self.up_position[e], self.up_slot_offset[e],
+                         self.up_num_children[e]) for e in entries]
 
 
 # Trees smaller than this are laid out afresh for each solver (milliseconds), so that
@@ -288,10 +290,28 @@ def accumulate(update_player, start, stop, up_node, up_position, up_first_child,
 
 
 @numba.njit(cache=True)
+def add_sums(update_player, positions, slot_offsets, counts, strategy, reach,
+             cumulative, strategy_weight):
+  """s_I += strategy_weight * pi_i(h) * sigma_I over player i's histories h given by
+  their `positions`, `slot_offsets` and action `counts` (TraversalTree.player_sums:
+  post-order, the order of `accumulate`'s sums), skipping those of pi_i(h) = 0
+  (adding 0.0 leaves a sum unchanged): accumulate_pruned's sums, in arrays of their
+  own (liars_dice 0.10 -> 0.07 ms a pass against reading them through the post-order
+  entries)."""
+  own_column = _index(update_player)
+  for h in range(len(positions)):
+    own = strategy_weight * reach[_index(positions[h]), own_column]
+    if own != 0.0:
+      offset = _index(slot_offsets[h])
+      for a in range(offset, offset + _index(counts[h])):
+        cumulative[a] += own * strategy[a]
+
+
+@numba.njit(cache=True)
 def accumulate_pruned(update_player, start, stop, up_node, up_position,
                       up_first_child, up_num_children, up_player, up_slot_offset,
-                      up_parent, up_start, player_entries, chance_prob, strategy,
-                      reach, values, regrets, cumulative, strategy_weight, kept):
+                      up_parent, up_start, chance_prob, strategy, reach, values,
+                      regrets, kept):
   """`accumulate` over post-order entries start..stop-1 (whole subtrees: the whole
   tree, or a subgame's segment) for one updated player i (visit_decay 1, no
   clipping, not chance-weighted) that skips every subtree whose counterfactual reach
@@ -299,9 +319,9 @@ def accumulate_pruned(update_player, start, stop, up_node, up_position,
   and its regret increments would be 0 while its parent weighs its value by 0 (an
   opponent's action of probability 0) or is skipped too. With `kept` a player (else
   -1) a subtree is skipped only if pi_kept pi_c is 0 there as well (an observer reads
-  values weighed by that reach). The sums s_I are updated first, over i's histories
-  in the range (`player_entries`, increasing) in post-order. Regrets and sums come
-  out as `accumulate`'s: the same numbers added in the same order.
+  values weighed by that reach). The sums s_I are left to `add_sums` (which reads
+  nothing this writes). Regrets, and with add_sums the sums, come out as
+  `accumulate`'s: the same numbers added in the same order.
 
   pi_-i(h) = 0 holds below any such h, and fails above any h where it fails, so a
   skipped subtree is found at its first post-order entry j by walking up from
@@ -310,13 +330,6 @@ def accumulate_pruned(update_player, start, stop, up_node, up_position,
   on purpose: with them in shared njit helpers (inlined or not) a leduc_poker pass
   took 2x as long.
   """
-  own_column = _index(update_player)
-  for i in player_entries:
-    own = strategy_weight * reach[_index(up_position[_index(i)]), own_column]
-    if own != 0.0:  # adding 0.0 leaves a sum unchanged
-      offset = _index(up_slot_offset[_index(i)])
-      for a in range(offset, offset + _index(up_num_children[_index(i)])):
-        cumulative[a] += own * strategy[a]
   other = _index(1 - update_player)
   kept_column = _index(max(kept, 0))  # read only if kept >= 0
   j = start
