@@ -347,7 +347,7 @@ class GeneralCFRSolver:
           walk.down_chance_prob,
           walk.up_node, walk.up_position, walk.up_first_child, walk.up_num_children,
           walk.up_player, walk.up_slot_offset, walk.up_parent, walk.up_start,
-          walk.player_entries[0], walk.player_entries[1], walk.chance_prob, self._strategy,
+          walk.player_sums[0], walk.player_sums[1], walk.chance_prob, self._strategy,
           reach, self._values, self._regrets, instant, self._instant is not None,
           self._cumulative, self._params, scalars, self.threads, *splits, prune, grouped)
       self.visited_states += count * walk.num_nodes * (

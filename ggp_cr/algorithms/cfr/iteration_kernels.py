@@ -11,6 +11,7 @@ from ggp_cr.algorithms.cfr import regret_matching
 from ggp_cr.algorithms.cfr import traversal
 
 _BOTH_PLAYERS = traversal.BOTH_PLAYERS
+_index = traversal.unsigned_index
 
 
 # The end-of-iteration kernels divide only by positive numbers (a positive regret sum,
@@ -27,8 +28,8 @@ def end_iteration(infosets, infoset_action_offset, infoset_num_actions, regrets,
   kind = params[regret_matching.PARAM_KIND]
   exploration = params[regret_matching.PARAM_EXPLORATION]
   for i in infosets:
-    offset = infoset_action_offset[i]
-    count = infoset_num_actions[i]
+    offset = infoset_action_offset[_index(i)]
+    count = infoset_num_actions[_index(i)]
     regret_matching.discount_with(regrets, offset, count, kind, positive, negative)
     regret_matching.matched_strategy(regrets, strategy, offset, count, exploration)
 
@@ -43,9 +44,9 @@ def end_iteration_with_instant(infosets, infoset_action_offset, infoset_num_acti
   exploration = params[regret_matching.PARAM_EXPLORATION]
   for i in infosets:
     regret_matching.update_with_instant(regrets, instant, strategy,
-                                        infoset_action_offset[i],
-                                        infoset_num_actions[i], kind, exploration,
-                                        previous, current)
+                                        infoset_action_offset[_index(i)],
+                                        infoset_num_actions[_index(i)], kind,
+                                        exploration, previous, current)
 
 
 @numba.njit(cache=True)
@@ -157,8 +158,8 @@ def scale_infosets(infosets, infoset_action_offset, infoset_num_actions, values,
 def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_offset,
                    num_actions, down_parent, down_player, down_slot, down_chance_prob,
                    up_node, up_position, up_first_child, up_num_children, up_player,
-                   up_slot_offset, up_parent, up_start, player_entries_0,
-                   player_entries_1, chance_prob, strategy, reach, values, regrets,
+                   up_slot_offset, up_parent, up_start, player_sums_0,
+                   player_sums_1, chance_prob, strategy, reach, values, regrets,
                    instant, with_instant, cumulative, params, scalars, workers,
                    split_0, split_1, split_both, prune, grouped):
   """CFR iterations on the whole tree without returning to Python, one per row of
@@ -170,7 +171,9 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
   With alternating updates a one-thread pass after the call's first redoes only the
   reach column of the player updated last. With `prune` (alternating updates only) a
   one-thread pass skips the subtrees the opponent or chance never reaches
-  (traversal.accumulate_pruned; the values there are left stale); without, it runs
+  (traversal.accumulate_pruned, the sums added by traversal.add_sums over
+  `player_sums_0` or `_1`, TraversalTree.player_sums; the values there are left
+  stale); without, it runs
   grouped_walk.accumulate_grouped over `grouped` (GroupedEntries.arrays() of the
   walk) if that has entries, else traversal.accumulate. Returns how many passes ran
   on threads."""
@@ -215,11 +218,13 @@ def run_iterations(alternating, infosets_0, infosets_1, all_infosets, action_off
         traversal.propagate_column(1 - player, 1, len(down_parent) + 1, down_parent,
                                    down_player, down_slot, strategy, reach)
       if prune:
+        sums = player_sums_0 if player == 0 else player_sums_1
+        traversal.add_sums(player, sums[0], sums[1], sums[2], strategy, reach,
+                           cumulative, weight)
         traversal.accumulate_pruned(
             player, 0, len(up_node), up_node, up_position, up_first_child,
             up_num_children, up_player, up_slot_offset, up_parent, up_start,
-            player_entries_0 if player == 0 else player_entries_1, chance_prob,
-            strategy, reach, values, target, cumulative, weight, -1)
+            chance_prob, strategy, reach, values, target, -1)
       elif len(grouped[1]):
         grouped_walk.accumulate_grouped(player, grouped, chance_prob, strategy, reach,
                                         values, target, cumulative, weight)

@@ -424,13 +424,11 @@ def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
                       levels[2], levels[3], levels[4], chance_prob, strategy, reach,
                       values, regrets)
     return
-  no_entries = up_position[:0]  # the sums are added above
   for j in range(len(up_lo)):
     traversal.accumulate_pruned(update_player, up_lo[j], up_hi[j], up_node,
                                 up_position, up_first_child, up_num_children,
                                 up_player, up_slot_offset, up_parent, up_start,
-                                no_entries, chance_prob, strategy, reach, values,
-                                regrets, cumulative, weight, kept)
+                                chance_prob, strategy, reach, values, regrets, kept)
 
 
 @numba.njit(cache=True)
