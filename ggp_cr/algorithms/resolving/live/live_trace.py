@@ -257,68 +257,92 @@ class Trace:
     return root_id
 
   def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
-    problem = self.problem
-    player = problem.player
-    self.histories_walked += 1
-    if self.deadline is not None and time.perf_counter() > self.deadline:
-      raise OutOfTime()
-    acting = state.current_player()
-    if state.is_chance_node():
-      branches = [(a, p) for a, p in state.chance_outcomes()]
-      key = None
-    else:
-      branches = [(a, None) for a in state.legal_actions()]
-      key = None
-      if depth >= problem.prefix:
-        key = (self._own_key(state, (j, actions)) if acting == player else
-               state.information_state_string(acting))
-      if not self._enters(acting, key, track,
-                          (state, track, root, j, actions, steps, chance)):
-        return
-    moves = self._moves(state, acting, key, (j, actions))
+    visit = self._visit(state, depth, track, root, j, actions, steps, chance)
+    if visit is None:
+      return
+    acting, key, branches, moves = visit
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
         continue
       if moves is not None and action not in moves:
         continue
-      child = state.child(action)
-      if child.is_terminal():
-        continue
-      child_node = first_child + index if self.tree is not None else -1
-      child_track, is_root = recall.advance(track, acting, child.current_player(), player)
-      child_depth = depth + 1
-      child_j, child_actions, child_steps, child_chance = j, actions, steps, chance
-      if child_depth == problem.prefix:
-        child_j = problem.root_index(child)
-        child_actions, child_steps, child_chance = (), (), 1.0
-        self.current_root_nodes[child_j] = child_node
-      elif child_depth > problem.prefix:
-        child_actions = actions + (action,)
-        if probability is None:
-          child_steps = steps + ((acting, key, index, len(branches)),)
-        else:
-          child_chance = chance * probability
-      child_root = root
-      if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
-        child_root = (child_j, child_actions, child_steps, child_chance, child_node,
-                      self._original_state(child))
-      if child_track == recall.END:
-        original = self._original_state(child)
+      below = self._child(state, depth, track, root, j, actions, steps, chance,
+                          acting, key, len(branches), index, action, probability,
+                          first_child + index if self.tree is not None else -1)
+      if below is not None:
+        self._walk(*below)
+
+  def _visit(self, state, depth, track, root, j, actions, steps, chance, moves=True):
+    """A history walked: (acting player, its key (None at chance or above the
+    roots), branches [(action, probability or None)], the actions walked (None:
+    all; not asked without `moves`)), or None if the walk does not enter it."""
+    problem = self.problem
+    player = problem.player
+    self.histories_walked += 1
+    if self.deadline is not None and time.perf_counter() > self.deadline:
+      raise OutOfTime()
+    acting = state.current_player()
+    key = None
+    if state.is_chance_node():
+      branches = [(a, p) for a, p in state.chance_outcomes()]
+    else:
+      branches = [(a, None) for a in state.legal_actions()]
+      if depth >= problem.prefix:
+        key = (self._own_key(state, (j, actions)) if acting == player else
+               state.information_state_string(acting))
+      if not self._enters(acting, key, track,
+                          (state, track, root, j, actions, steps, chance)):
+        return None
+    return (acting, key, branches,
+            self._moves(state, acting, key, (j, actions)) if moves else None)
+
+  def _child(self, state, depth, track, root, j, actions, steps, chance, acting, key,
+             num_branches, index, action, probability, child_node, own_key=None):
+    """The child of a walked history by its `index`-th branch: the arguments of
+    its _walk, or None where the walk stops (a terminal, or a next turn: mapped if
+    a target). `own_key`, if given, is the bot's key at the child if it is a next
+    turn (known from the native walk)."""
+    problem = self.problem
+    player = problem.player
+    child = state.child(action)
+    if child.is_terminal():
+      return None
+    child_track, is_root = recall.advance(track, acting, child.current_player(), player)
+    child_depth = depth + 1
+    child_j, child_actions, child_steps, child_chance = j, actions, steps, chance
+    if child_depth == problem.prefix:
+      child_j = problem.root_index(child)
+      child_actions, child_steps, child_chance = (), (), 1.0
+      self.current_root_nodes[child_j] = child_node
+    elif child_depth > problem.prefix:
+      child_actions = actions + (action,)
+      if probability is None:
+        child_steps = steps + ((acting, key, index, num_branches),)
+      else:
+        child_chance = chance * probability
+    child_root = root
+    if is_root and child_depth > problem.prefix and track in (recall.CURRENT,
+                                                              recall.AFTER_ROOT):
+      child_root = (child_j, child_actions, child_steps, child_chance, child_node,
+                    self._original_state(child))
+    if child_track == recall.END:
+      original = self._original_state(child)
+      if own_key is None:
         own_key = self._own_key(original, (child_j, child_actions))
-        if self._passes(own_key):
-          # A next turn the bot played on in this subgame (a refused subgame): its
-          # own decision there, as at a subgame's first.
-          child_track, child_root = recall.CURRENT, None
-        else:
-          if self._is_target(own_key):
-            root_id = self._register(child_root)
-            self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
-            self.found.setdefault(own_key, []).append(
-                (original, root_id, child_j, child_actions, child_steps, child_chance))
-          continue
-      self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
-                 child_steps, child_chance, child_node)
+      if self._passes(own_key):
+        # A next turn the bot played on in this subgame (a refused subgame): its
+        # own decision there, as at a subgame's first.
+        child_track, child_root = recall.CURRENT, None
+      else:
+        if self._is_target(own_key):
+          root_id = self._register(child_root)
+          self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
+          self.found.setdefault(own_key, []).append(
+              (original, root_id, child_j, child_actions, child_steps, child_chance))
+        return None
+    return (child, child_depth, child_track, child_root, child_j, child_actions,
+            child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
