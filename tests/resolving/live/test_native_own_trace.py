@@ -50,7 +50,7 @@ def _random_action(state, rng):
 def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
   game = pyspiel.load_game(game_string)
   assert native_next_decisions.supports(game)
-  checked = native_walks = passed = 0
+  checked = native_walks = passed = replayed = 0
   walked = [0, 0]  # histories walked with and without the native walk
   for seed in range(14):
     rng = np.random.default_rng(seed)
@@ -71,6 +71,8 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         assert from_root[0].native_paths is not None
         assert traces[1].native_paths is None
         native_walks += traces[0].native_paths is not None
+        # (the paths found replayed alone: OwnTrace._replay)
+        replayed += traces[0]._start_paths is not None  # pylint: disable=protected-access
         walked[0] += traces[0].histories_walked
         walked[1] += traces[1].histories_walked
         checked += 1
@@ -90,6 +92,7 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         action = _random_action(state, rng)
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
+  assert replayed >= 3
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
 
 

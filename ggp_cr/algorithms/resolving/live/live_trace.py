@@ -466,6 +466,10 @@ class OwnTrace(Trace):
     self._known_keys = {}
     self.native_paths = None
     self._native_found = None  # (histories of `target` the native walk found)
+    # Per start, the paths (action tuples) to the histories of `target` below it,
+    # when the native walk found them all below the starts' own decisions (no turn
+    # the bot played passed): the walk replays only these (_replay).
+    self._start_paths = None
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -523,6 +527,8 @@ class OwnTrace(Trace):
       if sampling and self._next_start == 0:
         order = self.sample[0].permutation(len(self.starts))
         self.starts = [self.starts[k] for k in order]
+        if self._start_paths is not None:
+          self._start_paths = [self._start_paths[k] for k in order]
       for k in range(self._next_start, len(self.starts)):
         self._next_start = k
         self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
@@ -536,8 +542,11 @@ class OwnTrace(Trace):
           raise OutOfTime()
         state, track, root, j, actions, steps, chance = self.starts[k]
         try:
-          self._walk(state, problem.prefix + len(actions), track, root, j, actions,
-                     steps, chance, -1)
+          if self._start_paths is not None:
+            self._replay(k)
+          else:
+            self._walk(state, problem.prefix + len(actions), track, root, j, actions,
+                       steps, chance, -1)
         except OutOfTime:
           if sampling and self._sample_cut(k + 1, k > 0):
             return
@@ -599,7 +608,9 @@ class OwnTrace(Trace):
     # per level: (rows, lengths, bases, origins, histories found, paths, lengths)
     targets = []
     walked = 0  # histories the walk on pyspiel states will pass: starts, own turns
+    levels = 0
     while len(rows):
+      levels += 1
       walked += len(rows)
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
@@ -657,6 +668,15 @@ class OwnTrace(Trace):
     if self.deadline is not None and time.perf_counter() + (
         (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
+    if (self.starts is not None and levels == 1 and first_key is not None and
+        first_key != self.target):
+      # Every history of `target` lies below a start's own decision, before any
+      # other turn of the bot's: the walk replays their paths only.
+      self._start_paths = self._paths_by_start(targets, len(states))
+      self._known_keys = dict.fromkeys(nodes, first_key)
+      self._allowed = {}  # (not read by _replay)
+      self.native_paths = num_paths
+      return
     allowed, known = {}, {}
     for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
          found_lengths) in targets:
@@ -682,6 +702,59 @@ class OwnTrace(Trace):
       known.update(dict.fromkeys(nodes, first_key))
     self._allowed, self._known_keys = allowed, known
     self.native_paths = num_paths
+
+  def _paths_by_start(self, targets, num_starts):
+    """Per start, the paths (action tuples) of the histories of `target` below it
+    (`targets`: the native walk's one level, as in _find_native_paths), in the
+    order found (depth first by the game's actions, as _walk visits them)."""
+    paths = [[] for _ in range(num_starts)]
+    for _, _, _, level_origin, found, level_paths, found_lengths in targets:
+      rows = level_paths.tolist()
+      for n, (r, length) in enumerate(zip(level_origin[found].tolist(),
+                                          found_lengths.tolist())):
+        if n % 1024 == 0 and self.deadline is not None and \
+            time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        paths[r].append(rows[n][:length])
+    return paths
+
+  def _replay(self, k):
+    """Walks below start `k` only its paths to the histories of `target`
+    (`_start_paths`): the histories, in the order, that _walk passes there with the
+    native walk's allowed actions, each branch by _child, without searching the
+    branches of every history walked."""
+    state, track, root, j, actions, steps, chance = self.starts[k]
+    top = (state, self.problem.prefix + len(actions), track, root, j, actions, steps,
+           chance)
+    visit = self._visit(*top, moves=False)
+    if visit is None:
+      return
+    stack = [(top, visit)]
+    taken = []  # the actions from the start to the history at stack[-1]
+    for path in self._start_paths[k]:
+      keep, most = 0, min(len(taken), len(path) - 1)
+      while keep < most and taken[keep] == path[keep]:
+        keep += 1
+      del stack[keep + 1:]
+      del taken[keep:]
+      for i in range(keep, len(path)):
+        at, (acting, key, branches, _) = stack[-1]
+        action = path[i]
+        index = next(n for n, branch in enumerate(branches) if branch[0] == action)
+        last = i + 1 == len(path)
+        below = self._child(*at, acting, key, len(branches), index, action,
+                            branches[index][1], -1,
+                            own_key=self.target if last else None)
+        if below is None:
+          break
+        if last:  # (`target` in the current subgame: _enters keeps it)
+          self._visit(*below[:-1], moves=False)
+          break
+        visit = self._visit(*below[:-1], moves=False)
+        if visit is None:
+          break
+        stack.append((below[:-1], visit))
+        taken.append(action)
 
   def _sample_rate(self):
     """The seconds a history of `target` (or root found) that `sample` assumes."""
