@@ -50,7 +50,7 @@ def _random_action(state, rng):
 def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
   game = pyspiel.load_game(game_string)
   assert native_next_decisions.supports(game)
-  checked = native_walks = passed = replayed = 0
+  checked = native_walks = passed = replayed = deferred_roots = 0
   walked = [0, 0]  # histories walked with and without the native walk
   for seed in range(14):
     rng = np.random.default_rng(seed)
@@ -73,6 +73,15 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         native_walks += traces[0].native_paths is not None
         # (the paths found replayed alone: OwnTrace._replay)
         replayed += traces[0]._start_paths is not None  # pylint: disable=protected-access
+        # Roots made only when used (DeferredChild) answer as the states made.
+        for deferred, made in zip(traces[0].states, traces[1].states):
+          if isinstance(deferred, live_trace.DeferredChild):
+            deferred_roots += 1
+            assert deferred.clone().history() == made.history()
+            assert deferred.legal_actions() == made.legal_actions()
+            for seat in (0, 1):
+              assert (deferred.information_state_string(seat) ==
+                      made.information_state_string(seat))
         walked[0] += traces[0].histories_walked
         walked[1] += traces[1].histories_walked
         checked += 1
@@ -93,6 +102,7 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
   assert replayed >= 3
+  assert deferred_roots >= 3 or "goofspiel" not in game_string
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
 
 

@@ -381,7 +381,7 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   for target, uncut in whole.items():
     if not uncut.num_roots:
       continue
-    for cut_at in (3, 7, 12):
+    for cut_at in (3, 7, 10):
       ticks[0] = 0
       cut = live_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
       assert not cut.complete and 0.0 <= cut.progress < 1.0

@@ -46,6 +46,52 @@ SAMPLED_SECONDS_PER_TARGET = 1e-4
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
 
+class DeferredChild:
+  """A history of the bot's next information set that OwnTrace._replay found, made
+  only when used: its parent's state and the action, the bot to act, and both
+  players' information state strings (from the game state's
+  `information_states_after`); any other call makes the pyspiel state, once. It
+  stands for the state in a trace's roots and found histories, a gadget's roots
+  (gadget_game.Subgame clones it where the solver enters a root) and the next
+  OwnTrace's starts."""
+
+  __slots__ = ("_parent", "_action", "_player", "_infos", "_state")
+
+  def __init__(self, parent, action, player, infos):
+    self._parent, self._action, self._player = parent, action, player
+    self._infos, self._state = infos, None
+
+  def history(self):
+    return self._parent.history() + [self._action]
+
+  def current_player(self):
+    return self._player
+
+  def is_terminal(self):
+    return False
+
+  def is_chance_node(self):
+    return False
+
+  def information_state_string(self, player=None):
+    return self._infos[self._player if player is None else player]
+
+  def state(self):
+    """The pyspiel state (made on the first call, then kept: not to be changed)."""
+    if self._state is None:
+      self._state = self._parent.child(self._action)
+    return self._state
+
+  def clone(self):
+    return self.state().clone()
+
+  def child(self, action):
+    return self.state().child(action)
+
+  def __getattr__(self, name):
+    return getattr(self.state(), name)
+
+
 # --- The game a resolver solves -------------------------------------------------------
 
 
@@ -301,11 +347,17 @@ class Trace:
              num_branches, index, action, probability, child_node, own_key=None):
     """The child of a walked history by its `index`-th branch: the arguments of
     its _walk, or None where the walk stops (a terminal, or a next turn: mapped if
-    a target). `own_key`, if given, is the bot's key at the child if it is a next
-    turn (known from the native walk)."""
+    a target). `own_key`, if given, is the bot's key at the child, known (from the
+    native walk) to be a decision of the bot's: then, where the game state answers
+    `information_states_after`, the child is a DeferredChild."""
     problem = self.problem
     player = problem.player
-    child = state.child(action)
+    after = (None if own_key is None else
+             getattr(type(state), "information_states_after", None))
+    if after is not None:
+      child = DeferredChild(state, action, player, after(state, action))
+    else:
+      child = state.child(action)
     if child.is_terminal():
       return None
     child_track, is_root = recall.advance(track, acting, child.current_player(), player)
@@ -723,6 +775,9 @@ class OwnTrace(Trace):
     (`_start_paths`): the histories, in the order, that _walk passes there with the
     native walk's allowed actions, each branch by _child, without searching the
     branches of every history walked."""
+    if not self._start_paths[k]:  # (_walk would find nothing below it)
+      self.histories_walked += 1
+      return
     state, track, root, j, actions, steps, chance = self.starts[k]
     top = (state, self.problem.prefix + len(actions), track, root, j, actions, steps,
            chance)
