@@ -172,6 +172,7 @@ class SubgameMap:
 
   def __init__(self):
     self._parent = {}
+    self._size = {}  # items below each representative (1 where absent)
     self._own_roots = {}
     self._groups = None
 
@@ -184,9 +185,15 @@ class SubgameMap:
     return item
 
   def _union(self, a, b):
+    """Joins the sets of `a` and `b`, the smaller below the larger (one set with a
+    new opponent key a root: a chain a link longer each time otherwise)."""
     a, b = self._find(a), self._find(b)
     if a != b:
+      size_a, size_b = self._size.get(a, 1), self._size.get(b, 1)
+      if size_a > size_b:
+        a, b = b, a
       self._parent[a] = b
+      self._size[b] = size_a + size_b
 
   def add(self, root_id, own_key, opponent_key):
     """Records a pair (root, next turn s) by the information states at s."""
@@ -196,6 +203,7 @@ class SubgameMap:
       self._union(root, own)
     else:  # (a new root: its own set, joined directly)
       self._parent[root] = own
+      self._size[own] = self._size.get(own, 1) + 1
     self._union(own, ("opponent", opponent_key))
     self._own_roots.setdefault(own_key, set()).add(root_id)
     self._groups = None
