@@ -192,3 +192,43 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
     assert set(sampled.subgame_map.own_keys()) == {target}
     firsts.add(frozenset(sampled.root_ids))
   assert len(firsts) > 1  # (a seeded draw of the start)
+
+
+def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
+  """A sample cut to what the deadline pays for (NATIVE_SECONDS_PER_TARGET a history
+  walked) is walked, however little time is left over: it was refused as out of time
+  when the slack was below one history's seconds."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in (5, 0, 4, 1):
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  target = state.information_state_string(0)
+  found = len(live_trace.OwnTrace(problem, own_moves, target,
+                                  starts=starts).found[target])
+  assert found > 4
+  ticks = [0.0]
+
+  def clock():  # (one unit a call)
+    ticks[0] += 1.0
+    return ticks[0]
+
+  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  kept = set()
+  for slack in range(60):  # (one of these leaves less than a unit over 4 histories)
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(
+        problem, own_moves, target, deadline=1000.0 * (len(starts) + 4) + slack,
+        starts=starts, sample=(np.random.default_rng(0), 1e12, None))
+    if sampled.sampled is not None:
+      assert sampled.complete, slack
+      kept.add(sampled.sampled)
+  assert (4, found) in kept

@@ -725,7 +725,9 @@ class OwnTrace(Trace):
     self._native_found = num_paths
     if self.sample is not None:
       targets, num_paths = self._sampled_targets(targets, num_paths, walked)
-    if self.deadline is not None and time.perf_counter() + (
+    # (a sample is cut to what fits the deadline: checked again, the microseconds
+    # since would refuse the largest sample that fits)
+    if self.deadline is not None and self.sampled is None and time.perf_counter() + (
         (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
     if (self.starts is not None and levels == 1 and first_key is not None and
