@@ -86,7 +86,12 @@ class DeferredChild:
     return self.state().clone()
 
   def child(self, action):
-    return self.state().child(action)
+    """A new state below this one (one copy: this one is not made for it)."""
+    if self._state is not None:
+      return self._state.child(action)
+    state = self._parent.child(self._action)
+    state.apply_action(action)
+    return state
 
   def __getattr__(self, name):
     return getattr(self.state(), name)
@@ -530,6 +535,7 @@ class OwnTrace(Trace):
     # when the native walk found them all below the starts' own decisions (no turn
     # the bot played passed): the walk replays only these (_replay).
     self._start_paths = None
+    self._start_visit = None  # (_replay: what _visit answers at every start)
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -791,7 +797,16 @@ class OwnTrace(Trace):
     state, track, root, j, actions, steps, chance = self.starts[k]
     top = (state, self.problem.prefix + len(actions), track, root, j, actions, steps,
            chance)
-    visit = self._visit(*top, moves=False)
+    # Every start is a history of the bot's one information set (first_key): the
+    # same player, key, legal actions (perfect recall) and entry, so its visit is
+    # made once, without making a deferred start's state.
+    visit = self._start_visit
+    if visit is None:
+      visit = self._start_visit = self._visit(*top, moves=False)
+    else:
+      self.histories_walked += 1
+      if self.deadline is not None and time.perf_counter() > self.deadline:
+        raise OutOfTime()
     if visit is None:
       return
     stack = [(top, visit)]
