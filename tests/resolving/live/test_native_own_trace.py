@@ -3,6 +3,8 @@ of every branch on pyspiel states finds: the same next roots, paths, decisions, 
 probabilities, opponent keys, found histories and current starts, along random
 matches of the games with a native walk (issue 44)."""
 
+import copy
+import pickle
 import time
 
 import numpy as np
@@ -232,3 +234,21 @@ def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
       assert sampled.complete, slack
       kept.add(sampled.sampled)
   assert (4, found) in kept
+
+
+def test_a_deferred_child_is_its_state_made_once():
+  """DeferredChild answers history and strings without the state, makes it once for
+  anything else, copies and pickles, and its children are the state's."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=4)")
+  parent = game.new_initial_state()
+  parent.apply_action(1)
+  made = parent.child(2)
+  deferred = live_trace.DeferredChild(parent, 2, 0, parent.information_states_after(2))
+  assert deferred.history() == made.history() and deferred.current_player() == 0
+  assert deferred.child(0).history() == made.child(0).history()
+  assert deferred._state is None  # pylint: disable=protected-access
+  assert deferred.legal_actions() == made.legal_actions()
+  assert deferred.state() is deferred.state()  # (made once)
+  for copied in (copy.deepcopy(deferred), pickle.loads(pickle.dumps(deferred))):
+    assert copied.history() == made.history()
+    assert copied.information_state_string(1) == made.information_state_string(1)

@@ -94,6 +94,8 @@ class DeferredChild:
     return state
 
   def __getattr__(self, name):
+    if name.startswith("_"):  # (copy and pickle probe these before __init__ runs)
+      raise AttributeError(name)
     return getattr(self.state(), name)
 
 
