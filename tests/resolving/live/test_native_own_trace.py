@@ -252,3 +252,42 @@ def test_a_deferred_child_is_its_state_made_once():
   for copied in (copy.deepcopy(deferred), pickle.loads(pickle.dumps(deferred))):
     assert copied.history() == made.history()
     assert copied.information_state_string(1) == made.information_state_string(1)
+
+
+def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
+  """A replayed walk passes a start with no history of the target below it at no
+  cost, so the deadline's cap on the sample counts only the starts above them: here
+  4 of 5 starts, each above one history; time for 6 histories keeps 2 of the 4."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in (0, 1, 2, 2):  # (a draw at bid 3: not where player 1 bid 3 first)
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  target = state.information_state_string(0)
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  above = sum(1 for paths in full._start_paths if paths)  # pylint: disable=protected-access
+  assert (len(starts), above, len(full.found[target])) == (5, 4, 4)
+  ticks = [0.0]
+
+  def clock():  # (one unit a call)
+    ticks[0] += 1.0
+    return ticks[0]
+
+  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  kept = set()
+  for slack in range(60):
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(
+        problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
+        starts=starts, sample=(np.random.default_rng(0), 1e12, None))
+    if sampled.sampled is not None:
+      kept.add(sampled.sampled)
+  assert (2, 4) in kept

@@ -731,6 +731,13 @@ class OwnTrace(Trace):
                                                           paths, path_lengths)
     num_paths = sum(len(level[4]) for level in targets)
     self._native_found = num_paths
+    # Every history of `target` lies below a start's own decision, before any other
+    # turn of the bot's: the walk replays their paths only (_replay), and passes a
+    # start with none at no cost, so only the starts above them count as walked.
+    replays = (self.starts is not None and levels == 1 and first_key is not None and
+               first_key != self.target)
+    if replays:
+      walked = sum(len(np.unique(level[3][level[4]])) for level in targets)
     if self.sample is not None:
       targets, num_paths = self._sampled_targets(targets, num_paths, walked)
     # (a sample is cut to what fits the deadline: checked again, the microseconds
@@ -738,10 +745,7 @@ class OwnTrace(Trace):
     if self.deadline is not None and self.sampled is None and time.perf_counter() + (
         (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
-    if (self.starts is not None and levels == 1 and first_key is not None and
-        first_key != self.target):
-      # Every history of `target` lies below a start's own decision, before any
-      # other turn of the bot's: the walk replays their paths only.
+    if replays:
       self._start_paths = self._paths_by_start(targets, len(states))
       self._known_keys = dict.fromkeys(nodes, first_key)
       self._allowed = {}  # (not read by _replay)
