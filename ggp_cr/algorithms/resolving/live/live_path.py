@@ -150,7 +150,10 @@ class LivePath:
     if trace is not None:
       record["own_trace"] = True
       if info["roots"] >= PACE_MIN_ROOTS:
-        self._seconds_per_root = (time.perf_counter() - start) / info["roots"]
+        # (the native walk, over every history found before the sample is
+        # drawn, is not a kept root's cost)
+        self._seconds_per_root = (time.perf_counter() - start -
+                                  trace.native_seconds) / info["roots"]
     # Below a subgame over sampled roots every subgame's roots are a sample too.
     sampled = current.sampled_roots or (trace is not None and
                                         trace.sampled is not None)

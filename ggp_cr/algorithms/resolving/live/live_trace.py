@@ -538,6 +538,8 @@ class OwnTrace(Trace):
     # the bot played passed): the walk replays only these (_replay).
     self._start_paths = None
     self._start_visit = None  # (_replay: what _visit answers at every start)
+    # Seconds of the native walk (before the sample is drawn: not a root's cost).
+    self.native_seconds = 0.0
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -587,7 +589,11 @@ class OwnTrace(Trace):
     state the gadget's prefix gives it."""
     problem = self.problem
     if self.native and self.native_paths is None and self._allowed is None:
-      self._find_native_paths()
+      begin = time.perf_counter()
+      try:
+        self._find_native_paths()
+      finally:
+        self.native_seconds += time.perf_counter() - begin
     if self.starts is not None:
       # A sample walks the starts in a random order and ends at the first that
       # time does not pay for (_sample_cut).
@@ -739,7 +745,7 @@ class OwnTrace(Trace):
     if replays:
       walked = sum(len(np.unique(level[3][level[4]])) for level in targets)
     if self.sample is not None:
-      targets, num_paths = self._sampled_targets(targets, num_paths, walked)
+      targets, num_paths = self._sampled_targets(targets, num_paths, walked, replays)
     # (a sample is cut to what fits the deadline: checked again, the microseconds
     # since would refuse the largest sample that fits)
     if self.deadline is not None and self.sampled is None and time.perf_counter() + (
@@ -861,13 +867,15 @@ class OwnTrace(Trace):
     self._next_start = len(self.starts)
     return True
 
-  def _sampled_targets(self, targets, num_paths, walked):
+  def _sampled_targets(self, targets, num_paths, walked, replays=False):
     """`targets` (per level, as in _find_native_paths) cut to a uniform random
     subset of their histories that the time left pays for (`sample`), if they
-    would not fit; sets `sampled`. Raises OutOfTime if not even one fits."""
+    would not fit; sets `sampled`. Raises OutOfTime if not even one fits. With
+    `replays`, the walked starts are not paid apart before the sample's end: a
+    root's pace (live_path's, without the native walk) holds its start's visit."""
     rng, end, _ = self.sample
     now = time.perf_counter()
-    left = end - now - walked * NATIVE_SECONDS_PER_TARGET
+    left = end - now - (0 if replays else walked) * NATIVE_SECONDS_PER_TARGET
     most = int(left / self._sample_rate())
     if self.deadline is not None:
       most = min(most, int((self.deadline - now) / NATIVE_SECONDS_PER_TARGET) - walked)
