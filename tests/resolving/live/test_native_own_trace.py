@@ -291,3 +291,41 @@ def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
     if sampled.sampled is not None:
       kept.add(sampled.sampled)
   assert (2, 4) in kept
+
+
+def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
+  """With the replay, a sample's end pays for its roots at their pace only (the
+  pace holds a root's start; live_path leaves the native walk out of it): starts
+  costing far more apart do not refuse it. native_seconds is the native walk's."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in (5, 0, 4, 1):
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  target = state.information_state_string(0)
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  assert full.native_seconds > 0
+  assert live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+                             native=False).native_seconds == 0
+  ticks = [0.0]
+
+  def clock():  # (one unit a call)
+    ticks[0] += 1.0
+    return ticks[0]
+
+  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  kept = set()
+  for end in range(5, 80):  # (a root's pace: 1 unit)
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+                                  sample=(np.random.default_rng(0), end, 1.0))
+    if sampled.complete and sampled.sampled is not None:
+      kept.add(sampled.sampled[0])
+  assert kept and min(kept) >= 1
