@@ -130,18 +130,8 @@ def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
   """With a sample that pays for 4 histories of the target (of many), OwnTrace walks a
   uniform random 4 of them: each next root it keeps, with its path, decisions, chance
   and opponent key, is one the full trace finds; `sampled` says 4 of how many."""
-  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
-  state = game.new_initial_state()
-  own_moves, starts = {}, None
-  for action in (5, 0, 4, 1):  # bot (player 0) bids 6 then 5; player 1 bids 1 then 2
-    if state.current_player() == 0:
-      key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
-      starts = own.current_starts if own.in_current else own.starts_below(key)
-      own_moves = {**own_moves, key: {action}}
-    state.apply_action(action)
-  target = state.information_state_string(0)
+  # (bot (player 0) bids 6 then 5; player 1 bids 1 then 2)
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
   assert full.complete and full.sampled is None and full.num_roots > 4
   monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
@@ -196,33 +186,47 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
   assert len(firsts) > 1  # (a seeded draw of the start)
 
 
-def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
-  """A sample cut to what the deadline pays for (NATIVE_SECONDS_PER_TARGET a history
-  walked) is walked, however little time is left over: it was refused as out of time
-  when the slack was below one history's seconds."""
+def _bot_turn(actions):
+  """After `actions` in python_ii_goofspiel(num_cards=6) with the bot in seat 0:
+  (problem, its moves, its starts (the histories of its last information set),
+  its information state now), as live_path keeps them."""
   game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
   problem = live_trace.Problem(game, 0)
   state = game.new_initial_state()
   own_moves, starts = {}, None
-  for action in (5, 0, 4, 1):
+  for action in actions:
     if state.current_player() == 0:
       key = state.information_state_string(0)
       own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
       starts = own.current_starts if own.in_current else own.starts_below(key)
       own_moves = {**own_moves, key: {action}}
     state.apply_action(action)
-  target = state.information_state_string(0)
-  found = len(live_trace.OwnTrace(problem, own_moves, target,
-                                  starts=starts).found[target])
-  assert found > 4
+  return problem, own_moves, starts, state.information_state_string(0)
+
+
+def _unit_clock(monkeypatch):
+  """A clock of one unit a call (reset by setting the list's item) and a history of
+  the target walked at 1000 units (NATIVE_SECONDS_PER_TARGET)."""
   ticks = [0.0]
 
-  def clock():  # (one unit a call)
+  def clock():
     ticks[0] += 1.0
     return ticks[0]
 
   monkeypatch.setattr(live_trace.time, "perf_counter", clock)
   monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  return ticks
+
+
+def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
+  """A sample cut to what the deadline pays for (NATIVE_SECONDS_PER_TARGET a history
+  walked) is walked, however little time is left over: it was refused as out of time
+  when the slack was below one history's seconds."""
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
+  found = len(live_trace.OwnTrace(problem, own_moves, target,
+                                  starts=starts).found[target])
+  assert found > 4
+  ticks = _unit_clock(monkeypatch)
   monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
   kept = set()
   for slack in range(60):  # (one of these leaves less than a unit over 4 histories)
@@ -258,29 +262,12 @@ def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
   """A replayed walk passes a start with no history of the target below it at no
   cost, so the deadline's cap on the sample counts only the starts above them: here
   4 of 5 starts, each above one history; time for 6 histories keeps 2 of the 4."""
-  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
-  state = game.new_initial_state()
-  own_moves, starts = {}, None
-  for action in (0, 1, 2, 2):  # (a draw at bid 3: not where player 1 bid 3 first)
-    if state.current_player() == 0:
-      key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
-      starts = own.current_starts if own.in_current else own.starts_below(key)
-      own_moves = {**own_moves, key: {action}}
-    state.apply_action(action)
-  target = state.information_state_string(0)
+  # (a draw at bid 3: not below the start where player 1 bid 3 first)
+  problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
   above = sum(1 for paths in full._start_paths if paths)  # pylint: disable=protected-access
   assert (len(starts), above, len(full.found[target])) == (5, 4, 4)
-  ticks = [0.0]
-
-  def clock():  # (one unit a call)
-    ticks[0] += 1.0
-    return ticks[0]
-
-  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
-  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  ticks = _unit_clock(monkeypatch)
   monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
   kept = set()
   for slack in range(60):
@@ -297,30 +284,12 @@ def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
   """With the replay, a sample's end pays for its roots at their pace only (the
   pace holds a root's start; live_path leaves the native walk out of it): starts
   costing far more apart do not refuse it. native_seconds is the native walk's."""
-  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
-  state = game.new_initial_state()
-  own_moves, starts = {}, None
-  for action in (5, 0, 4, 1):
-    if state.current_player() == 0:
-      key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
-      starts = own.current_starts if own.in_current else own.starts_below(key)
-      own_moves = {**own_moves, key: {action}}
-    state.apply_action(action)
-  target = state.information_state_string(0)
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
   assert full.native_seconds > 0
   assert live_trace.OwnTrace(problem, own_moves, target, starts=starts,
                              native=False).native_seconds == 0
-  ticks = [0.0]
-
-  def clock():  # (one unit a call)
-    ticks[0] += 1.0
-    return ticks[0]
-
-  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
-  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  ticks = _unit_clock(monkeypatch)
   kept = set()
   for end in range(5, 80):  # (a root's pace: 1 unit)
     ticks[0] = 0.0
