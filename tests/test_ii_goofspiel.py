@@ -326,3 +326,24 @@ def test_actions_of_a_mask_are_its_set_bits():
       mask = int(rng.integers(0, 2, size=bits) @ (1 << np.arange(bits, dtype=object)))
       assert ii_goofspiel._actions_of(mask) == tuple(  # pylint: disable=protected-access
           k for k in range(bits) if mask >> k & 1)
+
+
+@pytest.mark.parametrize("points_order", ["ascending", "random"])
+def test_information_states_after_an_action_are_the_childs(points_order):
+  """information_states_after (no copy) answers what the child's strings are, at
+  every history and action, and the state is left as it was."""
+  game = pyspiel.load_game(
+      f"python_ii_goofspiel(num_cards=4,points_order={points_order})")
+  checked = 0
+  for state in _all_states(game):
+    if state.is_terminal():
+      continue
+    before = (state.information_state_string(0), state.information_state_string(1))
+    for action in state.legal_actions():
+      child = state.child(action)
+      assert state.information_states_after(action) == (
+          child.information_state_string(0), child.information_state_string(1))
+      checked += 1
+    assert before == (state.information_state_string(0),
+                      state.information_state_string(1))
+  assert checked > 1000

@@ -164,14 +164,39 @@ class IIGoofspielState(common.State):
     probability = 1.0 / len(actions)
     return [(a, probability) for a in actions]
 
+  def information_states_after(self, action, bid0=None):
+    """Both players' information state strings after `action` (legal here), without
+    a copy of the state: what a child costs most (live_trace's deferred children).
+    `bid0`: player 0's pending bid where player 1 bids (read from the history if
+    not given)."""
+    next_player = self._next
+    info0, info1 = self._info0, self._info1
+    if next_player == 0:
+      return info0 + f" Bet({action + 1})", info1
+    game = self.get_game()
+    if next_player == 1:
+      if bid0 is None:
+        bid0 = self.history()[-1]
+      info0 += f" {result(bid0, action)}"
+      info1 += f" Bet({action + 1}) {result(action, bid0)}"
+      left = (self._hand1 ^ 1 << action).bit_count()
+      if not left or game.is_random_order:
+        return info0, info1
+      shown = f", Prize({game.prize_order[game.num_cards - left]})"
+      return info0 + shown, info1 + shown
+    shown = f" Prize({action + 1})"
+    if (self._prizes_left ^ 1 << action).bit_count() + 1 < game.num_cards:
+      shown = "," + shown  # (not the first prize)
+    return info0 + shown, info1 + shown
+
   def _apply_action(self, action):
     next_player = self._next
     if next_player == 0:
       if action < 0 or not self._hand0 >> action & 1:
         self._raise_illegal(action)
+      self._info0, self._info1 = self.information_states_after(action)
       self._hand0 ^= 1 << action
       self._next = 1
-      self._info0 += f" Bet({action + 1})"
     elif next_player == 1:
       hand1 = self._hand1
       if action < 0 or not hand1 >> action & 1:
@@ -185,29 +210,21 @@ class IIGoofspielState(common.State):
         else:
           prize = game.prize_order[game.num_cards - hand1.bit_count()]
         self._score += prize if bid0 > action else -prize
+      self._info0, self._info1 = self.information_states_after(action, bid0)
       hand1 ^= 1 << action
       self._hand1 = hand1
-      self._info0 += f" {result(bid0, action)}"
-      self._info1 += f" Bet({action + 1}) {result(action, bid0)}"
       if not hand1:
         self._next = _TERMINAL
       elif game.is_random_order:
         self._next = _CHANCE
       else:
         self._next = 0
-        shown = f", Prize({game.prize_order[game.num_cards - hand1.bit_count()]})"
-        self._info0 += shown
-        self._info1 += shown
     elif next_player == _CHANCE:
       if action < 0 or not self._prizes_left >> action & 1:
         self._raise_illegal(action)
+      self._info0, self._info1 = self.information_states_after(action)
       self._prizes_left ^= 1 << action
       self._next = 0
-      shown = f" Prize({action + 1})"
-      if self._prizes_left.bit_count() + 1 < self.get_game().num_cards:
-        shown = "," + shown  # (not the first prize)
-      self._info0 += shown
-      self._info1 += shown
     else:
       raise ValueError(f"Cannot apply action {action}: the game is over.\n{self}")
 

@@ -3,6 +3,8 @@ of every branch on pyspiel states finds: the same next roots, paths, decisions, 
 probabilities, opponent keys, found histories and current starts, along random
 matches of the games with a native walk (issue 44)."""
 
+import copy
+import pickle
 import time
 
 import numpy as np
@@ -50,7 +52,7 @@ def _random_action(state, rng):
 def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
   game = pyspiel.load_game(game_string)
   assert native_next_decisions.supports(game)
-  checked = native_walks = passed = 0
+  checked = native_walks = passed = replayed = deferred_roots = 0
   walked = [0, 0]  # histories walked with and without the native walk
   for seed in range(14):
     rng = np.random.default_rng(seed)
@@ -71,6 +73,17 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         assert from_root[0].native_paths is not None
         assert traces[1].native_paths is None
         native_walks += traces[0].native_paths is not None
+        # (the paths found replayed alone: OwnTrace._replay)
+        replayed += traces[0]._start_paths is not None  # pylint: disable=protected-access
+        # Roots made only when used (DeferredChild) answer as the states made.
+        for deferred, made in zip(traces[0].states, traces[1].states):
+          if isinstance(deferred, live_trace.DeferredChild):
+            deferred_roots += 1
+            assert deferred.clone().history() == made.history()
+            assert deferred.legal_actions() == made.legal_actions()
+            for seat in (0, 1):
+              assert (deferred.information_state_string(seat) ==
+                      made.information_state_string(seat))
         walked[0] += traces[0].histories_walked
         walked[1] += traces[1].histories_walked
         checked += 1
@@ -90,6 +103,8 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
         action = _random_action(state, rng)
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
+  assert replayed >= 3
+  assert deferred_roots >= 3 or "goofspiel" not in game_string
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
 
 
@@ -115,18 +130,8 @@ def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
   """With a sample that pays for 4 histories of the target (of many), OwnTrace walks a
   uniform random 4 of them: each next root it keeps, with its path, decisions, chance
   and opponent key, is one the full trace finds; `sampled` says 4 of how many."""
-  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
-  state = game.new_initial_state()
-  own_moves, starts = {}, None
-  for action in (5, 0, 4, 1):  # bot (player 0) bids 6 then 5; player 1 bids 1 then 2
-    if state.current_player() == 0:
-      key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
-      starts = own.current_starts if own.in_current else own.starts_below(key)
-      own_moves = {**own_moves, key: {action}}
-    state.apply_action(action)
-  target = state.information_state_string(0)
+  # (bot (player 0) bids 6 then 5; player 1 bids 1 then 2)
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
   assert full.complete and full.sampled is None and full.num_roots > 4
   monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
@@ -179,3 +184,117 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
     assert set(sampled.subgame_map.own_keys()) == {target}
     firsts.add(frozenset(sampled.root_ids))
   assert len(firsts) > 1  # (a seeded draw of the start)
+
+
+def _bot_turn(actions):
+  """After `actions` in python_ii_goofspiel(num_cards=6) with the bot in seat 0:
+  (problem, its moves, its starts (the histories of its last information set),
+  its information state now), as live_path keeps them."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  problem = live_trace.Problem(game, 0)
+  state = game.new_initial_state()
+  own_moves, starts = {}, None
+  for action in actions:
+    if state.current_player() == 0:
+      key = state.information_state_string(0)
+      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      starts = own.current_starts if own.in_current else own.starts_below(key)
+      own_moves = {**own_moves, key: {action}}
+    state.apply_action(action)
+  return problem, own_moves, starts, state.information_state_string(0)
+
+
+def _unit_clock(monkeypatch):
+  """A clock of one unit a call (reset by setting the list's item) and a history of
+  the target walked at 1000 units (NATIVE_SECONDS_PER_TARGET)."""
+  ticks = [0.0]
+
+  def clock():
+    ticks[0] += 1.0
+    return ticks[0]
+
+  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  return ticks
+
+
+def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
+  """A sample cut to what the deadline pays for (NATIVE_SECONDS_PER_TARGET a history
+  walked) is walked, however little time is left over: it was refused as out of time
+  when the slack was below one history's seconds."""
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
+  found = len(live_trace.OwnTrace(problem, own_moves, target,
+                                  starts=starts).found[target])
+  assert found > 4
+  ticks = _unit_clock(monkeypatch)
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  kept = set()
+  for slack in range(60):  # (one of these leaves less than a unit over 4 histories)
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(
+        problem, own_moves, target, deadline=1000.0 * (len(starts) + 4) + slack,
+        starts=starts, sample=(np.random.default_rng(0), 1e12, None))
+    if sampled.sampled is not None:
+      assert sampled.complete, slack
+      kept.add(sampled.sampled)
+  assert (4, found) in kept
+
+
+def test_a_deferred_child_is_its_state_made_once():
+  """DeferredChild answers history and strings without the state, makes it once for
+  anything else, copies and pickles, and its children are the state's."""
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=4)")
+  parent = game.new_initial_state()
+  parent.apply_action(1)
+  made = parent.child(2)
+  deferred = live_trace.DeferredChild(parent, 2, 0, parent.information_states_after(2))
+  assert deferred.history() == made.history() and deferred.current_player() == 0
+  assert deferred.child(0).history() == made.child(0).history()
+  assert deferred._state is None  # pylint: disable=protected-access
+  assert deferred.legal_actions() == made.legal_actions()
+  assert deferred.state() is deferred.state()  # (made once)
+  for copied in (copy.deepcopy(deferred), pickle.loads(pickle.dumps(deferred))):
+    assert copied.history() == made.history()
+    assert copied.information_state_string(1) == made.information_state_string(1)
+
+
+def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
+  """A replayed walk passes a start with no history of the target below it at no
+  cost, so the deadline's cap on the sample counts only the starts above them: here
+  4 of 5 starts, each above one history; time for 6 histories keeps 2 of the 4."""
+  # (a draw at bid 3: not below the start where player 1 bid 3 first)
+  problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  above = sum(1 for paths in full._start_paths if paths)  # pylint: disable=protected-access
+  assert (len(starts), above, len(full.found[target])) == (5, 4, 4)
+  ticks = _unit_clock(monkeypatch)
+  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  kept = set()
+  for slack in range(60):
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(
+        problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
+        starts=starts, sample=(np.random.default_rng(0), 1e12, None))
+    if sampled.sampled is not None:
+      kept.add(sampled.sampled)
+  assert (2, 4) in kept
+
+
+def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
+  """With the replay, a sample's end pays for its roots at their pace only (the
+  pace holds a root's start; live_path leaves the native walk out of it): starts
+  costing far more apart do not refuse it. native_seconds is the native walk's."""
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
+  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  assert full.native_seconds > 0
+  assert live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+                             native=False).native_seconds == 0
+  ticks = _unit_clock(monkeypatch)
+  kept = set()
+  for end in range(5, 80):  # (a root's pace: 1 unit)
+    ticks[0] = 0.0
+    sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+                                  sample=(np.random.default_rng(0), end, 1.0))
+    if sampled.complete and sampled.sampled is not None:
+      kept.add(sampled.sampled[0])
+  assert kept and min(kept) >= 1

@@ -381,7 +381,7 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   for target, uncut in whole.items():
     if not uncut.num_roots:
       continue
-    for cut_at in (3, 7, 12):
+    for cut_at in (3, 7, 10):
       ticks[0] = 0
       cut = live_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
       assert not cut.complete and 0.0 <= cut.progress < 1.0
@@ -496,3 +496,34 @@ def test_a_subgame_on_sampled_roots_is_recorded_as_such(monkeypatch):
                      move_budget.MoveBudget(time.perf_counter(), 1000.0), 4, None)
   assert "roots_sampled" not in record
   assert record["subgame_kind"] == live_path.SAMPLED_KIND and later.sampled_roots
+
+
+def test_a_cut_traces_pace_is_over_the_roots_it_began():
+  """A trace below a gadget cut at its deadline gives the next ones its seconds over
+  the roots it began, not over all of them (a pace it had not kept)."""
+  from ggp_cr.algorithms.resolving import move_budget  # pylint: disable=import-outside-toplevel
+  from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
+  config = settings.ResolverConfig(solver="vr_mccfr")
+  checked = 0
+  for _, _, _, _, problem in _gadgets(3):
+    roots = len(problem.root_states)
+    for ticks_left in range(4, 5 * roots, 3):
+      path = live_path.LivePath(problem.original, problem.player, config)
+      ticks = [0.0]
+
+      def clock():  # (one unit a call)
+        ticks[0] += 1.0
+        return ticks[0]
+
+      with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(time, "perf_counter", clock)
+        move = move_budget.MoveBudget(0.0, ticks_left / move_budget.TRACE_SHARE)
+        resolver = path._resolver(problem, {}, move, 0)  # pylint: disable=protected-access
+      trace = resolver.trace
+      begun = len(trace.current_root_nodes)
+      if trace.complete or not 0 < begun < roots:
+        continue
+      pace = path._cut_seconds_per_root  # pylint: disable=protected-access
+      assert pace == trace.seconds / begun and pace > trace.seconds / roots
+      checked += 1
+  assert checked >= 3

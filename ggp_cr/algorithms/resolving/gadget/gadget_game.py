@@ -43,8 +43,9 @@ def _check_game(game):
 
 
 def _root_state(game, root, index):
-  """A fresh pyspiel state for `root` (a state of `game` or an action sequence)."""
-  if isinstance(root, pyspiel.State):
+  """A fresh pyspiel state for `root` (a state of `game`, a stand-in that clones
+  to one, or an action sequence)."""
+  if isinstance(root, pyspiel.State) or callable(getattr(type(root), "clone", None)):
     if str(root.get_game()) != str(game):
       raise ValueError(
           f"roots[{index}] is a state of {root.get_game()}, not of {game}.")
@@ -95,12 +96,17 @@ class Subgame:
     opponent_values: {o's information_state_string at a root: CBV(I)}, unnormalised
       counterfactual values (module docstring); needed for every I with k_I > 0.
     opponent_reach: π_o(h) per root; only the unsafe gadget needs it.
+    opponent_keys: o's information_state_string at each root, if known: then the
+      roots are states of `game` (or stand-ins with its `history`, `clone` and
+      information state strings, such as live_trace.DeferredChild), taken as they
+      are (not copied or checked; the gadget clones a root where it enters it).
   Raises ValueError on an empty or repeated root set, a bad player, weights of the
   wrong size or sign, zero total reach, values for information sets that are not o's
   root information sets, or missing values.
   """
 
-  def __init__(self, game, player, roots, reach, opponent_values, opponent_reach=None):
+  def __init__(self, game, player, roots, reach, opponent_values, opponent_reach=None,
+               opponent_keys=None):
     self.game = _check_game(game)
     if player not in (0, 1):
       raise ValueError(f"player must be 0 or 1, got {player!r}.")
@@ -109,7 +115,14 @@ class Subgame:
     roots = list(roots)
     if not roots:
       raise ValueError("roots must be a non-empty set of histories.")
-    self.root_states = [_root_state(self.game, root, i) for i, root in enumerate(roots)]
+    if opponent_keys is None:
+      self.root_states = [_root_state(self.game, root, i)
+                          for i, root in enumerate(roots)]
+    else:
+      self.root_states = roots
+      if len(opponent_keys) != len(roots):
+        raise ValueError(f"opponent_keys must have one key per root ({len(roots)}), "
+                         f"got {len(opponent_keys)}.")
     self.root_histories = tuple(tuple(s.history()) for s in self.root_states)
     if len(set(self.root_histories)) != len(self.root_histories):
       raise ValueError("roots contains the same history twice.")
@@ -120,8 +133,9 @@ class Subgame:
                        "(reach sums to 0); there is nothing to resolve.")
     self.opponent_reach = (None if opponent_reach is None else
                            _weights(opponent_reach, "opponent_reach", len(roots)))
-    self.opponent_keys = [s.information_state_string(self.opponent)
-                          for s in self.root_states]
+    self.opponent_keys = (list(opponent_keys) if opponent_keys is not None else
+                          [s.information_state_string(self.opponent)
+                           for s in self.root_states])
     self.infosets = list(dict.fromkeys(self.opponent_keys))
     self.infoset_reach = dict.fromkeys(self.infosets, 0.0)
     for key, w in zip(self.opponent_keys, self.reach.tolist()):
@@ -150,7 +164,7 @@ class Subgame:
   def with_values(self, opponent_values):
     """The same subgame with other opponent values."""
     return Subgame(self.game, self.player, self.root_states, self.reach,
-                   opponent_values, self.opponent_reach)
+                   opponent_values, self.opponent_reach, self.opponent_keys)
 
   def with_noise(self, sigma, rng):
     """Each value multiplied by an independent N(1, sigma) factor ([S] §6)."""

@@ -65,7 +65,8 @@ class LivePath:
     # PACE_MIN_ROOTS roots (the pace that a sampled OwnTrace assumes).
     self._seconds_per_root = None
     # Seconds per root that the last trace below a gadget, cut at its deadline, took
-    # at least (when it is the latest trace below a gadget; sampling solvers).
+    # over the roots it began (when it is the latest trace below a gadget; sampling
+    # solvers).
     self._cut_seconds_per_root = None
 
   def warm_up(self):
@@ -149,7 +150,10 @@ class LivePath:
     if trace is not None:
       record["own_trace"] = True
       if info["roots"] >= PACE_MIN_ROOTS:
-        self._seconds_per_root = (time.perf_counter() - start) / info["roots"]
+        # (the native walk, over every history found before the sample is
+        # drawn, is not a kept root's cost)
+        self._seconds_per_root = (time.perf_counter() - start -
+                                  trace.native_seconds) / info["roots"]
     # Below a subgame over sampled roots every subgame's roots are a sample too.
     sampled = current.sampled_roots or (trace is not None and
                                         trace.sampled is not None)
@@ -267,8 +271,10 @@ class LivePath:
     if (problem.gadget is not None and self.config.sampling and not skipped and
         not resolver.trace.complete):
       self._trace_seconds_per_root = None
+      # (over the roots it began: over all of them, IIGS{13}'s cut traces gave a
+      # pace far below theirs, and every later trace was tried and cut again)
       self._cut_seconds_per_root = (resolver.trace.seconds /
-                                    len(problem.root_states))
+                                    max(1, len(resolver.trace.current_root_nodes)))
     if resolver.trace.complete and problem.gadget is not None:
       self._cut_seconds_per_root = None
       self._trace_seconds_per_root = (resolver.trace.seconds /

@@ -207,12 +207,14 @@ class Resolver(protocol.AnytimeRun):
       if deadline is not None and time.perf_counter() > deadline:
         raise protocol.CannotResolve(f"its {len(group)} roots could not be built "
                                      "within the time budget")
-      states.append(trace.root_state(root_id, copy=False))  # (Subgame copies)
+      # (the trace's own: the gadget clones a root where it enters it)
+      states.append(trace.root_state(root_id, copy=False))
     try:
       subgame = gadget_game.Subgame(
           problem.original, problem.player, states,
           [reach[r] for r in group], opponent_values,
-          opponent_reach=[opponent_reach[r] for r in group])
+          opponent_reach=[opponent_reach[r] for r in group],
+          opponent_keys=[trace.opponent_keys[r] for r in group])
       gadget = gadget_game.make_gadget(subgame, variant)
     except ValueError as error:
       raise protocol.CannotResolve(str(error)) from None

@@ -31,8 +31,8 @@ NATIVE_SECONDS_PER_HISTORY = 5e-7
 _NATIVE_MOST_HISTORIES = 1 << 22
 # ... and when the histories the walk on pyspiel states will pass (its starts, the
 # turns the bot played, those of the bot's new information set) would take longer
-# than the time left at this rate (it spends 60-120 µs on each of the last, at
-# least a state copy and an information state string).
+# than the time left at this rate (replayed, 11-29 µs of CPU a history of the new
+# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md).
 NATIVE_SECONDS_PER_TARGET = 2e-5
 # With a sample (OwnTrace's `sample`), the histories of `target` the native walk
 # found are sampled down to those that the time to the sample's end pays for at
@@ -45,6 +45,59 @@ SAMPLED_SECONDS_PER_TARGET = 1e-4
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
+
+class DeferredChild:
+  """A history of the bot's next information set that OwnTrace._replay found, made
+  only when used: its parent's state and the action, the bot to act, and both
+  players' information state strings (from the game state's
+  `information_states_after`); any other call makes the pyspiel state, once. It
+  stands for the state in a trace's roots and found histories, a gadget's roots
+  (gadget_game.Subgame clones it where the solver enters a root) and the next
+  OwnTrace's starts."""
+
+  __slots__ = ("_parent", "_action", "_player", "_infos", "_state")
+
+  def __init__(self, parent, action, player, infos):
+    self._parent, self._action, self._player = parent, action, player
+    self._infos, self._state = infos, None
+
+  def history(self):
+    return self._parent.history() + [self._action]
+
+  def current_player(self):
+    return self._player
+
+  def is_terminal(self):
+    return False
+
+  def is_chance_node(self):
+    return False
+
+  def information_state_string(self, player=None):
+    return self._infos[self._player if player is None else player]
+
+  def state(self):
+    """The pyspiel state (made on the first call, then kept: not to be changed)."""
+    if self._state is None:
+      self._state = self._parent.child(self._action)
+    return self._state
+
+  def clone(self):
+    return self.state().clone()
+
+  def child(self, action):
+    """A new state below this one (one copy: this one is not made for it)."""
+    if self._state is not None:
+      return self._state.child(action)
+    state = self._parent.child(self._action)
+    state.apply_action(action)
+    return state
+
+  def __getattr__(self, name):
+    if name.startswith("_"):  # (copy and pickle probe these before __init__ runs)
+      raise AttributeError(name)
+    return getattr(self.state(), name)
+
 
 # --- The game a resolver solves -------------------------------------------------------
 
@@ -126,6 +179,7 @@ class SubgameMap:
 
   def __init__(self):
     self._parent = {}
+    self._size = {}  # items below each representative (1 where absent)
     self._own_roots = {}
     self._groups = None
 
@@ -138,9 +192,15 @@ class SubgameMap:
     return item
 
   def _union(self, a, b):
+    """Joins the sets of `a` and `b`, the smaller below the larger (one set with a
+    new opponent key a root: a chain a link longer each time otherwise)."""
     a, b = self._find(a), self._find(b)
     if a != b:
+      size_a, size_b = self._size.get(a, 1), self._size.get(b, 1)
+      if size_a > size_b:
+        a, b = b, a
       self._parent[a] = b
+      self._size[b] = size_a + size_b
 
   def add(self, root_id, own_key, opponent_key):
     """Records a pair (root, next turn s) by the information states at s."""
@@ -150,6 +210,7 @@ class SubgameMap:
       self._union(root, own)
     else:  # (a new root: its own set, joined directly)
       self._parent[root] = own
+      self._size[own] = self._size.get(own, 1) + 1
     self._union(own, ("opponent", opponent_key))
     self._own_roots.setdefault(own_key, set()).add(root_id)
     self._groups = None
@@ -257,68 +318,98 @@ class Trace:
     return root_id
 
   def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
-    problem = self.problem
-    player = problem.player
-    self.histories_walked += 1
-    if self.deadline is not None and time.perf_counter() > self.deadline:
-      raise OutOfTime()
-    acting = state.current_player()
-    if state.is_chance_node():
-      branches = [(a, p) for a, p in state.chance_outcomes()]
-      key = None
-    else:
-      branches = [(a, None) for a in state.legal_actions()]
-      key = None
-      if depth >= problem.prefix:
-        key = (self._own_key(state, (j, actions)) if acting == player else
-               state.information_state_string(acting))
-      if not self._enters(acting, key, track,
-                          (state, track, root, j, actions, steps, chance)):
-        return
-    moves = self._moves(state, acting, key, (j, actions))
+    visit = self._visit(state, depth, track, root, j, actions, steps, chance)
+    if visit is None:
+      return
+    acting, key, branches, moves = visit
     first_child = int(self.tree.node_first_child[node]) if self.tree is not None else 0
     for index, (action, probability) in enumerate(branches):
       if probability is not None and probability <= 0:
         continue
       if moves is not None and action not in moves:
         continue
+      below = self._child(state, depth, track, root, j, actions, steps, chance,
+                          acting, key, len(branches), index, action, probability,
+                          first_child + index if self.tree is not None else -1)
+      if below is not None:
+        self._walk(*below)
+
+  def _visit(self, state, depth, track, root, j, actions, steps, chance, moves=True):
+    """A history walked: (acting player, its key (None at chance or above the
+    roots), branches [(action, probability or None)], the actions walked (None:
+    all; not asked without `moves`)), or None if the walk does not enter it."""
+    problem = self.problem
+    player = problem.player
+    self.histories_walked += 1
+    if self.deadline is not None and time.perf_counter() > self.deadline:
+      raise OutOfTime()
+    acting = state.current_player()
+    key = None
+    if state.is_chance_node():
+      branches = [(a, p) for a, p in state.chance_outcomes()]
+    else:
+      branches = [(a, None) for a in state.legal_actions()]
+      if depth >= problem.prefix:
+        key = (self._own_key(state, (j, actions)) if acting == player else
+               state.information_state_string(acting))
+      if not self._enters(acting, key, track,
+                          (state, track, root, j, actions, steps, chance)):
+        return None
+    return (acting, key, branches,
+            self._moves(state, acting, key, (j, actions)) if moves else None)
+
+  def _child(self, state, depth, track, root, j, actions, steps, chance, acting, key,
+             num_branches, index, action, probability, child_node, own_key=None):
+    """The child of a walked history by its `index`-th branch: the arguments of
+    its _walk, or None where the walk stops (a terminal, or a next turn: mapped if
+    a target). `own_key`, if given, is the bot's key at the child, known (from the
+    native walk) to be a decision of the bot's: then, where the game state answers
+    `information_states_after`, the child is a DeferredChild."""
+    problem = self.problem
+    player = problem.player
+    after = (None if own_key is None else
+             getattr(type(state), "information_states_after", None))
+    if after is not None:
+      child = DeferredChild(state, action, player, after(state, action))
+    else:
       child = state.child(action)
-      if child.is_terminal():
-        continue
-      child_node = first_child + index if self.tree is not None else -1
-      child_track, is_root = recall.advance(track, acting, child.current_player(), player)
-      child_depth = depth + 1
-      child_j, child_actions, child_steps, child_chance = j, actions, steps, chance
-      if child_depth == problem.prefix:
-        child_j = problem.root_index(child)
-        child_actions, child_steps, child_chance = (), (), 1.0
-        self.current_root_nodes[child_j] = child_node
-      elif child_depth > problem.prefix:
-        child_actions = actions + (action,)
-        if probability is None:
-          child_steps = steps + ((acting, key, index, len(branches)),)
-        else:
-          child_chance = chance * probability
-      child_root = root
-      if is_root and child_depth > problem.prefix and track in (recall.CURRENT, recall.AFTER_ROOT):
-        child_root = (child_j, child_actions, child_steps, child_chance, child_node,
-                      self._original_state(child))
-      if child_track == recall.END:
-        original = self._original_state(child)
+    if child.is_terminal():
+      return None
+    child_track, is_root = recall.advance(track, acting, child.current_player(), player)
+    child_depth = depth + 1
+    child_j, child_actions, child_steps, child_chance = j, actions, steps, chance
+    if child_depth == problem.prefix:
+      child_j = problem.root_index(child)
+      child_actions, child_steps, child_chance = (), (), 1.0
+      self.current_root_nodes[child_j] = child_node
+    elif child_depth > problem.prefix:
+      child_actions = actions + (action,)
+      if probability is None:
+        child_steps = steps + ((acting, key, index, num_branches),)
+      else:
+        child_chance = chance * probability
+    child_root = root
+    if is_root and child_depth > problem.prefix and track in (recall.CURRENT,
+                                                              recall.AFTER_ROOT):
+      child_root = (child_j, child_actions, child_steps, child_chance, child_node,
+                    self._original_state(child))
+    if child_track == recall.END:
+      original = self._original_state(child)
+      if own_key is None:
         own_key = self._own_key(original, (child_j, child_actions))
-        if self._passes(own_key):
-          # A next turn the bot played on in this subgame (a refused subgame): its
-          # own decision there, as at a subgame's first.
-          child_track, child_root = recall.CURRENT, None
-        else:
-          if self._is_target(own_key):
-            root_id = self._register(child_root)
-            self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
-            self.found.setdefault(own_key, []).append(
-                (original, root_id, child_j, child_actions, child_steps, child_chance))
-          continue
-      self._walk(child, child_depth, child_track, child_root, child_j, child_actions,
-                 child_steps, child_chance, child_node)
+      if self._passes(own_key):
+        # A next turn the bot played on in this subgame (a refused subgame): its
+        # own decision there, as at a subgame's first.
+        child_track, child_root = recall.CURRENT, None
+      else:
+        if self._is_target(own_key):
+          root_id = self._register(child_root)
+          self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
+          self.found.setdefault(own_key, []).append(
+              (original, root_id, child_j, child_actions, child_steps, child_chance))
+        return None
+    return (child, child_depth, child_track, child_root, child_j, child_actions,
+            child_steps, child_chance, child_node)
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
@@ -442,6 +533,13 @@ class OwnTrace(Trace):
     self._known_keys = {}
     self.native_paths = None
     self._native_found = None  # (histories of `target` the native walk found)
+    # Per start, the paths (action tuples) to the histories of `target` below it,
+    # when the native walk found them all below the starts' own decisions (no turn
+    # the bot played passed): the walk replays only these (_replay).
+    self._start_paths = None
+    self._start_visit = None  # (_replay: what _visit answers at every start)
+    # Seconds of the native walk (before the sample is drawn: not a root's cost).
+    self.native_seconds = 0.0
     self.own_moves = dict(own_moves)
     self.own_keys = frozenset(own_moves)
     self.own_roots = own_roots
@@ -491,7 +589,11 @@ class OwnTrace(Trace):
     state the gadget's prefix gives it."""
     problem = self.problem
     if self.native and self.native_paths is None and self._allowed is None:
-      self._find_native_paths()
+      begin = time.perf_counter()
+      try:
+        self._find_native_paths()
+      finally:
+        self.native_seconds += time.perf_counter() - begin
     if self.starts is not None:
       # A sample walks the starts in a random order and ends at the first that
       # time does not pay for (_sample_cut).
@@ -499,6 +601,8 @@ class OwnTrace(Trace):
       if sampling and self._next_start == 0:
         order = self.sample[0].permutation(len(self.starts))
         self.starts = [self.starts[k] for k in order]
+        if self._start_paths is not None:
+          self._start_paths = [self._start_paths[k] for k in order]
       for k in range(self._next_start, len(self.starts)):
         self._next_start = k
         self._marks = (len(self.found.get(self.target, ())), len(self.current_starts))
@@ -512,8 +616,11 @@ class OwnTrace(Trace):
           raise OutOfTime()
         state, track, root, j, actions, steps, chance = self.starts[k]
         try:
-          self._walk(state, problem.prefix + len(actions), track, root, j, actions,
-                     steps, chance, -1)
+          if self._start_paths is not None:
+            self._replay(k)
+          else:
+            self._walk(state, problem.prefix + len(actions), track, root, j, actions,
+                       steps, chance, -1)
         except OutOfTime:
           if sampling and self._sample_cut(k + 1, k > 0):
             return
@@ -575,7 +682,9 @@ class OwnTrace(Trace):
     # per level: (rows, lengths, bases, origins, histories found, paths, lengths)
     targets = []
     walked = 0  # histories the walk on pyspiel states will pass: starts, own turns
+    levels = 0
     while len(rows):
+      levels += 1
       walked += len(rows)
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
@@ -628,11 +737,26 @@ class OwnTrace(Trace):
                                                           paths, path_lengths)
     num_paths = sum(len(level[4]) for level in targets)
     self._native_found = num_paths
+    # Every history of `target` lies below a start's own decision, before any other
+    # turn of the bot's: the walk replays their paths only (_replay), and passes a
+    # start with none at no cost, so only the starts above them count as walked.
+    replays = (self.starts is not None and levels == 1 and first_key is not None and
+               first_key != self.target)
+    if replays:
+      walked = sum(len(np.unique(level[3][level[4]])) for level in targets)
     if self.sample is not None:
-      targets, num_paths = self._sampled_targets(targets, num_paths, walked)
-    if self.deadline is not None and time.perf_counter() + (
+      targets, num_paths = self._sampled_targets(targets, num_paths, walked, replays)
+    # (a sample is cut to what fits the deadline: checked again, the microseconds
+    # since would refuse the largest sample that fits)
+    if self.deadline is not None and self.sampled is None and time.perf_counter() + (
         (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
       raise OutOfTime()
+    if replays:
+      self._start_paths = self._paths_by_start(targets, len(states))
+      self._known_keys = dict.fromkeys(nodes, first_key)
+      self._allowed = {}  # (not read by _replay)
+      self.native_paths = num_paths
+      return
     allowed, known = {}, {}
     for (level_rows, level_lengths, level_base, level_origin, found, level_paths,
          found_lengths) in targets:
@@ -659,6 +783,71 @@ class OwnTrace(Trace):
     self._allowed, self._known_keys = allowed, known
     self.native_paths = num_paths
 
+  def _paths_by_start(self, targets, num_starts):
+    """Per start, the paths (action tuples) of the histories of `target` below it
+    (`targets`: the native walk's one level, as in _find_native_paths), in the
+    order found (depth first by the game's actions, as _walk visits them)."""
+    paths = [[] for _ in range(num_starts)]
+    for _, _, _, level_origin, found, level_paths, found_lengths in targets:
+      rows = level_paths.tolist()
+      for n, (r, length) in enumerate(zip(level_origin[found].tolist(),
+                                          found_lengths.tolist())):
+        if n % 1024 == 0 and self.deadline is not None and \
+            time.perf_counter() > self.deadline:
+          raise OutOfTime()
+        paths[r].append(rows[n][:length])
+    return paths
+
+  def _replay(self, k):
+    """Walks below start `k` only its paths to the histories of `target`
+    (`_start_paths`): the histories, in the order, that _walk passes there with the
+    native walk's allowed actions, each branch by _child, without searching the
+    branches of every history walked."""
+    if not self._start_paths[k]:  # (_walk would find nothing below it)
+      self.histories_walked += 1
+      return
+    state, track, root, j, actions, steps, chance = self.starts[k]
+    top = (state, self.problem.prefix + len(actions), track, root, j, actions, steps,
+           chance)
+    # Every start is a history of the bot's one information set (first_key): the
+    # same player, key, legal actions (perfect recall) and entry, so its visit is
+    # made once, without making a deferred start's state.
+    visit = self._start_visit
+    if visit is None:
+      visit = self._start_visit = self._visit(*top, moves=False)
+    else:
+      self.histories_walked += 1
+      if self.deadline is not None and time.perf_counter() > self.deadline:
+        raise OutOfTime()
+    if visit is None:
+      return
+    stack = [(top, visit)]
+    taken = []  # the actions from the start to the history at stack[-1]
+    for path in self._start_paths[k]:
+      keep, most = 0, min(len(taken), len(path) - 1)
+      while keep < most and taken[keep] == path[keep]:
+        keep += 1
+      del stack[keep + 1:]
+      del taken[keep:]
+      for i in range(keep, len(path)):
+        at, (acting, key, branches, _) = stack[-1]
+        action = path[i]
+        index = next(n for n, branch in enumerate(branches) if branch[0] == action)
+        last = i + 1 == len(path)
+        below = self._child(*at, acting, key, len(branches), index, action,
+                            branches[index][1], -1,
+                            own_key=self.target if last else None)
+        if below is None:
+          break
+        if last:  # (`target` in the current subgame: _enters keeps it)
+          self._visit(*below[:-1], moves=False)
+          break
+        visit = self._visit(*below[:-1], moves=False)
+        if visit is None:
+          break
+        stack.append((below[:-1], visit))
+        taken.append(action)
+
   def _sample_rate(self):
     """The seconds a history of `target` (or root found) that `sample` assumes."""
     rate = self.sample[2]
@@ -678,13 +867,15 @@ class OwnTrace(Trace):
     self._next_start = len(self.starts)
     return True
 
-  def _sampled_targets(self, targets, num_paths, walked):
+  def _sampled_targets(self, targets, num_paths, walked, replays=False):
     """`targets` (per level, as in _find_native_paths) cut to a uniform random
     subset of their histories that the time left pays for (`sample`), if they
-    would not fit; sets `sampled`. Raises OutOfTime if not even one fits."""
+    would not fit; sets `sampled`. Raises OutOfTime if not even one fits. With
+    `replays`, the walked starts are not paid apart before the sample's end: a
+    root's pace (live_path's, without the native walk) holds its start's visit."""
     rng, end, _ = self.sample
     now = time.perf_counter()
-    left = end - now - walked * NATIVE_SECONDS_PER_TARGET
+    left = end - now - (0 if replays else walked) * NATIVE_SECONDS_PER_TARGET
     most = int(left / self._sample_rate())
     if self.deadline is not None:
       most = min(most, int((self.deadline - now) / NATIVE_SECONDS_PER_TARGET) - walked)
