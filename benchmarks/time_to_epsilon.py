@@ -12,7 +12,11 @@ target (--liteefg_cap_factor 50 and --openspiel_cap_factor 100 by default: the b
 so a peer stopped there shows a ratio >= the bar and no more time is spent), at most
 --peer_cap, and once it has run as long as its family's fastest member that reached
 that target (the family's best time is then known). A target not reached is
-reported as a lower bound ">= X s" (X the time spent).
+reported as a lower bound ">= X s" (X the time spent). Against the machine's noise
+(this machine's speed swings up to 2.5x between runs minutes apart), each of ours
+whose run takes at most --repeat_below seconds runs --repeats times (3 by default,
+fresh solvers) and the run of median time to the strictest target is kept; a
+derived peer's time an iteration (below) is likewise the median of --repeats chunks.
 
 --peer_times=derived (for games where racing the peers takes hours) does not run a
 peer to the target: its time is the iterations its twin among ours, the same
@@ -74,6 +78,7 @@ import time
 
 from absl import app
 from absl import flags
+import numpy as np
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the python_* games)
@@ -137,7 +142,16 @@ _OPENSPIEL_ON_PYTHON = flags.DEFINE_bool(
     "openspiel_on_python_games", False, "Run OpenSpiel's C++ peers on Python games "
     "too (they call the Python game's states: minutes an iteration on large ones).")
 _PEER_SAMPLE = flags.DEFINE_float("peer_sample", 20.0, "Seconds of a derived peer's "
-                                  "per-iteration measurement (at least 2 iterations).")
+                                  "per-iteration measurement (at least 2 iterations "
+                                  "a chunk, --repeats chunks).")
+_REPEATS = flags.DEFINE_integer(
+    "repeats", 3, "Timings repeated against the machine's noise, the median kept: "
+    "each of ours whose first run takes at most --repeat_below seconds runs this "
+    "many times (fresh solvers), and a derived peer's sample is cut into this many "
+    "chunks, its time an iteration their median (>= 1).")
+_REPEAT_BELOW = flags.DEFINE_float(
+    "repeat_below", 60.0, "Ours run --repeats times only if a run takes at most "
+    "this many seconds.")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Directory of compiled trees "
                                   "(compiled_tree.compile_game's cache); none by default.")
 _CLOCK = flags.DEFINE_enum(
@@ -273,17 +287,31 @@ def make(name, game, tree, strategies=True):
   return registry.make_solver(spec, tree if spec.solver_type.accepts_tree else game)
 
 
-def seconds_per_iteration(solver, sample):
-  """A peer's time an iteration: iterations after one untimed one, until `sample`
-  seconds have passed (at least 2)."""
+def seconds_per_iteration(solver, sample, chunks=1):
+  """A peer's time an iteration: after one untimed iteration, the median over
+  `chunks` chunks of iterations, each until `sample` / `chunks` seconds have passed
+  (at least 2 iterations), of a chunk's time an iteration."""
   step = solver.iterate if hasattr(solver, "iterate") else (
       lambda n: [solver.evaluate_and_update_policy() for _ in range(n)])
   step(1)
-  count, start = 0, _clock()
-  while count < 2 or _clock() - start < sample:
-    step(1)
-    count += 1
-  return (_clock() - start) / count
+  rates = []
+  for _ in range(chunks):
+    count, start = 0, _clock()
+    while count < 2 or _clock() - start < sample / chunks:
+      step(1)
+      count += 1
+    rates.append((_clock() - start) / count)
+  return float(np.median(rates))
+
+
+def median_run(runs, target):
+  """Of several runs' (results, trace) of one solver, the one whose time to
+  `target` is the median (the lower middle of an even count): a run that does not
+  reach it counts as slower than every run that does."""
+  def key(run_result):
+    seconds, _, reached = run_result[0][target]
+    return (not reached, seconds)
+  return sorted(runs, key=key)[(len(runs) - 1) // 2]
 
 
 def derived(twin_result, twin_trace, per_iteration):
@@ -427,7 +455,7 @@ def _report(game_string, name, results, traces, targets, setup, note, rows,
   for target in targets:
     seconds, iterations, reached = results[name][target]
     rows.append(dict(game=game_string, solver=name, target=target, seconds=seconds,
-                     iterations=iterations, reached=reached, derived=bool(note)))
+                     iterations=iterations, reached=reached, derived=note.startswith(", derived")))
   trace_rows += [dict(game=game_string, solver=name, iterations=i, seconds=s,
                       exploitability=e) for i, s, e in traces[name]]
 
@@ -498,6 +526,8 @@ def main(argv):
     raise app.UsageError("--targets must be positive.")
   if not _RACE_BELOW.value >= 0:
     raise app.UsageError(f"--race_below must be >= 0, got {_RACE_BELOW.value}.")
+  if _REPEATS.value < 1:
+    raise app.UsageError(f"--repeats must be >= 1, got {_REPEATS.value}.")
   if not _GROWTH.value > 1:
     raise app.UsageError(f"--growth must be > 1, got {_GROWTH.value}.")
   ours, peers = _names(_SOLVERS.value), _names(_PEERS.value)
@@ -556,7 +586,8 @@ def main(argv):
         continue
       setups[name] = time.perf_counter() - start
       if name in game_peers and name in derive:  # sampled here, derived below
-        per_iteration[name] = seconds_per_iteration(solver, _PEER_SAMPLE.value)
+        per_iteration[name] = seconds_per_iteration(solver, _PEER_SAMPLE.value,
+                                                    _REPEATS.value)
         print(f"  {name:24s} sampled: {per_iteration[name] * 1e3:.4g} ms an iteration "
               f"[set-up {setups[name]:.1f} s; {_load()}]", flush=True)
         del solver  # a python game's peer holds gigabytes
@@ -565,8 +596,20 @@ def main(argv):
       evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
       cap = _CAP.value if name in game_ours else peer_cap(results, game_ours, name,
                                                          targets[-1])
-      results[name], traces[name] = run(solver, evaluator, targets, cap, _GROWTH.value)
-      _report(game_string, name, results, traces, targets, setups[name], "", rows,
+      runs = [run(solver, evaluator, targets, cap, _GROWTH.value)]
+      note = ""
+      if name in game_ours and _REPEATS.value > 1 and \
+          runs[0][0][targets[-1]][0] <= _REPEAT_BELOW.value:
+        for _ in range(_REPEATS.value - 1):
+          del solver, evaluator
+          gc.collect()
+          solver = make(name, game, tree)
+          evaluator = solver_runs.AverageStrategyEvaluator(game, solver, tree=tree)
+          runs.append(run(solver, evaluator, targets, cap, _GROWTH.value))
+        note = ", median of {} runs: {} s".format(len(runs), ", ".join(
+            f"{r[0][targets[-1]][0]:.3g}" for r in runs))
+      results[name], traces[name] = median_run(runs, targets[-1])
+      _report(game_string, name, results, traces, targets, setups[name], note, rows,
               trace_rows)
     twin_runs = {}
     for twin in dict.fromkeys(TWINS[name] for name in per_iteration):

@@ -485,3 +485,27 @@ def test_time_to_epsilon_refuses_a_negative_race_below(tmp_path):
   result = _time_to_epsilon(tmp_path, "--games=kuhn_poker", "--race_below=-1")
   assert result.returncode != 0
   assert "--race_below must be >= 0, got -1.0." in result.stderr
+
+
+def test_time_to_epsilon_repeats_ours_and_keeps_the_median_run(tmp_path):
+  # --repeats runs each of ours that many times (a run within --repeat_below) and
+  # keeps the run of median time; the derived column stays false for ours.
+  result = _time_to_epsilon(
+      tmp_path, "--games=kuhn_poker", "--solvers=cfr+", "--peers=none",
+      "--targets=1e-2,1e-3", "--cap=5", "--repeats=3")
+  assert result.returncode == 0, result.stderr
+  line = next(l for l in result.stdout.splitlines() if l.strip().startswith("cfr+"))
+  times = [float(t) for t in line.split("median of 3 runs: ")[1].split(" s]")[0]
+           .split(", ")]
+  assert len(times) == 3
+  frame = pd.read_csv(tmp_path / "time_to_epsilon.csv").set_index("target")
+  assert not frame["derived"].any()
+  kept = frame.loc[1e-3, "seconds"]
+  assert kept == pytest.approx(sorted(times)[1], rel=5e-3)  # (printed to 3 digits)
+  single = _time_to_epsilon(
+      tmp_path / "one", "--games=kuhn_poker", "--solvers=cfr+", "--peers=none",
+      "--targets=1e-2,1e-3", "--cap=5", "--repeats=1")
+  assert single.returncode == 0, single.stderr
+  assert "median of" not in single.stdout
+  bad = _time_to_epsilon(tmp_path / "bad", "--games=kuhn_poker", "--repeats=0")
+  assert bad.returncode != 0 and "--repeats must be >= 1" in bad.stderr
