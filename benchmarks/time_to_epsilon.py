@@ -434,7 +434,8 @@ def plot(output_dir, game_string, traces, peers, derived=()):
               color=colours[k % len(colours)], linestyle="--" if name in peers else "-")
   axes.set_xscale("log")
   axes.set_yscale("log")
-  axes.set_xlabel("solver wall time [s]")
+  axes.set_xlabel("solver CPU time [s]" if _CLOCK.value == "process" else
+                  "solver wall time [s]")
   axes.set_ylabel("exploitability = NashConv / 2")
   axes.set_title(f"Time to exploitability in {game_string}")
   axes.grid(True, which="both", alpha=0.3)
