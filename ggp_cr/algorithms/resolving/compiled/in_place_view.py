@@ -334,7 +334,7 @@ class _Levels:
   """The tree's internal positions (breadth-first) laid out for `_level_accumulate`:
   per position its node, first child, child count, player and first slot
   (unsigned); where each depth's positions start; whether every information set
-  lies on one level; the walk's top-down parents and slots, unsigned."""
+  lies on one level."""
 
   def __init__(self, tree, walk):
     entry = np.empty(walk.num_internal, dtype=np.int64)
@@ -346,10 +346,6 @@ class _Levels:
     self.num_children = walk.up_num_children[entry].astype(np.uint16)
     self.player = walk.up_player[entry]
     self.slot = walk.up_slot_offset[entry].astype(np.uint32)
-    # The walk's top-down parents and slots, unsigned for the pruned passes' reach
-    # (propagate_column 1.2 times faster; a chance parent's slot -1, never read).
-    self.down_parent = walk.down_parent.astype(np.uint32)
-    self.down_slot = walk.down_slot.astype(np.uint32)
     depth = tree.node_depth[self.node]
     self.start = np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2))
     self.single_depth = bool(_single_depth(tree.node_infoset, tree.node_player,
@@ -775,12 +771,11 @@ class SubgameCFRPlus(SubgameStructure):
     column = 1 - update_player if tables.reach_owner is self else -1
     kept = player if observed and update_player == player else -1
     first, histories = self._infoset_histories[update_player]
-    levels = tables.levels
     _pruned_pass(update_player, player, column, kept, self._root_position,
                  self._root_slot, self._root_chance, self._down_lo, self._down_hi,
                  self._up_lo, self._up_hi, self.infosets[update_player], first,
                  histories, tree.infoset_action_offset, tree.infoset_num_actions,
-                 levels.down_parent, walk.down_player, levels.down_slot,
+                 walk.down_parent, walk.down_player, walk.down_slot,
                  walk.down_chance_prob, walk.up_node, walk.up_position,
                  walk.up_first_child, walk.up_num_children, walk.up_player,
                  walk.up_slot_offset, walk.up_parent, walk.up_start,
