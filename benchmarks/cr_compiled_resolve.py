@@ -46,6 +46,7 @@ from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_solvers
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
@@ -94,7 +95,7 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
   subgame = gadget_game.Subgame(tree.game, player, [states[n] for n in roots.tolist()], w,
                             {keys.key_string(k): v for k, v in cbv.items()},
                             opponent_reach=opponent_reach)
-  problem = live_trace.Problem(tree.game, player, gadget_game.make_gadget(subgame, "resolve"))
+  problem = live_problem.Problem(tree.game, player, gadget_game.make_gadget(subgame, "resolve"))
   live = live_solvers.SamplingSolver(problem, live_trace.Trace(problem), _CONFIG, 1)
   setup.append(time.perf_counter() - start)
   start = time.perf_counter()

@@ -32,7 +32,7 @@ from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.tree import compiled_tree
 
 KUHN = "kuhn_poker"
@@ -67,7 +67,7 @@ def test_self_play_opponent_values_are_k_scaled_means_over_iterations(
     game_string, player, variant):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
-  resolver = live_resolver.Resolver(live_trace.Problem(game, player),
+  resolver = live_resolver.Resolver(live_problem.Problem(game, player),
                                    settings.ResolverConfig(solver="cfr+"), seed=0)
   # The resolver's whole-game solve is CFR+; the same iterations, recorded.
   reference = cfr.CFRPlusSolver(tree)
@@ -106,7 +106,7 @@ def test_exact_opponent_values_are_reach_weighted_best_response_values(
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   resolver = live_resolver.Resolver(
-      live_trace.Problem(game, player),
+      live_problem.Problem(game, player),
       settings.ResolverConfig(solver="cfr+", use_cbr=True), seed=0)
   for _ in range(20):
     resolver.solver.iteration()

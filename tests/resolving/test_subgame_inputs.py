@@ -16,6 +16,7 @@ from ggp_cr.algorithms.resolving import continual_resolving as cr
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import compiled_tree
 from test_continual_resolving import SMALL_LEDUC
@@ -34,7 +35,7 @@ def test_subgame_map_gives_the_augmented_closure_roots(game_string):
   tree = compiled_tree.cached_tree(game)
   compared = 0
   for player in (0, 1):
-    trace = live_trace.Trace(live_trace.Problem(game, player))
+    trace = live_trace.Trace(live_problem.Problem(game, player))
     for key in trace.subgame_map.own_keys():
       group = trace.subgame_map.roots(key)
       ours = sorted(tuple(trace.root_state(r).history()) for r in group)
@@ -63,7 +64,7 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
   game = pyspiel.load_game("kuhn_poker")
   tree = compiled_tree.cached_tree(game)
   config = settings.ResolverConfig(solver="cfr+")
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   resolver = live_resolver.Resolver(problem, config, seed=0)
   reference = cfr.CFRPlusSolver(tree)
   trace = resolver.trace
@@ -102,7 +103,7 @@ def test_full_width_estimates_are_self_play_means_over_iterations():
 
 def test_sampling_reach_estimates_come_from_the_average_strategy():
   game = pyspiel.load_game("kuhn_poker")
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   resolver = live_resolver.Resolver(problem, settings.ResolverConfig(), seed=1)
   for _ in range(50):
     resolver.solver.iteration()

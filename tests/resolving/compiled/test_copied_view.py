@@ -16,7 +16,7 @@ from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
@@ -186,7 +186,7 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
   config = settings.ResolverConfig(solver="cfr+", variant=variant)
   compared = 0
   for player in (0, 1):
-    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=0)
+    live = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=0)
     view = copied_view.GadgetView(tree, keys, player, [0], [1.0], variant=None)
     trace, estimates = _solve_both(live, view, 7)
     for own_key in live.trace.subgame_map.own_keys()[:2]:
@@ -199,7 +199,7 @@ def test_next_root_estimates_equal_the_live_full_width_path(game_string, variant
       _assert_inputs_equal(ours, _live_inputs(tree, gadget))
       compared += 1
       # One level down.
-      deeper = live_resolver.Resolver(live_trace.Problem(game, player, gadget), config, seed=0)
+      deeper = live_resolver.Resolver(live_problem.Problem(game, player, gadget), config, seed=0)
       roots = sorted(ours[0])
       sub_view = copied_view.GadgetView(
           tree, keys, player, roots, [ours[0][n][0] for n in roots], ours[2],
@@ -238,7 +238,7 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
 
   compared = 0
   for player in (0, 1):
-    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=0)
+    live = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=0)
     view = copied_view.GadgetView(tree, keys, player, [0], [1.0], variant=None)
     trace = view.trace()
     for _ in range(6):
@@ -251,7 +251,7 @@ def test_exact_inputs_equal_the_live_cbr_path(game_string):
       first = ours(trace, trunk, infoset)
       _assert_inputs_equal(first, _live_inputs(tree, gadget))
       compared += 1
-      deeper = live_resolver.Resolver(live_trace.Problem(game, player, gadget), config, seed=0,
+      deeper = live_resolver.Resolver(live_problem.Problem(game, player, gadget), config, seed=0,
                             trunk=trunk)
       roots = sorted(first[0])
       sub_view = copied_view.GadgetView(tree, keys, player, roots,

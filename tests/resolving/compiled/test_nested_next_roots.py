@@ -17,7 +17,7 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -107,7 +107,7 @@ def test_nested_next_roots_are_sampled_as_the_live_solver(variant, solver):
     copies = _copies_of_next_roots(view.view)
     if not (copies > 1).any():
       continue
-    deeper = live_resolver.Resolver(live_trace.Problem(game, 0, live_inputs[2]), config, seed=11)
+    deeper = live_resolver.Resolver(live_problem.Problem(game, 0, live_inputs[2]), config, seed=11)
     deeper.solver.iterate(300)
     view.iterate(300)
     _assert_same_tables(deeper, view.view)

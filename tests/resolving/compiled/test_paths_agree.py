@@ -19,7 +19,7 @@ from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import warm_start
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -56,7 +56,7 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
   resolved = 0
   for match in range(matches):
     player = match % 2
-    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=match)
+    live = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=match)
     ours = compiled_resolver.CompiledResolver.whole_game(tree, keys, player,
                                                           config.use_cbr, config,
                                                           seed=match)
@@ -77,7 +77,7 @@ def _resolve_along_random_matches(game_string, config, matches=8, iterations=(4,
         else:
           ours, our_info = ours.next_subgame(infoset, variant, seed=seed)
           assert our_info["variant"] == info["variant"]
-          live = live_resolver.Resolver(live_trace.Problem(game, player, gadget), config, seed=seed,
+          live = live_resolver.Resolver(live_problem.Problem(game, player, gadget), config, seed=seed,
                              trunk=profile,
                              warm=live if config.keep_solver_data else None)
           for _ in range(iterations[1]):

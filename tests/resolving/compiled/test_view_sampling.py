@@ -21,7 +21,7 @@ from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 
@@ -88,7 +88,7 @@ def _both(game_string, player, config):
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.cached_tree(game)
   keys = subgame_trace.StateKeys.build(tree)
-  live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=5)
+  live = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=5)
   ours = compiled_resolver.CompiledResolver.whole_game(tree, keys, player,
                                                         config=config, seed=5)
   return game, live, ours
@@ -115,7 +115,7 @@ def test_sampled_views_equal_the_live_sampling_solver(game_string, variant):
       our_inputs = _inputs(ours, own_key, variant)
       _assert_inputs_equal(our_inputs, live_inputs)
       # One level down: the live gadget and the view solved with the same seed.
-      deeper = live_resolver.Resolver(live_trace.Problem(game, player, live_inputs[2]), config,
+      deeper = live_resolver.Resolver(live_problem.Problem(game, player, live_inputs[2]), config,
                            seed=11)
       view = our_inputs[2]
       assert view.view.variant == our_inputs[3]["variant"]
@@ -154,7 +154,7 @@ def _first_subgame(config, our_config):
   ours.config = our_config
   our_inputs = _inputs(ours, own_key, "resolve")
   _assert_inputs_equal(our_inputs, live_inputs)
-  deeper = live_resolver.Resolver(live_trace.Problem(game, 1, live_inputs[2]), config, seed=11)
+  deeper = live_resolver.Resolver(live_problem.Problem(game, 1, live_inputs[2]), config, seed=11)
   deeper.solver.iterate(ITERATIONS)
   our_inputs[2].iterate(ITERATIONS)
   return deeper, our_inputs[2]

@@ -12,6 +12,7 @@ import pyspiel
 import pytest
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import native_next_decisions
 
@@ -57,7 +58,7 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
   for seed in range(14):
     rng = np.random.default_rng(seed)
     player = seed % 2
-    problem = live_trace.Problem(game, player)
+    problem = live_problem.Problem(game, player)
     state = game.new_initial_state()
     own_moves, starts = {}, None
     while not state.is_terminal():
@@ -121,7 +122,7 @@ def test_native_walk_gives_up_past_its_limit_and_refuses_other_games():
     native_next_decisions.next_decisions(pyspiel.load_game("kuhn_poker"), 0, rows,
                                          lengths, own)
   # A deadline passed: the native walk is cut as the walk of every branch is.
-  problem = live_trace.Problem(game, 1)
+  problem = live_problem.Problem(game, 1)
   own_trace = live_trace.OwnTrace(problem, {}, "p1: Prize(1)", deadline=0.0)
   assert not own_trace.complete and own_trace.native_paths is None
 
@@ -159,7 +160,7 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
   """Without the native walk, a sample whose time is out walks one random start: its
   next roots are among the full trace's, and `sampled` is (1 start, of how many)."""
   game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   state = game.new_initial_state()
   own_moves, starts = {}, None
   for action in (5, 0, 4, 1, 3, 2):
@@ -191,7 +192,7 @@ def _bot_turn(actions):
   (problem, its moves, its starts (the histories of its last information set),
   its information state now), as live_path keeps them."""
   game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   state = game.new_initial_state()
   own_moves, starts = {}, None
   for action in actions:

@@ -15,6 +15,7 @@ from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 
 GAME = "python_ii_goofspiel(num_cards=4)"
@@ -65,7 +66,7 @@ def _actions(game, player, key):
 def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
   game = pyspiel.load_game(GAME)
   for player in (0, 1):
-    problem = live_trace.Problem(game, player)
+    problem = live_problem.Problem(game, player)
     full = live_trace.Trace(problem)
     checked = 0
     for first_key, targets in _own_states(game, player).items():
@@ -91,11 +92,11 @@ def _gadgets(count):
   game = pyspiel.load_game(GAME)
   config = settings.ResolverConfig(solver="vr_mccfr")
   for player in (0, 1):
-    whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=1)
+    whole = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=1)
     whole.run(limits.Limit(iterations=100), 0.0)
     for key in sorted(whole.trace.subgame_map.own_keys())[:count]:
       gadget, _, _ = whole.next_subgame(key, "resolve")
-      yield player, whole, key, gadget, live_trace.Problem(game, player, gadget)
+      yield player, whole, key, gadget, live_problem.Problem(game, player, gadget)
 
 
 def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
@@ -124,7 +125,7 @@ def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
 
 def test_own_trace_of_a_turn_in_the_current_subgame_maps_nothing():
   game = pyspiel.load_game(GAME)
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   first = game.new_initial_state()
   key = first.information_state_string(0)
   own = live_trace.OwnTrace(problem, {}, key)
@@ -140,9 +141,9 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
   config = settings.ResolverConfig(solver="vr_mccfr")
   compared = gadgets = 0
   for player in (0, 1):
-    problem = live_trace.Problem(game, player)
+    problem = live_problem.Problem(game, player)
     full = live_resolver.Resolver(problem, config, seed=7)
-    cut = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=7,
+    cut = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=7,
                                  deadline=time.perf_counter() - 1.0)
     assert not cut.trace.complete and cut.solver_collects_by_history
     for resolver in (full, cut):
@@ -260,7 +261,7 @@ def test_the_first_decisions_starts_are_its_information_sets_histories():
   game = pyspiel.load_game(GAME)
   checked = 0
   for player in (0, 1):
-    problem = live_trace.Problem(game, player)
+    problem = live_problem.Problem(game, player)
     for first_key, targets in _own_states(game, player).items():
       starts = live_trace.OwnTrace(problem, {}, first_key)
       assert starts.in_current and starts.complete and starts.num_roots == 0
@@ -345,7 +346,7 @@ def test_starts_below_a_gadget_map_what_its_roots_map():
 
 def test_root_states_kept_by_the_trace_equal_their_replays():
   game = pyspiel.load_game(GAME)
-  trace = live_trace.Trace(live_trace.Problem(game, 1))
+  trace = live_trace.Trace(live_problem.Problem(game, 1))
   for root_id in range(trace.num_roots):
     replay = game.new_initial_state()
     for action in trace.actions[root_id]:
@@ -364,7 +365,7 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   in is walked again, its histories found once)."""
   game = pyspiel.load_game("python_ii_goofspiel(num_cards=5)")
   player = 1
-  problem = live_trace.Problem(game, player)
+  problem = live_problem.Problem(game, player)
   first_key, targets = sorted(_own_states(game, player).items())[0]
   starts = live_trace.OwnTrace(problem, {}, first_key).current_starts
   action = _actions(game, player, first_key)[0]

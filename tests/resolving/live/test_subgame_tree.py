@@ -15,7 +15,7 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.resolving import recall
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import subgame_tree
 
 GAMES = ["python_ii_goofspiel(num_cards=4)", "python_leduc(max_raises=1,cards_per_suit=3)"]
@@ -28,12 +28,12 @@ _ARRAYS = ("node_parent", "node_action_index", "node_player", "node_num_children
 def _problems(game, player):
   """The whole game and two of its next subgames' resolve gadgets."""
   config = settings.ResolverConfig(solver="cfr+")
-  whole = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=0)
+  whole = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=0)
   whole.run(limits.Limit(iterations=20), 0.0)
-  yield live_trace.Problem(game, player)
+  yield live_problem.Problem(game, player)
   for key in sorted(whole.trace.subgame_map.own_keys())[:2]:
     gadget, _, _ = whole.next_subgame(key, "resolve")
-    yield live_trace.Problem(game, player, gadget)
+    yield live_problem.Problem(game, player, gadget)
 
 
 @pytest.mark.parametrize("game_string", GAMES)
@@ -59,7 +59,7 @@ def test_not_cut_the_resolver_gives_the_live_paths_solution_and_inputs(game_stri
     for problem in list(_problems(game, player))[1:]:
       theirs = live_resolver.Resolver(problem, config, seed=0)
       mine = live_resolver.Resolver(
-          live_trace.Problem(game, player, problem.gadget), config, seed=0,
+          live_problem.Problem(game, player, problem.gadget), config, seed=0,
           deadline=time.perf_counter() + 600.0, turns=None)
       assert mine.tree_fallback is None and mine.trace.complete
       for resolver in (theirs, mine):
@@ -116,7 +116,7 @@ def test_cut_at_the_next_turns_it_keeps_the_histories_above_them():
 
 def test_cut_at_the_second_turns_it_is_deeper():
   game = pyspiel.load_game(GAMES[0])
-  problem = live_trace.Problem(game, 0)
+  problem = live_problem.Problem(game, 0)
   sizes = [subgame_tree.depth_limited_tree(problem, turns).num_nodes
            for turns in (1, 2, None)]
   assert sizes[0] < sizes[1] < sizes[2]
@@ -126,7 +126,7 @@ def test_a_cut_resolver_resolves_and_a_late_one_falls_back_to_vr_mccfr():
   game = pyspiel.load_game(GAMES[0])
   config = settings.ResolverConfig(solver="cfr+")
   problem = list(_problems(game, 0))[1]
-  cut = live_resolver.Resolver(live_trace.Problem(game, 0, problem.gadget), config,
+  cut = live_resolver.Resolver(live_problem.Problem(game, 0, problem.gadget), config,
                                seed=0, deadline=time.perf_counter() + 600.0, turns=1)
   assert cut.tree_fallback is None and not cut.config.sampling
   assert cut.problem.compiled.num_nodes < problem.tree().num_nodes
@@ -134,7 +134,7 @@ def test_a_cut_resolver_resolves_and_a_late_one_falls_back_to_vr_mccfr():
   key = sorted(cut.trace.subgame_map.own_keys())[0]
   gadget, _, info = cut.next_subgame(key, "resolve")
   assert info["roots"] == len(gadget.subgame.root_states) > 0
-  late = live_resolver.Resolver(live_trace.Problem(game, 0, problem.gadget), config,
+  late = live_resolver.Resolver(live_problem.Problem(game, 0, problem.gadget), config,
                                 seed=0, deadline=time.perf_counter() - 1.0, turns=1)
   assert late.config.solver == "vr_mccfr" and "VR-MCCFR" in late.tree_fallback
   with pytest.raises(ValueError, match="turns"):

@@ -14,7 +14,7 @@ from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.live import live_resolver
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.tree import compiled_tree
 
 SMALL_LEDUC = "python_leduc(max_raises=1,cards_per_suit=3)"
@@ -44,7 +44,7 @@ def test_tree_values_are_no_less_safe_than_the_minimum_utility(monkeypatch):
   config = settings.ResolverConfig(solver="vr_mccfr")
   ours, minimum = [], []
   for player in (0, 1):
-    live = live_resolver.Resolver(live_trace.Problem(game, player), config, seed=3)
+    live = live_resolver.Resolver(live_problem.Problem(game, player), config, seed=3)
     live.run(limits.Limit(iterations=30), 0.0)
     trunk = live.combined_profile(tree)
     for key in [k for k in tree.infoset_keys if k in live.trace.subgame_map]:
@@ -66,7 +66,7 @@ def test_tree_values_are_no_less_safe_than_the_minimum_utility(monkeypatch):
 
 def test_without_the_tree_unsampled_sets_get_the_minimum_utility(monkeypatch):
   game = pyspiel.load_game(SMALL_LEDUC)
-  live = live_resolver.Resolver(live_trace.Problem(game, 1),
+  live = live_resolver.Resolver(live_problem.Problem(game, 1),
                            settings.ResolverConfig(solver="vr_mccfr"), seed=3)
   live.run(limits.Limit(iterations=5), 0.0)
   monkeypatch.setattr(compiled_tree, "tree_source", lambda *args, **kwargs: None)

@@ -9,6 +9,7 @@ import pyspiel
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
@@ -54,7 +55,7 @@ def test_whole_game_and_next_subgame_traces_equal_the_live_ones(game_string):
   keys = subgame_trace.StateKeys.build(tree)
   checked = 0
   for player in (0, 1):
-    live = live_trace.Trace(live_trace.Problem(game, player))
+    live = live_trace.Trace(live_problem.Problem(game, player))
     trace = subgame_trace.trace_subgames(tree, keys, player, [0])
     _assert_equal_traces(live, trace, keys, tree)
     # One level down: the live trace of a resolve gadget over a group's roots.
@@ -64,7 +65,7 @@ def test_whole_game_and_next_subgame_traces_equal_the_live_ones(game_string):
       values = {s.information_state_string(1 - player): 0.0 for s in states}
       subgame = gadget_game.Subgame(game, player, states, np.ones(len(states)), values)
       gadget = gadget_game.make_gadget(subgame, "resolve")
-      deeper = live_trace.Trace(live_trace.Problem(game, player, gadget))
+      deeper = live_trace.Trace(live_problem.Problem(game, player, gadget))
       roots = [trunk_inputs.history_node(tree, s.history()) for s in states]
       _assert_equal_traces(deeper, subgame_trace.trace_subgames(
           tree, keys, player, roots), keys, tree)

@@ -83,7 +83,7 @@ def _prefix_arrays(variant, opponent, first_gate, root_chance, gate_ids,
 
 
 def initial_track(view):
-  """The tracking state at the view's root (live_trace.Problem.initial_track)."""
+  """The tracking state at the view's root (live_problem.Problem.initial_track)."""
   if view.variant is None and int(view.tree.node_player[0]) == view.player:
     return recall.CURRENT
   return recall.FIRST

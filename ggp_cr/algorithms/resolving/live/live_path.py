@@ -13,6 +13,7 @@ import numpy as np
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.live import live_resolver
+from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
 
 # Share of a decision's time budget after which tracing the next turns below the
@@ -91,7 +92,7 @@ class LivePath:
     (record["key"]) found within FIRST_STARTS_SHARE, its next OwnTrace's starts if
     the trace does not end."""
     del prepared_seconds
-    problem = live_trace.Problem(self.game, self.player)
+    problem = live_problem.Problem(self.game, self.player)
     starts = None
     if self.config.sampling:
       # A walk pruned at every decision of the bot's (none is above the histories
@@ -160,7 +161,7 @@ class LivePath:
     if sampled:
       record["subgame_kind"] = SAMPLED_KIND
     warm = current if self.config.keep_solver_data else None
-    resolver = self._resolver(live_trace.Problem(self.game, self.player, gadget),
+    resolver = self._resolver(live_problem.Problem(self.game, self.player, gadget),
                               record, move, seed, warm=warm, trunk=profile,
                               parent_root_mass=current.root_mass)
     resolver.sampled_roots = sampled

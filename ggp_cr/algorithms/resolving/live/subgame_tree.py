@@ -47,7 +47,7 @@ def playout_value(problem, state, playouts, rng):
 
 def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
                        max_nodes=None):
-  """The compiled tree of `problem.game` (live_trace.Problem: the whole game or a
+  """The compiled tree of `problem.game` (live_problem.Problem: the whole game or a
   gadget) cut at the bot's `turns`-th next turn in another subgame (None: not cut,
   the game's own compiled tree), each cut history a leaf worth the mean of
   `playouts` random playouts (seeded by `seed`). Only histories at or below a next
