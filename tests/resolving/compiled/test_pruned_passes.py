@@ -160,6 +160,44 @@ def test_pruned_passes_skip_unreached_subtrees():
   assert skipped > 0
 
 
+def test_level_passes_compute_the_other_players_levels_whole():
+  """A pruned pass level by level that keeps no player (kept < 0) computes the
+  values on the levels of the player it does not update also where the updated
+  player's counterfactual reach is 0 (a pass skipped those before and left them
+  stale; their reach is not read now), and still equals the unpruned solve."""
+  overwritten = 0
+  for plain, pruned in _views("python_princess_monster(max_turns=4)", "resolve", 5):
+    # pylint: disable=protected-access
+    solver = pruned.solver
+    assert solver.by_level
+    plain.run(ITERATIONS)
+    pruned.run(ITERATIONS)
+    plain.run(1)
+    levels = solver._tables.levels
+    # An iteration's last pass updates player 1: player 0's levels are the other's.
+    positions = np.concatenate([
+        np.arange(lo, hi) for lo, hi, q in zip(solver._level_lo, solver._level_hi,
+                                               solver._level_player) if q == 0])
+    nodes = levels.node[positions].astype(np.int64)
+    prune = solver._prune
+
+    def marked(update_player, weight, observed):
+      if update_player == 1:  # finite: weighed by 0 where skipped
+        solver._tables.values[nodes] = 12345.0
+      prune(update_player, weight, observed)
+
+    solver._prune = marked
+    pruned.run(1)
+    reach = solver._tables.reach[positions]  # the last pass's
+    unreached = reach[:, 0] * reach[:, 2] == 0.0
+    # (a value computed from children a pass skipped may be the marker again)
+    overwritten += int(np.sum(unreached & (solver._tables.values[nodes] != 12345.0)))
+    for name in ("_regrets", "_cumulative", "_strategy"):
+      np.testing.assert_array_equal(getattr(solver, name),
+                                    getattr(plain.solver, name))
+  assert overwritten > 0
+
+
 def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
   """A resolver solving in place with pruned passes (later iterations faster than
   the first, and steady) decays the anytime loop's per-iteration estimate by

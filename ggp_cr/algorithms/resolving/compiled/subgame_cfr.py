@@ -80,7 +80,21 @@ def _infoset_sums(update_player, infosets, first, histories, infoset_action_offs
 
 
 @numba.njit(cache=True)
-def _level_accumulate(update_player, kept, level_lo, level_hi, pos_node,
+def _values_of_level(lo, hi, pos_node, pos_first_child, pos_num_children, pos_slot,
+                     strategy, values):
+  """values of player positions lo..hi-1 from their children's, none skipped (the
+  reach is not read)."""
+  for k in range(lo, hi):
+    first = pos_first_child[k]
+    offset = pos_slot[k]
+    value = 0.0
+    for a in range(pos_num_children[k]):
+      value += strategy[offset + a] * values[first + a]
+    values[pos_node[k]] = value
+
+
+@numba.njit(cache=True)
+def _level_accumulate(update_player, kept, level_lo, level_hi, level_player, pos_node,
                       pos_first_child, pos_num_children, pos_player, pos_slot,
                       chance_prob, strategy, reach, values, regrets):
   """traversal.accumulate_pruned's values and regrets (no sums) over internal
@@ -92,9 +106,20 @@ def _level_accumulate(update_player, kept, level_lo, level_hi, pos_node,
   PAM{8}'s subgames); each information set's histories lie on one level
   (_Levels.single_depth), in increasing order there as in the post-order, so
   every regret gets the same additions in the same order. The body repeats
-  accumulate_pruned's on purpose (its docstring)."""
+  accumulate_pruned's on purpose (its docstring). A segment whose level holds
+  only the other player's positions (`level_player[s]`, _Levels.level_player) is
+  not tested when `kept` < 0 (`_values_of_level`): a value computed at a position
+  accumulate_pruned skips is finite and reaches every ancestor it does not skip
+  through a zero probability of the other player or chance (what made pi_-i pi_c
+  zero), as the stale value there does, so every regret and every value not
+  skipped is the same number (the reach rows of the level are not read: 1.1-1.15
+  times faster on PAM{8}'s levels)."""
   other = 1 - update_player
   for s in range(len(level_lo)):
+    if kept < 0 and level_player[s] == other:
+      _values_of_level(level_lo[s], level_hi[s], pos_node, pos_first_child,
+                       pos_num_children, pos_slot, strategy, values)
+      continue
     for k in range(level_lo[s], level_hi[s]):
       chance = reach[k, 2]
       if reach[k, other] * chance == 0.0 and (
@@ -130,15 +155,16 @@ def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
                  down_player, down_slot, down_chance_prob, up_node, up_position,
                  up_first_child, up_num_children, up_player, up_slot_offset,
                  up_parent, up_start, chance_prob, strategy, reach, values, regrets,
-                 cumulative, weight, level_lo, level_hi, levels):
+                 cumulative, weight, level_lo, level_hi, level_player, levels):
   """`subgame_pass` of a CFR+ iteration for `update_player` (0 or 1) that skips the
   subtrees it has no counterfactual reach in (traversal.accumulate_pruned, `kept`
   as there), its sums added per information set (`_infoset_sums` of its
   `infosets` in the subgame), its reach redone for player `column` only if given
   (>= 0: the reach array holds the previous pass's, which differs in that player's
   strategy alone), else all of it; its values and regrets level by level
-  (`_level_accumulate` over the segments level_lo/level_hi, `levels` a _Levels'
-  arrays) if there are such segments, else along the post-order segments."""
+  (`_level_accumulate` over the segments level_lo/level_hi, their levels' players
+  level_player, `levels` a _Levels' arrays) if there are such segments, else along
+  the post-order segments."""
   subgame_layout.root_reach(column, player, root_position, root_slot, root_chance,
                             strategy, reach)
   for s in range(len(down_lo)):
@@ -151,9 +177,9 @@ def _pruned_pass(update_player, player, column, kept, root_position, root_slot,
   _infoset_sums(update_player, infosets, first, histories, infoset_action_offset,
                 infoset_num_actions, strategy, reach, cumulative, weight)
   if len(level_lo):
-    _level_accumulate(update_player, kept, level_lo, level_hi, levels[0], levels[1],
-                      levels[2], levels[3], levels[4], chance_prob, strategy, reach,
-                      values, regrets)
+    _level_accumulate(update_player, kept, level_lo, level_hi, level_player, levels[0],
+                      levels[1], levels[2], levels[3], levels[4], chance_prob, strategy,
+                      reach, values, regrets)
     return
   for j in range(len(up_lo)):
     traversal.accumulate_pruned(update_player, up_lo[j], up_hi[j], up_node,
@@ -190,11 +216,15 @@ class SubgameCFRPlus(subgame_layout.SubgameStructure):
   def __init__(self, view, pack=None, deadline=None, reserve=0.0, prune=True,
                by_level=True):
     super().__init__(view)
-    self._level_lo = self._level_hi = np.zeros(0, dtype=np.int64)
+    self._level_lo = self._level_hi = self._level_player = np.zeros(0, dtype=np.int64)
     if by_level and self.level_order_keeps_sums():
+      levels = self._tables.levels
       self._level_lo, self._level_hi = subgame_layout.level_segments(
-          self._root_position, self._down_lo, self._down_hi,
-          self._tables.levels.start)
+          self._root_position, self._down_lo, self._down_hi, levels.start)
+      # Each segment's level's player (_level_accumulate skips no position of
+      # the other player's levels).
+      self._level_player = levels.level_player[
+          np.searchsorted(levels.start, self._level_lo, side="right") - 1]
     self.packed = None
     # Iteration passes on the whole tree skip unreached subtrees (`_prune`).
     self.prune = bool(prune)
@@ -321,7 +351,7 @@ class SubgameCFRPlus(subgame_layout.SubgameStructure):
                  walk.up_slot_offset, walk.up_parent, walk.up_start,
                  walk.chance_prob, self._strategy, tables.reach, tables.values,
                  self._regrets, self._cumulative, weight, self._level_lo,
-                 self._level_hi, self._level_arrays())
+                 self._level_hi, self._level_player, self._level_arrays())
     tables.reach_owner = self
     self.pruned_passes += 1
     self.visited_states += self.subgame_nodes

@@ -223,8 +223,9 @@ def level_segments(root_position, down_lo, down_hi, level_start):
 class _Levels:
   """The tree's internal positions (breadth-first) laid out for `_level_accumulate`:
   per position its node, first child, child count, player and first slot
-  (unsigned); where each depth's positions start; whether every information set
-  lies on one level."""
+  (unsigned); where each depth's positions start; per depth the player of all its
+  positions (-2: several, or none); whether every information set lies on one
+  level."""
 
   def __init__(self, tree, walk):
     entry = np.empty(walk.num_internal, dtype=np.int64)
@@ -238,6 +239,12 @@ class _Levels:
     self.slot = walk.up_slot_offset[entry].astype(np.uint32)
     depth = tree.node_depth[self.node]
     self.start = np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2))
+    self.level_player = np.full(len(self.start) - 1, -2, dtype=np.int64)
+    filled = np.flatnonzero(self.start[1:] > self.start[:-1])
+    if len(filled):
+      lowest = np.minimum.reduceat(self.player, self.start[filled])
+      highest = np.maximum.reduceat(self.player, self.start[filled])
+      self.level_player[filled] = np.where(lowest == highest, lowest, -2)
     self.single_depth = bool(_single_depth(tree.node_infoset, tree.node_player,
                                            tree.node_depth, tree.num_infosets))
 
