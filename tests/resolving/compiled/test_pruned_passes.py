@@ -161,10 +161,10 @@ def test_pruned_passes_skip_unreached_subtrees():
 
 
 def test_level_passes_compute_the_other_players_levels_whole():
-  """A pruned pass level by level that keeps no player (kept < 0) computes the
-  values on the levels of the player it does not update also where the updated
-  player's counterfactual reach is 0 (a pass skipped those before and left them
-  stale; their reach is not read now), and still equals the unpruned solve."""
+  """A pruned pass level by level computes the values on the levels of the player
+  it does not update also where the updated player's counterfactual reach is 0 (a
+  pass skipped those before and left them stale; their reach is not read now),
+  and still equals the unpruned solve."""
   overwritten = 0
   for plain, pruned in _views("python_princess_monster(max_turns=4)", "resolve", 5):
     # pylint: disable=protected-access

@@ -106,17 +106,16 @@ def _level_accumulate(update_player, kept, level_lo, level_hi, level_player, pos
   PAM{8}'s subgames); each information set's histories lie on one level
   (_Levels.single_depth), in increasing order there as in the post-order, so
   every regret gets the same additions in the same order. The body repeats
-  accumulate_pruned's on purpose (its docstring). A segment whose level holds
-  only the other player's positions (`level_player[s]`, _Levels.level_player) is
-  not tested when `kept` < 0 (`_values_of_level`): a value computed at a position
-  accumulate_pruned skips is finite and reaches every ancestor it does not skip
-  through a zero probability of the other player or chance (what made pi_-i pi_c
-  zero), as the stale value there does, so every regret and every value not
-  skipped is the same number (the reach rows of the level are not read: 1.1-1.15
-  times faster on PAM{8}'s levels)."""
+  accumulate_pruned's on purpose (its docstring). The positions of a segment whose
+  level holds only the other player's (`level_player[s]`, _Levels.level_player)
+  are not tested (`_values_of_level`; their reach rows are not read): a value
+  computed where accumulate_pruned skips is finite and enters every value it does
+  not skip times a zero probability of a player or chance (what made the reach
+  there zero), as the stale value there does, so every regret and every value not
+  skipped is the same number."""
   other = 1 - update_player
   for s in range(len(level_lo)):
-    if kept < 0 and level_player[s] == other:
+    if level_player[s] == other:
       _values_of_level(level_lo[s], level_hi[s], pos_node, pos_first_child,
                        pos_num_children, pos_slot, strategy, values)
       continue
