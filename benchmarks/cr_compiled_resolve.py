@@ -42,6 +42,7 @@ from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import copied_view
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
 from ggp_cr.algorithms.resolving.gadget import gadget_game
@@ -81,7 +82,7 @@ def _sample_both(tree, keys, player, trace, estimates, infoset, iterations):
     try:
       view = kind(tree, keys, player, roots, w, cbv, "resolve", opponent_reach,
                   solver=view_solvers.sampler(_CONFIG, 1))
-    except in_place_view.NestedRoots:
+    except subgame_layout.NestedRoots:
       runs.append(None)
       continue
     built = time.perf_counter() - start

@@ -9,7 +9,7 @@ ns per node and pass (two passes an iteration, alternating updates), then for up
 --subgames of the kept subgames of distinct sizes, solved in place
 (in_place_view.SubgameView, roots nested: skipped), their iteration's ns per node and
 pass, its ratio to the whole tree's, how many position ranges and post-order
-segments its passes walk (in_place_view._ranges), and the share of the iteration
+segments its passes walk (subgame_layout._ranges), and the share of the iteration
 outside the two passes' kernels (gadget gates, regret matching, Python); then the
 same subgame with its walk packed (packed_walk.PackedWalk): the packing's time, its
 iteration's ns per node and pass, its ratio to the whole tree's, the in-place over
@@ -40,6 +40,8 @@ from ggp_cr.algorithms.resolving import continual_resolving
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import subgame_cfr
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.tree import compiled_tree
 
 _GAMES = flags.DEFINE_multi_string(
@@ -123,7 +125,7 @@ def _packed(arguments):
   def packing():
     made[0] = None  # its memory freed, as a bot frees its last subgame's
     made[0] = in_place_view.SubgameView(
-        *arguments, solver=lambda v: in_place_view.SubgameCFRPlus(v, pack=False))
+        *arguments, solver=lambda v: subgame_cfr.SubgameCFRPlus(v, pack=False))
     start = time.perf_counter()
     made[0].solver._pack()  # pylint: disable=protected-access
     return time.perf_counter() - start
@@ -150,8 +152,8 @@ def main(argv):
     for arguments in kept:
       try:
         view = in_place_view.SubgameView(
-            *arguments, solver=lambda v: in_place_view.SubgameCFRPlus(v, pack=False))
-      except in_place_view.NestedRoots:
+            *arguments, solver=lambda v: subgame_cfr.SubgameCFRPlus(v, pack=False))
+      except subgame_layout.NestedRoots:
         continue
       solver = view.solver
       nodes = solver.subgame_nodes

@@ -5,7 +5,7 @@
 (`accumulate`, values, regrets and cumulative strategies). A subtree's internal
 nodes are one contiguous segment of the post-order, and its nodes at each depth one
 contiguous range of the breadth-first order, so the kernels also run on parts of the
-tree (continual resolving's in_place_view).
+tree (continual resolving's subgame_cfr).
 """
 
 import numba

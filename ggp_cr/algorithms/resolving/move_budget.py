@@ -78,7 +78,7 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 # Writing a subgame's gadget payoffs at its terminals into the shared value array
-# (in_place_view.SubgameCFRPlus.write_payoffs), per subgame node: 3.3 ms median, 5.7
+# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 3.3 ms median, 5.7
 # max for PAM{8}'s 2.5M-node subgames (load 4), part of their first iteration
 # unless made ahead (CompiledResolver.payoffs_ahead).
 PAYOFF_SECONDS_PER_NODE = 2.5e-9

@@ -11,6 +11,7 @@ import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving.compiled import copied_view
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
@@ -90,7 +91,7 @@ def test_nested_roots_and_the_whole_game_are_refused():
   tree = compiled_tree.cached_tree(pyspiel.load_game("kuhn_poker"))
   keys = subgame_trace.StateKeys.build(tree)
   child = int(tree.node_first_child[0])
-  with pytest.raises(in_place_view.NestedRoots, match="below another root"):
+  with pytest.raises(subgame_layout.NestedRoots, match="below another root"):
     in_place_view.SubgameView(tree, keys, 0, [child, int(tree.node_first_child[child])],
                               [0.5, 0.5], variant="unsafe")
   with pytest.raises(ValueError, match="variant must be one of"):

@@ -19,6 +19,7 @@ from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
+from ggp_cr.algorithms.resolving.compiled import subgame_cfr
 from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.tree import compiled_tree
 from test_build_ahead import _first_subgame
@@ -368,7 +369,7 @@ def test_a_slow_sampling_setup_is_given_up_before_its_sampler(monkeypatch):
   # CFR+ likewise: its structures (SubgameCFRPlus) follow the plan.
   whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
   whole.iterate(5)
-  made = _count_instances(monkeypatch, compiled_resolver.in_place_view,
+  made = _count_instances(monkeypatch, subgame_cfr,
                           "SubgameCFRPlus")
   delay[0] = 0.3
   with pytest.raises(protocol.CannotResolve, match="ms to its plan"):

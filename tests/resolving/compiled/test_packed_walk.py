@@ -1,5 +1,5 @@
 """CFR+ on a subgame's packed walk (packed_walk.PackedWalk) equals CFR+ in place on
-the whole tree (in_place_view.SubgameCFRPlus), the same sums in the same order
+the whole tree (subgame_cfr.SubgameCFRPlus), the same sums in the same order
 ([S] §1.3.1; issue 45)."""
 
 import numpy as np
@@ -8,6 +8,8 @@ import pytest
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_cfr
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from test_copied_view import GAMES, _gadget_arguments, _inputs, _subgames
 
@@ -18,7 +20,7 @@ def _view(arguments, pack):
   # In place unpruned: a pruned pass leaves the values it skips stale (root_values;
   # test_pruned_passes ties the pruned solve to this one).
   return in_place_view.SubgameView(
-      *arguments, solver=lambda view: in_place_view.SubgameCFRPlus(view, pack=pack,
+      *arguments, solver=lambda view: subgame_cfr.SubgameCFRPlus(view, pack=pack,
                                                                    prune=False))
 
 
@@ -30,7 +32,7 @@ def test_packed_walk_equals_the_in_place_solve(game_string, variant):
   for arguments in _gadget_arguments(game_string, variant, rng):
     try:
       in_place, packed = _view(arguments, False), _view(arguments, True)
-    except in_place_view.NestedRoots:
+    except subgame_layout.NestedRoots:
       continue
     assert in_place.solver.packed is None and packed.solver.packed is not None
     assert packed.solver.packed.num_nodes == in_place.solver.subgame_nodes
@@ -69,11 +71,11 @@ def test_packing_is_chosen_by_scatter_size_and_deadline(monkeypatch):
                                    np.random.default_rng(0))
   arguments = (tree, keys, player, roots, w, cbv, "resolve", opponent_reach)
   assert in_place_view.SubgameView(*arguments).solver.packed is None  # small
-  monkeypatch.setattr(in_place_view, "PACK_MIN_NODES", 0)
-  monkeypatch.setattr(in_place_view, "PACK_NODES_PER_RANGE", float("inf"))
+  monkeypatch.setattr(subgame_cfr, "PACK_MIN_NODES", 0)
+  monkeypatch.setattr(subgame_cfr, "PACK_NODES_PER_RANGE", float("inf"))
   assert in_place_view.SubgameView(*arguments).solver.packed is not None
   late = in_place_view.SubgameView(
-      *arguments, solver=lambda view: in_place_view.SubgameCFRPlus(view, deadline=0.0))
+      *arguments, solver=lambda view: subgame_cfr.SubgameCFRPlus(view, deadline=0.0))
   assert late.solver.packed is None
-  monkeypatch.setattr(in_place_view, "PACK_NODES_PER_RANGE", 0.0)
+  monkeypatch.setattr(subgame_cfr, "PACK_NODES_PER_RANGE", 0.0)
   assert in_place_view.SubgameView(*arguments).solver.packed is None

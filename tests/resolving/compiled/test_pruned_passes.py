@@ -1,4 +1,4 @@
-"""CFR+ on a subgame in place with pruned passes (in_place_view.SubgameCFRPlus's
+"""CFR+ on a subgame in place with pruned passes (subgame_cfr.SubgameCFRPlus's
 `_prune`: unreached subtrees skipped, one reach column redone) equals the unpruned
 in-place solve bit for bit ([S] §1.3.1; issue 45)."""
 
@@ -15,6 +15,8 @@ from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_cfr
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.gadget import gadget_game
 from test_copied_view import GAMES, _gadget_arguments
 
@@ -23,7 +25,7 @@ ITERATIONS = 20
 
 def _view(arguments, prune, by_level=True):
   return in_place_view.SubgameView(
-      *arguments, solver=lambda view: in_place_view.SubgameCFRPlus(
+      *arguments, solver=lambda view: subgame_cfr.SubgameCFRPlus(
           view, pack=False, prune=prune, by_level=by_level))
 
 
@@ -33,7 +35,7 @@ def _views(game_string, variant, seed):
                                      np.random.default_rng(seed)):
     try:
       yield _view(arguments, False), _view(arguments, True)
-    except in_place_view.NestedRoots:
+    except subgame_layout.NestedRoots:
       continue
 
 
@@ -87,7 +89,7 @@ def test_level_order_passes_equal_the_post_order_ones(game_string, variant):
   for arguments in _gadget_arguments(game_string, variant, np.random.default_rng(8)):
     try:
       post, level = _view(arguments, True, False), _view(arguments, True, True)
-    except in_place_view.NestedRoots:
+    except subgame_layout.NestedRoots:
       continue
     assert not post.solver.by_level
     by_level += level.solver.by_level
@@ -102,7 +104,7 @@ def test_level_segments_cover_the_subgame_deepest_first():
   """_level_segments: the roots' and ranges' positions, each once, cut at the
   level starts, deepest level first and increasing within a level."""
   level_start = np.array([0, 1, 3, 7, 12, 20])
-  lo, hi = in_place_view._level_segments(  # pylint: disable=protected-access
+  lo, hi = subgame_layout.level_segments(  # pylint: disable=protected-access
       np.array([1, 2]), np.array([3, 8]), np.array([6, 16]), level_start)
   positions = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
   np.testing.assert_array_equal(np.sort(positions), [1, 2, 3, 4, 5] + list(range(8, 16)))
@@ -131,7 +133,7 @@ def test_infoset_sums_add_each_history_in_turn(count):
     for _ in range(histories[n]):
       for a in range(offsets[n], offsets[n] + count):
         expected[a] += own * strategy[a]
-  in_place_view._infoset_sums(  # pylint: disable=protected-access
+  subgame_cfr._infoset_sums(  # pylint: disable=protected-access
       1, infosets, first, histories, offsets, counts, strategy, reach, cumulative, 0.3)
   np.testing.assert_array_equal(cumulative, expected)
 
@@ -156,6 +158,44 @@ def test_pruned_passes_skip_unreached_subtrees():
       np.testing.assert_array_equal(getattr(solver, name),
                                     getattr(plain.solver, name))
   assert skipped > 0
+
+
+def test_level_passes_compute_the_other_players_levels_whole():
+  """A pruned pass level by level computes the values on the levels of the player
+  it does not update also where the updated player's counterfactual reach is 0 (a
+  pass skipped those before and left them stale; their reach is not read now),
+  and still equals the unpruned solve."""
+  overwritten = 0
+  for plain, pruned in _views("python_princess_monster(max_turns=4)", "resolve", 5):
+    # pylint: disable=protected-access
+    solver = pruned.solver
+    assert solver.by_level
+    plain.run(ITERATIONS)
+    pruned.run(ITERATIONS)
+    plain.run(1)
+    levels = solver._tables.levels
+    # An iteration's last pass updates player 1: player 0's levels are the other's.
+    positions = np.concatenate([
+        np.arange(lo, hi) for lo, hi, q in zip(solver._level_lo, solver._level_hi,
+                                               solver._level_player) if q == 0])
+    nodes = levels.node[positions].astype(np.int64)
+    prune = solver._prune
+
+    def marked(update_player, weight, observed):
+      if update_player == 1:  # finite: weighed by 0 where skipped
+        solver._tables.values[nodes] = 12345.0
+      prune(update_player, weight, observed)
+
+    solver._prune = marked
+    pruned.run(1)
+    reach = solver._tables.reach[positions]  # the last pass's
+    unreached = reach[:, 0] * reach[:, 2] == 0.0
+    # (a value computed from children a pass skipped may be the marker again)
+    overwritten += int(np.sum(unreached & (solver._tables.values[nodes] != 12345.0)))
+    for name in ("_regrets", "_cumulative", "_strategy"):
+      np.testing.assert_array_equal(getattr(solver, name),
+                                    getattr(plain.solver, name))
+  assert overwritten > 0
 
 
 def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():
@@ -190,14 +230,14 @@ def test_the_anytime_loop_asks_a_callable_margin_before_each_iteration():
 
 
 def test_prepare_after_a_solve_keeps_it_equal():
-  """in_place_view.prepare zeroing the shared arrays after a view was solved (its
+  """subgame_layout.prepare zeroing the shared arrays after a view was solved (its
   reach and terminal payoffs gone) does not change the solve."""
   plain, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 7))
   plain.run(3)
   pruned.run(3)
   tables = pruned.solver._tables  # pylint: disable=protected-access
   tables.touched = False
-  in_place_view.prepare(pruned.whole)
+  subgame_layout.prepare(pruned.whole)
   pruned.run(3)  # the view that ran last first
   plain.run(3)
   np.testing.assert_array_equal(pruned.average_slots(), plain.average_slots())

@@ -16,6 +16,7 @@ from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.compiled import view_sampling
 from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.exact import trunk_inputs
@@ -246,7 +247,7 @@ def _copy_and_in_place(game_string, player, variant, config, own=0):
   try:
     in_place = in_place_view.SubgameView(
         *arguments, solver=view_solvers.sampler(config, 11))
-  except in_place_view.NestedRoots:
+  except subgame_layout.NestedRoots:
     return None
   assert isinstance(in_place.solver, view_sampling.InPlaceSampler)
   return copy, in_place

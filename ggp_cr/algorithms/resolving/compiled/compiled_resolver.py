@@ -17,6 +17,7 @@ from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import copied_view
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.compiled import view_sampling
 from ggp_cr.algorithms.resolving.compiled import view_solvers
 from ggp_cr.algorithms.resolving.compiled import warm_start
@@ -75,7 +76,7 @@ def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach
                   "contiguously")
     try:
       return in_place_view.SubgameView(*arguments, solver=solver), ""
-    except in_place_view.NestedRoots:
+    except subgame_layout.NestedRoots:
       return copy("a root lies below another root")
   except ValueError as error:
     raise CannotResolve(str(error)) from None
@@ -136,7 +137,7 @@ class CompiledResolver(protocol.AnytimeRun):
     """The resolver of the whole game (the bot's first decision); also prepares the
     arrays its later subgames' views share. `config` with a sampling solver samples
     with `seed`."""
-    in_place_view.prepare(tree)
+    subgame_layout.prepare(tree)
     subgame_trace.trace_steps(tree, player)  # the later subgames' setup budgets
     solver = view_solvers.view_solver(config, seed)
     return cls(copied_view.GadgetView(tree, state_keys, player, [0], [1.0],
@@ -439,7 +440,7 @@ class CompiledResolver(protocol.AnytimeRun):
   def payoffs_ahead(self, deadline):
     """After build_ahead: writes the terminal payoffs of the likeliest subgame built
     ahead (the first) if its first iteration did not run
-    (in_place_view.SubgameCFRPlus.write_payoffs) and move_budget.
+    (subgame_cfr.SubgameCFRPlus.write_payoffs) and move_budget.
     PAYOFF_SECONDS_PER_NODE a node of it ends before time.perf_counter()
     `deadline`; returns whether it did (its info, which the decision entering it
     records, then says `payoffs_ahead`). That decision's first iteration then skips

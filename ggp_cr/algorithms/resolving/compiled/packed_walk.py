@@ -83,9 +83,9 @@ def _fill(roots, first, node_lo, node_hi, pos_lo, local_node_lo, local_pos_lo,
           l_up_position, l_up_first_child, l_up_num_children, l_up_player,
           l_up_slot_offset, l_chance_prob, l_values):
   """The packed arrays: per local node its chance probability and (terminals)
-  player 0's gadget payoff (in_place_view._gadget_leaves' values); per local
+  player 0's gadget payoff (subgame_layout._gadget_leaves' values); per local
   internal position after the roots its top-down entries; the bottom-up entries in
-  the whole post-order of the roots' subtrees, root by root (in_place_view's
+  the whole post-order of the roots' subtrees, root by root (subgame_layout's
   order), with local nodes and positions."""
   for j in range(len(roots)):
     for e in range(first[j], first[j + 1]):
@@ -131,10 +131,10 @@ def _fill(roots, first, node_lo, node_hi, pos_lo, local_node_lo, local_pos_lo,
 class PackedWalk:
   """The walk of the subgame below whole-tree nodes `roots` (none below another,
   each internal) in its own numbering (module docstring): the arrays of
-  in_place_view's pass, its local values (the terminals' gadget payoffs for
+  subgame_layout's pass, its local values (the terminals' gadget payoffs for
   `opponent`, `scale`, `shift` per root) and reach, and the local node and
   position of whole-tree nodes (`local_nodes`, `local_positions`). `walk` is the
-  whole tree's traversal.TraversalTree, `tables` the in_place_view per-tree
+  whole tree's traversal.TraversalTree, `tables` the subgame_layout per-tree
   tables (child_begin, position_before, post_index, internal_below)."""
 
   def __init__(self, tree, walk, tables, roots, opponent, scale, shift):

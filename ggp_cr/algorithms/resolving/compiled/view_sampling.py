@@ -11,8 +11,8 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.resolving import recall
-from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
+from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.sampling import compiled_outcome_sampling
 from ggp_cr.algorithms.tree import flat_tree
@@ -248,7 +248,7 @@ class InPlaceSampler(ViewSampler):
   def _make_solver(self, config, seed):
     view = self.view
     tree = view.whole
-    self._structure = in_place_view.SubgameStructure(view)
+    self._structure = subgame_layout.SubgameStructure(view)
     # The tables' infosets: the subgame's (in SubgameStructure's order), then the
     # gadget's; compact, so that a resolve touches few fresh pages.
     self._infosets = np.concatenate(self._structure.infosets)
@@ -294,7 +294,7 @@ class InPlaceSampler(ViewSampler):
                      float(tree.utility_sum))
 
   def _other_copies(self, trace):
-    del trace  # a SubgameView's roots are never nested (in_place_view.NestedRoots)
+    del trace  # a SubgameView's roots are never nested (subgame_layout.NestedRoots)
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
   def _resolving(self, config):
@@ -335,7 +335,7 @@ class InPlaceSampler(ViewSampler):
     return self.view.whole
 
   # What in_place_view.SubgameView asks of its solver, answered by the subgame's
-  # structure (in_place_view.SubgameStructure: no CFR+ tables).
+  # structure (subgame_layout.SubgameStructure: no CFR+ tables).
   _STRUCTURE = ("subgame_nodes", "own_infosets", "inside", "_base", "_tables",
                 "positions", "value_nodes")
 

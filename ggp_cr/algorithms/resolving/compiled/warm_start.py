@@ -9,7 +9,7 @@ copies: docs/algorithms/resolving.md, "Module notes".
 
 import numpy as np
 
-from ggp_cr.algorithms.resolving.compiled import in_place_view
+from ggp_cr.algorithms.resolving.compiled import subgame_cfr
 from ggp_cr.algorithms.resolving.compiled import view_sampling
 
 _FULL_WIDTH_SLOTS = ("_regrets", "_cumulative", "_strategy")
@@ -30,7 +30,7 @@ def _tables(view):
   if isinstance(solver, view_sampling.ViewSampler):
     return ("sampling", solver.solver, view.infoset_source,
             view.tree.infoset_action_offset)
-  if isinstance(solver, in_place_view.SubgameCFRPlus):
+  if isinstance(solver, subgame_cfr.SubgameCFRPlus):
     infosets = np.concatenate(solver.infosets)
     return ("full_width", solver, infosets, view.whole.infoset_action_offset[infosets])
   return "full_width", solver, view.infoset_source, view.tree.infoset_action_offset
