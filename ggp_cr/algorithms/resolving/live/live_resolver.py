@@ -158,11 +158,9 @@ class Resolver(protocol.AnytimeRun):
     # theirs), not the trace's depth-first discovery order: both paths' gadgets then
     # order their roots and gates, and draw their random outcomes, alike (they differ
     # where a root lies below another, tests/resolving/compiled/test_nested_next_roots.py).
+    histories = trace.histories
     group = sorted(trace.subgame_map.roots(own_key), key=lambda root_id: (
-        len(problem.root_histories[trace.root_of[root_id]]) +
-        len(trace.actions[root_id]),
-        tuple(problem.root_histories[trace.root_of[root_id]]) +
-        trace.actions[root_id]))
+        len(histories[root_id]), histories[root_id]))
     own = trace.subgame_map.own_roots(own_key)
     profile = None
     if self.config.use_cbr:
@@ -214,7 +212,8 @@ class Resolver(protocol.AnytimeRun):
           problem.original, problem.player, states,
           [reach[r] for r in group], opponent_values,
           opponent_reach=[opponent_reach[r] for r in group],
-          opponent_keys=[trace.opponent_keys[r] for r in group])
+          opponent_keys=[trace.opponent_keys[r] for r in group],
+          root_histories=[histories[r] for r in group])
       gadget = gadget_game.make_gadget(subgame, variant)
     except ValueError as error:
       raise protocol.CannotResolve(str(error)) from None
