@@ -31,7 +31,8 @@ _NATIVE_MOST_HISTORIES = 1 << 22
 # ... and when the histories the walk on pyspiel states will pass (its starts, the
 # turns the bot played, those of the bot's new information set) would take longer
 # than the time left at this rate (replayed, 11-29 µs of CPU a history of the new
-# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md).
+# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md;
+# a sample's measured pace where lower, OwnTrace._target_rate).
 NATIVE_SECONDS_PER_TARGET = 2e-5
 # With a sample (OwnTrace's `sample`), the histories of `target` the native walk
 # found are sampled down to those that the time to the sample's end pays for at
@@ -673,7 +674,7 @@ class OwnTrace(Trace):
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
         left = self.deadline - time.perf_counter()
-        if left <= walked * NATIVE_SECONDS_PER_TARGET:
+        if left <= walked * self._target_rate():
           raise OutOfTime()  # (each costs the walk on pyspiel states more)
         limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
       own = [sorted(self.own_moves.get(key, ())) for key in classes]
@@ -731,7 +732,7 @@ class OwnTrace(Trace):
     # (a sample is cut to what fits the deadline: checked again, the microseconds
     # since would refuse the largest sample that fits)
     if self.deadline is not None and self.sampled is None and time.perf_counter() + (
-        (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+        (walked + num_paths) * self._target_rate()) > self.deadline:
       raise OutOfTime()
     if replays:
       self._start_paths = self._paths_by_start(targets, len(states))
@@ -881,6 +882,16 @@ class OwnTrace(Trace):
     self.found.setdefault(target, []).append(
         (child, root_id, j, child_actions, child_steps, child_chance))
 
+  def _target_rate(self):
+    """The seconds a history the walk on pyspiel states passes is assumed to take
+    (a start, a turn the bot played, a history of `target`): NATIVE_SECONDS_PER_TARGET,
+    or a sample's measured pace where lower (that pace holds a root's trace and
+    next gadget build, with live_path.PACE_MARGIN): a root replayed in bulk costs
+    less than the constant assumed."""
+    rate = None if self.sample is None else self.sample[2]
+    return (NATIVE_SECONDS_PER_TARGET if rate is None else
+            min(rate, NATIVE_SECONDS_PER_TARGET))
+
   def _sample_rate(self):
     """The seconds a history of `target` (or root found) that `sample` assumes."""
     rate = self.sample[2]
@@ -905,13 +916,19 @@ class OwnTrace(Trace):
     subset of their histories that the time left pays for (`sample`), if they
     would not fit; sets `sampled`. Raises OutOfTime if not even one fits. With
     `replays`, the walked starts are not paid apart before the sample's end: a
-    root's pace (live_path's, without the native walk) holds its start's visit."""
+    root's pace (live_path's, without the native walk) holds its start's visit;
+    before the deadline, only the starts above the kept histories are."""
     rng, end, _ = self.sample
     now = time.perf_counter()
-    left = end - now - (0 if replays else walked) * NATIVE_SECONDS_PER_TARGET
+    rate = self._target_rate()
+    left = end - now - (0 if replays else walked) * rate
     most = int(left / self._sample_rate())
     if self.deadline is not None:
-      most = min(most, int((self.deadline - now) / NATIVE_SECONDS_PER_TARGET) - walked)
+      paid = int((self.deadline - now) / rate)
+      # (replayed, a kept history passes at most one start not passed before: k of
+      # them pass at most min(k, walked) starts)
+      most = min(most, max(paid - walked, min(walked, paid // 2)) if replays else
+                 paid - walked)
     if num_paths <= most:
       return targets, num_paths
     if most < 1:
