@@ -176,3 +176,27 @@ def test_subgame_takes_the_roots_known_histories():
   with pytest.raises(ValueError, match="one history per root"):
     gadget_game.Subgame(game, 0, states, [1.0] * 3, values, opponent_keys=keys,
                         root_histories=[(0, 1)])
+
+
+def test_a_subgames_fingerprint_names_every_input():
+  """The fingerprint (its per-root parts hashed as bytes) is equal for equal subgames
+  and changes with the roots, the reach, the values or the opponent reach."""
+  game = pyspiel.load_game(GAMES[0])
+
+  def subgame(paths=((0, 1), (0, 2)), reach=(1.0, 1.0), value=0.0,
+              opponent_reach=None):
+    states = []
+    for path in paths:
+      state = game.new_initial_state()
+      for action in path:
+        state.apply_action(action)
+      states.append(state)
+    keys = [s.information_state_string(1) for s in states]
+    return gadget_game.Subgame(game, 0, states, reach, dict.fromkeys(keys, value),
+                               opponent_reach=opponent_reach, opponent_keys=keys)
+
+  base = subgame().fingerprint()
+  assert subgame().fingerprint() == base and len(base) == 16
+  others = [subgame(paths=((0, 1), (0, 3))), subgame(reach=(1.0, 0.5)),
+            subgame(value=0.25), subgame(opponent_reach=(1.0, 1.0))]
+  assert len({base, *(other.fingerprint() for other in others)}) == 5

@@ -9,6 +9,7 @@ gadget.prefix. Conventions and constructions: docs/algorithms/resolving.md
 
 import hashlib
 import math
+import pickle
 
 import numpy as np
 from open_spiel.python.observation import make_observation
@@ -184,12 +185,13 @@ class Subgame:
   def fingerprint(self):
     """A short hash of everything that defines the subgame."""
     digest = hashlib.sha1()
-    opponent_reach = (None if self.opponent_reach is None else
-                      self.opponent_reach.tobytes())
-    for part in (str(self.game), self.player, self.root_histories,
-                 self.reach.tobytes(), sorted(self.opponent_values.items()),
-                 opponent_reach):
-      digest.update(repr(part).encode("utf-8"))
+    # (the per-root parts as bytes: their repr took 3 µs a root of IIGS{13})
+    for part in (repr((str(self.game), self.player)).encode("utf-8"),
+                 pickle.dumps(self.root_histories, protocol=4), self.reach.tobytes(),
+                 pickle.dumps(sorted(self.opponent_values.items()), protocol=4),
+                 b"" if self.opponent_reach is None else
+                 b"reach" + self.opponent_reach.tobytes()):
+      digest.update(len(part).to_bytes(8, "little") + part)
     return digest.hexdigest()[:16]
 
   def __repr__(self):
