@@ -674,7 +674,10 @@ class OwnTrace(Trace):
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
         left = self.deadline - time.perf_counter()
-        if left <= walked * self._target_rate():
+        # (the first level from starts may be replayed: a later one is not)
+        if left <= walked * self._target_rate(
+            levels == 1 and self.starts is not None and first_key is not None and
+            first_key != self.target):
           raise OutOfTime()  # (each costs the walk on pyspiel states more)
         limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
       own = [sorted(self.own_moves.get(key, ())) for key in classes]
@@ -732,7 +735,7 @@ class OwnTrace(Trace):
     # (a sample is cut to what fits the deadline: checked again, the microseconds
     # since would refuse the largest sample that fits)
     if self.deadline is not None and self.sampled is None and time.perf_counter() + (
-        (walked + num_paths) * self._target_rate()) > self.deadline:
+        (walked + num_paths) * self._target_rate(replays)) > self.deadline:
       raise OutOfTime()
     if replays:
       self._start_paths = self._paths_by_start(targets, len(states))
@@ -882,13 +885,14 @@ class OwnTrace(Trace):
     self.found.setdefault(target, []).append(
         (child, root_id, j, child_actions, child_steps, child_chance))
 
-  def _target_rate(self):
+  def _target_rate(self, replays):
     """The seconds a history the walk on pyspiel states passes is assumed to take
     (a start, a turn the bot played, a history of `target`): NATIVE_SECONDS_PER_TARGET,
-    or a sample's measured pace where lower (that pace holds a root's trace and
-    next gadget build, with live_path.PACE_MARGIN): a root replayed in bulk costs
-    less than the constant assumed."""
-    rate = None if self.sample is None else self.sample[2]
+    or, where the walk `replays` the native walk's paths, a sample's measured pace
+    where lower (that pace, of replayed roots, holds a root's trace and next gadget
+    build, with live_path.PACE_MARGIN; the walk of every branch through a turn the
+    bot played costs more a history)."""
+    rate = None if self.sample is None or not replays else self.sample[2]
     return (NATIVE_SECONDS_PER_TARGET if rate is None else
             min(rate, NATIVE_SECONDS_PER_TARGET))
 
@@ -920,7 +924,7 @@ class OwnTrace(Trace):
     before the deadline, only the starts above the kept histories are."""
     rng, end, _ = self.sample
     now = time.perf_counter()
-    rate = self._target_rate()
+    rate = self._target_rate(replays)
     left = end - now - (0 if replays else walked) * rate
     most = int(left / self._sample_rate())
     if self.deadline is not None:
