@@ -262,8 +262,9 @@ def test_a_deferred_child_is_its_state_made_once():
 def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
   """A replayed walk passes a start with no history of the target below it at no
   cost, so the deadline's cap on the sample counts only the starts above them: here
-  4 of 5 starts, each above one history; time for 5 or 6 histories keeps 2 (or 3:
-  test_a_replayed_sample_pays_only_the_starts_above_its_kept_histories) of the 4."""
+  4 of 5 starts, each above one history; time for 5 histories keeps 2 of the 4, and
+  for 6 it keeps 3 (3 histories and their 3 starts: only the starts above the kept
+  histories count; every start above one counted kept 2)."""
   # (a draw at bid 3: not below the start where player 1 bid 3 first)
   problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
@@ -278,8 +279,9 @@ def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
         problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
         starts=starts, sample=(np.random.default_rng(0), 1e12, None))
     if sampled.sampled is not None:
+      assert sampled.complete and len(sampled.found[target]) == sampled.sampled[0]
       kept.add(sampled.sampled)
-  assert (2, 4) in kept
+  assert (2, 4) in kept and (3, 4) in kept
 
 
 def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
@@ -321,25 +323,3 @@ def test_a_measured_pace_below_the_constant_keeps_the_whole_walk(monkeypatch):
   assert len(runs[10.0].found[target]) == found
   assert not runs[None].complete and runs[None].sampled is None
 
-
-def test_a_replayed_sample_pays_only_the_starts_above_its_kept_histories(monkeypatch):
-  """The deadline's cap on a replayed sample counts the starts above the histories
-  it keeps, not every start above one found: time for 6 histories here (4 starts,
-  each above one) keeps 3 (3 histories and their 3 starts), where counting every
-  start kept 2."""
-  problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
-  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
-  above = sum(1 for paths in full._start_paths if paths)  # pylint: disable=protected-access
-  assert (above, len(full.found[target])) == (4, 4)
-  ticks = _unit_clock(monkeypatch)
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
-  kept = set()
-  for slack in range(60):
-    ticks[0] = 0.0
-    sampled = live_trace.OwnTrace(
-        problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
-        starts=starts, sample=(np.random.default_rng(0), 1e12, None))
-    if sampled.sampled is not None:
-      assert sampled.complete and len(sampled.found[target]) == sampled.sampled[0]
-      kept.add(sampled.sampled)
-  assert (3, 4) in kept

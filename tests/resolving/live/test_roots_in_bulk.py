@@ -156,15 +156,19 @@ def test_bulk_roots_equal_the_per_root_python(game_string, monkeypatch):
     assert bulk[0] > 0  # (python_leduc has no information_states_after)
 
 
+def _states(game, paths):
+  """The states of `game` after each of `paths` (action sequences)."""
+  states = [game.new_initial_state() for _ in paths]
+  for state, path in zip(states, paths):
+    for action in path:
+      state.apply_action(action)
+  return states
+
+
 def test_subgame_takes_the_roots_known_histories():
   game = pyspiel.load_game(GAMES[0])
   roots = [[0, 1], [0, 2], [0, 3]]
-  states = []
-  for path in roots:
-    state = game.new_initial_state()
-    for action in path:
-      state.apply_action(action)
-    states.append(state)
+  states = _states(game, roots)
   keys = [s.information_state_string(1) for s in states]
   values = {key: 0.0 for key in keys}
   asked = gadget_game.Subgame(game, 0, states, [1.0] * 3, values, opponent_keys=keys)
@@ -185,12 +189,7 @@ def test_a_subgames_fingerprint_names_every_input():
 
   def subgame(paths=((0, 1), (0, 2)), reach=(1.0, 1.0), value=0.0,
               opponent_reach=None):
-    states = []
-    for path in paths:
-      state = game.new_initial_state()
-      for action in path:
-        state.apply_action(action)
-      states.append(state)
+    states = _states(game, paths)
     keys = [s.information_state_string(1) for s in states]
     return gadget_game.Subgame(game, 0, states, reach, dict.fromkeys(keys, value),
                                opponent_reach=opponent_reach, opponent_keys=keys)
