@@ -262,7 +262,9 @@ def test_a_deferred_child_is_its_state_made_once():
 def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
   """A replayed walk passes a start with no history of the target below it at no
   cost, so the deadline's cap on the sample counts only the starts above them: here
-  4 of 5 starts, each above one history; time for 6 histories keeps 2 of the 4."""
+  4 of 5 starts, each above one history; time for 5 histories keeps 2 of the 4, and
+  for 6 it keeps 3 (3 histories and their 3 starts: only the starts above the kept
+  histories count; every start above one counted kept 2)."""
   # (a draw at bid 3: not below the start where player 1 bid 3 first)
   problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
   full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
@@ -277,8 +279,9 @@ def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
         problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
         starts=starts, sample=(np.random.default_rng(0), 1e12, None))
     if sampled.sampled is not None:
+      assert sampled.complete and len(sampled.found[target]) == sampled.sampled[0]
       kept.add(sampled.sampled)
-  assert (2, 4) in kept
+  assert (2, 4) in kept and (3, 4) in kept
 
 
 def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
@@ -299,3 +302,24 @@ def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
     if sampled.complete and sampled.sampled is not None:
       kept.add(sampled.sampled[0])
   assert kept and min(kept) >= 1
+
+
+def test_a_measured_pace_below_the_constant_keeps_the_whole_walk(monkeypatch):
+  """The deadline's cap on a sample assumes a sample's measured pace a history where
+  it is below NATIVE_SECONDS_PER_TARGET (a root replayed in bulk costs less): time
+  for every history at the pace keeps them all (exact), where the constant's cap
+  gave up the walk."""
+  problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
+  found = len(live_trace.OwnTrace(problem, own_moves, target,
+                                  starts=starts).found[target])
+  ticks = _unit_clock(monkeypatch)  # (the constant: 1000 units)
+  runs = {}
+  for pace in (None, 10.0):
+    ticks[0] = 0.0
+    runs[pace] = live_trace.OwnTrace(
+        problem, own_moves, target, deadline=40.0 * (len(starts) + found),
+        starts=starts, sample=(np.random.default_rng(0), 1e12, pace))
+  assert runs[10.0].complete and runs[10.0].sampled is None
+  assert len(runs[10.0].found[target]) == found
+  assert not runs[None].complete and runs[None].sampled is None
+

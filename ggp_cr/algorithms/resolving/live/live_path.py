@@ -170,10 +170,9 @@ class LivePath:
     resolver.own_starts = used.starts_below(key, resolver.problem)
     if resolver.own_starts is not None:
       record["own_starts"] = len(resolver.own_starts)
-    root_histories = current.problem.root_histories
+    histories = used.histories
     resolver.own_root_histories = frozenset(
-        tuple(root_histories[used.root_of[r]]) + used.actions[r]
-        for r in used.subgame_map.own_roots(key))
+        histories[r] for r in used.subgame_map.own_roots(key))
     return resolver
 
   def _own_trace(self, current, key, record, move, seed):

@@ -158,11 +158,9 @@ class Resolver(protocol.AnytimeRun):
     # theirs), not the trace's depth-first discovery order: both paths' gadgets then
     # order their roots and gates, and draw their random outcomes, alike (they differ
     # where a root lies below another, tests/resolving/compiled/test_nested_next_roots.py).
+    histories = trace.histories
     group = sorted(trace.subgame_map.roots(own_key), key=lambda root_id: (
-        len(problem.root_histories[trace.root_of[root_id]]) +
-        len(trace.actions[root_id]),
-        tuple(problem.root_histories[trace.root_of[root_id]]) +
-        trace.actions[root_id]))
+        len(histories[root_id]), histories[root_id]))
     own = trace.subgame_map.own_roots(own_key)
     profile = None
     if self.config.use_cbr:
@@ -173,16 +171,24 @@ class Resolver(protocol.AnytimeRun):
       reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group)
     else:
       reach, opponent_reach, value_sum, weight_sum = self.solver.estimates(group, trace)
+    # (as lists: a numpy scalar a root cost more than the sums; the same doubles)
+    reach, opponent_reach = reach.tolist(), opponent_reach.tolist()
     if not sum(reach[r] for r in own) > 0:
       raise protocol.CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
+    opponent_keys = trace.opponent_keys
     by_key = {}
-    for root_id in group:
-      totals = by_key.setdefault(trace.opponent_keys[root_id], [0.0, 0.0, 0.0])
-      totals[0] += reach[root_id]
-      if self.config.use_cbr:
+    if self.config.use_cbr:
+      values = values.tolist()
+      for root_id in group:
+        totals = by_key.setdefault(opponent_keys[root_id], [0.0, 0.0, 0.0])
+        totals[0] += reach[root_id]
         totals[1] += reach[root_id] * values[root_id]
-      else:
+    else:
+      value_sum, weight_sum = value_sum.tolist(), weight_sum.tolist()
+      for root_id in group:
+        totals = by_key.setdefault(opponent_keys[root_id], [0.0, 0.0, 0.0])
+        totals[0] += reach[root_id]
         totals[1] += value_sum[root_id]
         totals[2] += weight_sum[root_id]
     opponent_values = {}
@@ -203,8 +209,8 @@ class Resolver(protocol.AnytimeRun):
     if variant == "unsafe" and not sum(reach[r] * opponent_reach[r] for r in own) > 0:
       variant = "resolve"
     states = []
-    for root_id in group:
-      if deadline is not None and time.perf_counter() > deadline:
+    for n, root_id in enumerate(group):
+      if n % 256 == 0 and deadline is not None and time.perf_counter() > deadline:
         raise protocol.CannotResolve(f"its {len(group)} roots could not be built "
                                      "within the time budget")
       # (the trace's own: the gadget clones a root where it enters it)
@@ -214,7 +220,8 @@ class Resolver(protocol.AnytimeRun):
           problem.original, problem.player, states,
           [reach[r] for r in group], opponent_values,
           opponent_reach=[opponent_reach[r] for r in group],
-          opponent_keys=[trace.opponent_keys[r] for r in group])
+          opponent_keys=[opponent_keys[r] for r in group],
+          root_histories=[histories[r] for r in group])
       gadget = gadget_game.make_gadget(subgame, variant)
     except ValueError as error:
       raise protocol.CannotResolve(str(error)) from None

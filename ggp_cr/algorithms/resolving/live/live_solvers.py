@@ -201,37 +201,51 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     trace = self.trace if trace is None else trace
     problem = self.problem
     averages = {}
+    # (a step's probability, once per step: the histories of the bot's information
+    # set share most of their decisions)
+    known = {}
 
-    def probability(key, index, count):
-      if key not in averages:
-        data = self.table.get(key)
-        averages[key] = data.average() if data is not None else None
-      average = averages[key]
-      return 1.0 / count if average is None else float(average[index])
+    def probability(step):
+      value = known.get(step)
+      if value is None:
+        _, key, index, count = step
+        if key not in averages:
+          data = self.table.get(key)
+          averages[key] = data.average() if data is not None else None
+        average = averages[key]
+        value = known[step] = 1.0 / count if average is None else float(average[index])
+      return value
 
     num_roots = trace.num_roots
     reach = np.zeros(num_roots)
     opponent_reach = np.zeros(num_roots)
+    player = problem.player
+    root_weight, opponent_root_reach = problem.root_weight, problem.opponent_root_reach
+    root_of, chance, all_steps = trace.root_of, trace.chance, trace.steps
     for root_id in root_ids:
-      j = trace.root_of[root_id]
-      own = problem.root_weight[j] * trace.chance[root_id]
-      other = problem.opponent_root_reach[j]
-      for acting, key, index, count in trace.steps[root_id]:
-        if acting == problem.player:
-          own *= probability(key, index, count)
+      j = root_of[root_id]
+      own = root_weight[j] * chance[root_id]
+      other = opponent_root_reach[j]
+      for step in all_steps[root_id]:
+        value = known.get(step)
+        if value is None:
+          value = probability(step)
+        if step[0] == player:
+          own *= value
         else:
-          other *= probability(key, index, count)
+          other *= value
       reach[root_id] = own
       opponent_reach[root_id] = other
     if self.sums_by_history is None:
       return reach, opponent_reach, np.array(self.value_sum), np.array(self.weight_sum)
     value_sum = np.zeros(num_roots)
     weight_sum = np.zeros(num_roots)
-    for root_id in root_ids:
-      history = (tuple(problem.root_histories[trace.root_of[root_id]]) +
-                 trace.actions[root_id])
-      value_sum[root_id], weight_sum[root_id] = self.sums_by_history.get(
-          history, (0.0, 0.0))
+    # (by the histories the solver reached, usually far fewer than the roots)
+    wanted = set(root_ids)
+    for history, (values, weights) in self.sums_by_history.items():
+      root_id = trace.root_ids.get(history)
+      if root_id is not None and root_id in wanted:
+        value_sum[root_id], weight_sum[root_id] = values, weights
     return reach, opponent_reach, value_sum, weight_sum
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyspiel
 
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.tree import flat_tree
 from ggp_cr.algorithms.tree import native_next_decisions
 
 
@@ -30,7 +31,8 @@ _NATIVE_MOST_HISTORIES = 1 << 22
 # ... and when the histories the walk on pyspiel states will pass (its starts, the
 # turns the bot played, those of the bot's new information set) would take longer
 # than the time left at this rate (replayed, 11-29 µs of CPU a history of the new
-# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md).
+# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md;
+# a sample's measured pace where lower, OwnTrace._target_rate).
 NATIVE_SECONDS_PER_TARGET = 2e-5
 # With a sample (OwnTrace's `sample`), the histories of `target` the native walk
 # found are sampled down to those that the time to the sample's end pays for at
@@ -43,6 +45,20 @@ SAMPLED_SECONDS_PER_TARGET = 1e-4
 
 # Shares of a decision's time budget after which building the next gadget, and tracing
 # the next turns, give up (the iterations get the rest).
+
+def _group_rows(*columns):
+  """np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
+  return_inverse=True)[1:] of integer columns: the same groups in the same
+  (lexicographic) order, by one int64 key of the columns' ranks rather than a sort
+  of rows (90 ms at 20,000 histories on python_ii_goofspiel(num_cards=13))."""
+  key = np.zeros(len(columns[0]), np.int64)
+  first = np.zeros(min(1, len(key)), np.int64)
+  for column in columns:
+    distinct, _, rank = flat_tree.unique_ids(column)
+    # (the key so far is ranked, below len(key): the product fits in int64)
+    _, first, key = flat_tree.unique_ids(key * max(1, len(distinct)) + rank)
+  return first, key
+
 
 class DeferredChild:
   """A history of the bot's next information set that OwnTrace._replay found, made
@@ -161,6 +177,39 @@ class SubgameMap:
     return sorted(self._own_roots[own_key])
 
 
+class TargetMap:
+  """SubgameMap of a trace that maps the next turns at one information state of the
+  bot's only (OwnTrace's `target`): every root is joined through it, so its roots are
+  one set, kept without union-find."""
+
+  def __init__(self):
+    self._key = None
+    self._roots = {}  # {root id: whether a pair of it was added} (insertion order)
+
+  def add(self, root_id, own_key, opponent_key):
+    """Records a pair (root, next turn s); `own_key` is always the one mapped."""
+    del opponent_key
+    if self._key is None:
+      self._key = own_key
+    elif own_key != self._key:
+      raise ValueError(f"TargetMap maps {self._key!r} only, got {own_key!r}.")
+    self._roots[root_id] = True
+
+  def __contains__(self, own_key):
+    return self._key is not None and own_key == self._key
+
+  def own_keys(self):
+    return [] if self._key is None else [self._key]
+
+  def roots(self, own_key):
+    """The root set (sorted root ids) of `own_key` (KeyError if not mapped)."""
+    if own_key not in self:
+      raise KeyError(own_key)
+    return sorted(self._roots)
+
+  own_roots = roots  # (one own key: the pairs' roots are the set)
+
+
 class Trace:
   """The bot's next turns in other subgames below the solved game's roots ([S] ch. 2).
 
@@ -225,11 +274,20 @@ class Trace:
     self.opponent_keys = []
     self.states = []
     self.found = {}
-    self.subgame_map = SubgameMap()
+    self.histories = []  # per next root: its history from the original game's root
+    self.subgame_map = self._new_map()
 
-  def _register(self, root):
+  def _new_map(self):
+    """The empty map of the next turns' information states to root sets."""
+    return SubgameMap()
+
+  def _register(self, root, base=None):
+    """The id of next root `root` (as _child's), registered if new; `base`, if
+    given, is the history of its root j."""
     j, actions, steps, chance, node, state = root
-    history = tuple(self.problem.root_histories[j]) + actions
+    if base is None:
+      base = tuple(self.problem.root_histories[j])
+    history = base + actions
     root_id = self.root_ids.get(history)
     if root_id is None:
       root_id = len(self.root_of)
@@ -241,6 +299,7 @@ class Trace:
       self.nodes.append(node)
       self.opponent_keys.append(state.information_state_string(self.problem.opponent))
       self.states.append(state)
+      self.histories.append(history)
     return root_id
 
   def _walk(self, state, depth, track, root, j, actions, steps, chance, node):
@@ -389,11 +448,11 @@ class Trace:
       return [(state, recall.CURRENT, None, j, actions, steps, chance)
               for state, _, j, actions, steps, chance in found]
     index = {tuple(history): j for j, history in enumerate(problem.root_histories)}
-    root_histories = self.problem.root_histories
+    histories = self.histories
     starts = []
     for state, root_id, _, actions, steps, chance in found:
       above = self.actions[root_id]
-      new_j = index.get(tuple(root_histories[self.root_of[root_id]]) + above)
+      new_j = index.get(histories[root_id])
       if new_j is None:
         return None
       root_chance = self.chance[root_id]
@@ -615,7 +674,10 @@ class OwnTrace(Trace):
       limit = _NATIVE_MOST_HISTORIES
       if self.deadline is not None:
         left = self.deadline - time.perf_counter()
-        if left <= walked * NATIVE_SECONDS_PER_TARGET:
+        # (the first level from starts may be replayed: a later one is not)
+        if left <= walked * self._target_rate(
+            levels == 1 and self.starts is not None and first_key is not None and
+            first_key != self.target):
           raise OutOfTime()  # (each costs the walk on pyspiel states more)
         limit = min(limit, int(left / NATIVE_SECONDS_PER_HISTORY))
       own = [sorted(self.own_moves.get(key, ())) for key in classes]
@@ -631,9 +693,7 @@ class OwnTrace(Trace):
       starts, path_lengths, seen, paths = found
       start_class = row_class[starts]
       first = np.where(own_table[start_class, 0] >= 0, paths[:, 0], -1)
-      _, representatives, inverse = np.unique(
-          np.stack([start_class, first, seen], axis=1), axis=0, return_index=True,
-          return_inverse=True)
+      representatives, inverse = _group_rows(start_class, first, seen)
       order = np.argsort(inverse.reshape(-1), kind="stable")  # (grouped, in order)
       bounds = np.searchsorted(inverse.reshape(-1)[order],
                                np.arange(len(representatives) + 1))
@@ -675,7 +735,7 @@ class OwnTrace(Trace):
     # (a sample is cut to what fits the deadline: checked again, the microseconds
     # since would refuse the largest sample that fits)
     if self.deadline is not None and self.sampled is None and time.perf_counter() + (
-        (walked + num_paths) * NATIVE_SECONDS_PER_TARGET) > self.deadline:
+        (walked + num_paths) * self._target_rate(replays)) > self.deadline:
       raise OutOfTime()
     if replays:
       self._start_paths = self._paths_by_start(targets, len(states))
@@ -747,7 +807,7 @@ class OwnTrace(Trace):
         raise OutOfTime()
     if visit is None:
       return
-    stack = [(top, visit)]
+    stack = [[top, visit, None]]  # (history, its visit, its _target_plan)
     taken = []  # the actions from the start to the history at stack[-1]
     for path in self._start_paths[k]:
       keep, most = 0, min(len(taken), len(path) - 1)
@@ -756,10 +816,17 @@ class OwnTrace(Trace):
       del stack[keep + 1:]
       del taken[keep:]
       for i in range(keep, len(path)):
-        at, (acting, key, branches, _) = stack[-1]
+        entry = stack[-1]
+        at, (acting, key, branches, _) = entry[0], entry[1]
         action = path[i]
-        index = next(n for n, branch in enumerate(branches) if branch[0] == action)
         last = i + 1 == len(path)
+        if last:
+          if entry[2] is None:
+            entry[2] = self._target_plan(at, entry[1])
+          if entry[2]:
+            self._target_child(at, entry[2], action)
+            break
+        index = next(n for n, branch in enumerate(branches) if branch[0] == action)
         below = self._child(*at, acting, key, len(branches), index, action,
                             branches[index][1], -1,
                             own_key=self.target if last else None)
@@ -771,8 +838,63 @@ class OwnTrace(Trace):
         visit = self._visit(*below[:-1], moves=False)
         if visit is None:
           break
-        stack.append((below[:-1], visit))
+        stack.append([below[:-1], visit, None])
         taken.append(action)
+
+  def _target_plan(self, at, visit):
+    """What _child does alike for every history of `target` below the history `at`
+    (its _walk arguments but the node; `visit` its _visit): (the action indices, the
+    game state's `information_states_after`, whether each child is a new root, the
+    root history above) when each is a next turn mapped at `target` with a deferred
+    state (then _target_child makes it); False where _child must (a game without
+    `information_states_after`, a target the walk passes, at or above the roots)."""
+    state, depth, track, _, j, _, _, _ = at
+    acting, _, branches, _ = visit
+    problem = self.problem
+    after = getattr(type(state), "information_states_after", None)
+    child_track, is_root = recall.advance(track, acting, problem.player,
+                                          problem.player)
+    if (after is None or child_track != recall.END or depth + 1 <= problem.prefix or
+        self._passes(self.target) or not self._is_target(self.target)):
+      return False
+    return ({branch[0]: n for n, branch in enumerate(branches)}, after,
+            is_root and track in (recall.CURRENT, recall.AFTER_ROOT),
+            tuple(problem.root_histories[j]), visit)
+
+  def _target_child(self, at, plan, action):
+    """_child's work at a history of `target` (a next turn, mapped) below `at`, by
+    `plan` (_target_plan): its deferred state, root, registration and found entry,
+    without what is the same for every child of `at`."""
+    state, _, _, root, j, actions, steps, chance = at
+    index_of, after, new_root, base, (acting, key, branches, _) = plan
+    player = self.problem.player
+    index = index_of[action]
+    probability = branches[index][1]
+    child = DeferredChild(state, action, player, after(state, action))
+    child_actions = actions + (action,)
+    if probability is None:
+      child_steps = steps + ((acting, key, index, len(branches)),)
+      child_chance = chance
+    else:
+      child_steps, child_chance = steps, chance * probability
+    if new_root:
+      root = (j, child_actions, child_steps, child_chance, -1, child)
+    root_id = self._register(root, base)
+    target = self.target
+    self.subgame_map.add(root_id, target, self.opponent_keys[root_id])
+    self.found.setdefault(target, []).append(
+        (child, root_id, j, child_actions, child_steps, child_chance))
+
+  def _target_rate(self, replays):
+    """The seconds a history the walk on pyspiel states passes is assumed to take
+    (a start, a turn the bot played, a history of `target`): NATIVE_SECONDS_PER_TARGET,
+    or, where the walk `replays` the native walk's paths, a sample's measured pace
+    where lower (that pace, of replayed roots, holds a root's trace and next gadget
+    build, with live_path.PACE_MARGIN; the walk of every branch through a turn the
+    bot played costs more a history)."""
+    rate = None if self.sample is None or not replays else self.sample[2]
+    return (NATIVE_SECONDS_PER_TARGET if rate is None else
+            min(rate, NATIVE_SECONDS_PER_TARGET))
 
   def _sample_rate(self):
     """The seconds a history of `target` (or root found) that `sample` assumes."""
@@ -798,13 +920,19 @@ class OwnTrace(Trace):
     subset of their histories that the time left pays for (`sample`), if they
     would not fit; sets `sampled`. Raises OutOfTime if not even one fits. With
     `replays`, the walked starts are not paid apart before the sample's end: a
-    root's pace (live_path's, without the native walk) holds its start's visit."""
+    root's pace (live_path's, without the native walk) holds its start's visit;
+    before the deadline, only the starts above the kept histories are."""
     rng, end, _ = self.sample
     now = time.perf_counter()
-    left = end - now - (0 if replays else walked) * NATIVE_SECONDS_PER_TARGET
+    rate = self._target_rate(replays)
+    left = end - now - (0 if replays else walked) * rate
     most = int(left / self._sample_rate())
     if self.deadline is not None:
-      most = min(most, int((self.deadline - now) / NATIVE_SECONDS_PER_TARGET) - walked)
+      paid = int((self.deadline - now) / rate)
+      # (replayed, a kept history passes at most one start not passed before: k of
+      # them pass at most min(k, walked) starts)
+      most = min(most, max(paid - walked, min(walked, paid // 2)) if replays else
+                 paid - walked)
     if num_paths <= most:
       return targets, num_paths
     if most < 1:
@@ -823,6 +951,9 @@ class OwnTrace(Trace):
 
   def _original_state(self, state):
     return state
+
+  def _new_map(self):
+    return TargetMap()
 
   def _own_key(self, state, node):
     key = self._known_keys.get(node) if self._known_keys else None
