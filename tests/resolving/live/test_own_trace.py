@@ -188,6 +188,28 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
   assert compared > 50 and gadgets > 5, (compared, gadgets)
 
 
+class _Cut(live_trace.Trace):
+  """A full trace cut (as one past its deadline)."""
+
+  def __init__(self, problem, tree=None, deadline=None):
+    super().__init__(problem, tree, time.perf_counter() - 1.0)
+
+
+def _cut_bot_against_lowest(monkeypatch, seat, plies):
+  """The live path's bot in `seat` of python_ii_goofspiel(num_cards=6), every full
+  trace cut (_Cut), after `plies` plies (None: the match) against player 1 bidding
+  its lowest card (iteration budgets), and the state."""
+  monkeypatch.setattr(live_trace, "Trace", _Cut)
+  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
+  bot = continual_resolving.ContinualResolvingBot(
+      game, seat, preplay="200it", move="50it", path="live", seed=seat)
+  state = game.new_initial_state()
+  while not state.is_terminal() and (plies is None or len(state.history()) < plies):
+    state.apply_action(bot.step(state) if state.current_player() == seat else
+                       state.legal_actions()[0])
+  return bot, state
+
+
 def _live_match(game, seat, rng):
   """The live path's bot in `seat` after a match against uniform random (iteration
   budgets)."""
@@ -206,11 +228,7 @@ def test_the_bot_resolves_every_new_subgame_when_traces_do_not_complete(monkeypa
   """Every full trace cut (as a trace past its deadline): the bot still enters a new
   subgame at each of its later turns in goofspiel (each is one), by OwnTrace."""
 
-  class Cut(live_trace.Trace):
-    def __init__(self, problem, tree=None, deadline=None):
-      super().__init__(problem, tree, time.perf_counter() - 1.0)
-
-  monkeypatch.setattr(live_trace, "Trace", Cut)
+  monkeypatch.setattr(live_trace, "Trace", _Cut)
   game = pyspiel.load_game(GAME)
   rng = np.random.default_rng(0)
   for seat in (0, 1):
@@ -457,19 +475,8 @@ def test_a_subgame_on_sampled_roots_is_recorded_as_such(monkeypatch):
   from ggp_cr.algorithms.resolving import move_budget  # pylint: disable=import-outside-toplevel
   from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
 
-  class Cut(live_trace.Trace):
-    def __init__(self, problem, tree=None, deadline=None):
-      super().__init__(problem, tree, time.perf_counter() - 1.0)
-
-  monkeypatch.setattr(live_trace, "Trace", Cut)
-  game = pyspiel.load_game("python_ii_goofspiel(num_cards=6)")
   seat = 0
-  bot = continual_resolving.ContinualResolvingBot(
-      game, seat, preplay="200it", move="50it", path="live", seed=seat)
-  state = game.new_initial_state()
-  for _ in range(4):  # two turns, player 1 bidding its lowest card
-    state.apply_action(bot.step(state) if state.current_player() == seat else
-                       state.legal_actions()[0])
+  bot, state = _cut_bot_against_lowest(monkeypatch, seat, 4)  # (two turns)
   key = state.information_state_string(seat)
   assert all("subgame_kind" not in r for r in bot.decisions)
   path, current = bot._path, bot.resolver  # pylint: disable=protected-access
@@ -528,3 +535,35 @@ def test_a_cut_traces_pace_is_over_the_roots_it_began():
       assert pace == trace.seconds / begun and pace > trace.seconds / roots
       checked += 1
   assert checked >= 3
+
+
+def test_after_a_cut_own_trace_the_bot_resolves_at_a_later_decision(monkeypatch):
+  """A walk from more starts than the move pays for (here 2: such a walk is cut, its
+  deadline already passed) leaves the bot in the current subgame; its next walk,
+  one turn deeper, starts at a seeded sample of the cut walk's starts
+  (live_path.CUT_STARTS_SHARE) and the bot resolves a new subgame on sampled roots
+  there, recorded, instead of staying in the old subgame for the rest of the match
+  (issue 44: the walk from the old starts was cut again at every later turn)."""
+  from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
+
+  class Bounded(live_trace.OwnTrace):
+    def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
+                 starts=None, **kwargs):
+      if starts is not None and len(starts) > 2:
+        deadline = time.perf_counter() - 1.0
+      super().__init__(problem, own_moves, target, deadline, own_roots, starts,
+                       **kwargs)
+
+  monkeypatch.setattr(live_trace, "OwnTrace", Bounded)
+  bot, _ = _cut_bot_against_lowest(monkeypatch, 0, None)  # (the whole match)
+  decisions = bot.decisions
+  cut = [n for n, r in enumerate(decisions) if not r["new_subgame"] and
+         "not traced within the time budget" in r.get("fallback", "")]
+  assert cut, decisions
+  first = cut[0]
+  later = decisions[first + 1:]
+  recovered = [r for r in later if r["new_subgame"]]
+  assert recovered, later  # (the old code: no new subgame after the cut)
+  assert "seeded sample" in decisions[first]["fallback"], decisions[first]
+  assert "own_trace_recovery" in recovered[0], recovered[0]
+  assert recovered[0]["subgame_kind"] == live_path.SAMPLED_KIND

@@ -44,6 +44,14 @@ PACE_MIN_ROOTS = 100
 # bot's information set (live_trace.OwnTrace's `sample`, or a subgame below one):
 # an approximate resolve, counted apart from exact ones.
 SAMPLED_KIND = "sampled roots"
+# After an OwnTrace from starts cut (not resumed), the bot stays and its next walk
+# from the same starts passes one more turn (the histories of its information set
+# multiply): that walk starts at a seeded uniform sample of this share of the
+# starts of the cut one (at least one; again after each cut), so that a cut trace
+# does not leave the bot in the old subgame for the rest of the match (issue 44:
+# IIGS{13} at 0.2 s a move; a share of 0.25 was cut 4 times in a row there, from
+# 5,185 starts: a walk a turn deeper passes about 4 times the histories a start).
+CUT_STARTS_SHARE = 1.0 / 16
 
 
 class LivePath:
@@ -146,6 +154,7 @@ class LivePath:
     except protocol.CannotResolve:
       # The bot stays: its next OwnTrace starts at this turn's histories.
       current.own_starts = used.starts_below(key)
+      current.own_starts_cap = None
       raise
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
@@ -182,7 +191,20 @@ class LivePath:
     record["roots_sampled"] says how many of how many); raises CannotResolve
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE
     (then a walk from starts goes on to OWN_TRACE_LATE_SHARE if predicted to end
-    by then, so that the next decision's walk starts at this turn's histories)."""
+    by then, so that the next decision's walk starts at this turn's histories;
+    otherwise it starts at a seeded sample of CUT_STARTS_SHARE of this walk's
+    starts, record["own_trace_recovery"])."""
+    starts = current.own_starts
+    cap = current.own_starts_cap
+    if starts is not None and cap is not None and cap < len(starts):
+      # (after a cut walk: a seeded sample of its starts, CUT_STARTS_SHARE)
+      kept = np.sort(np.random.default_rng([seed, 1]).choice(
+          len(starts), size=cap, replace=False))
+      record["own_trace_recovery"] = (
+          "the last walk was cut: this one starts at a seeded sample of %d of its "
+          "%d starts" % (cap, len(starts)))
+      starts = [starts[k] for k in kept.tolist()]
+      current.sampled_roots = True
     sample = None
     build_end = move.deadline(move_budget.BUILD_SHARE)
     if build_end is not None:
@@ -191,7 +213,7 @@ class LivePath:
                 None if rate is None else PACE_MARGIN * rate)
     trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
-                                current.own_root_histories, current.own_starts,
+                                current.own_root_histories, starts,
                                 sample=sample)
     if trace.sampled is not None:
       record["roots_sampled"] = "%d of %d" % trace.sampled
@@ -199,14 +221,13 @@ class LivePath:
       current.sampled_roots = True
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
-    record["own_trace_from"] = ("starts" if current.own_starts is not None else
-                                "roots")
+    record["own_trace_from"] = "starts" if starts is not None else "roots"
     if trace.native_paths is not None:  # (live_trace.OwnTrace's native walk)
       record["own_trace_native_paths"] = trace.native_paths
     if trace.in_current:
       record["enters_new_subgame"] = False
       if trace.complete:
-        current.own_starts = trace.current_starts
+        current.own_starts, current.own_starts_cap = trace.current_starts, None
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
       # The bot stays; the rest of the walk, if predicted (at its pace so far over
@@ -224,10 +245,19 @@ class LivePath:
       if late:
         current.own_starts = (trace.current_starts if trace.in_current else
                               trace.starts_below(key))
+        current.own_starts_cap = None
+      elif starts is not None:
+        # The next walk (one turn deeper) starts at a sample of these starts.
+        current.own_starts = starts
+        current.own_starts_cap = max(1, int(CUT_STARTS_SHARE * len(starts)))
+        record["own_trace_next_starts"] = current.own_starts_cap
       raise protocol.CannotResolve(
           "the next turns below its own decisions were not traced within the time "
           "budget" + ("; traced later in the move (the next walk starts at this "
-                      "turn's histories)" if late else ""))
+                      "turn's histories)" if late else
+                      "; the next walk starts at a seeded sample of %d of its %d "
+                      "starts" % (current.own_starts_cap, len(starts))
+                      if starts is not None else ""))
     if key not in trace.subgame_map:
       raise protocol.CannotResolve("its information state was not found below its "
                                    "own decisions in the current subgame")

@@ -51,6 +51,9 @@ class Resolver(protocol.AnytimeRun):
     # The histories of the bot's information set at a decision of its here, as
     # OwnTrace starts (live_trace.Trace.starts_below; None: unknown).
     self.own_starts = None
+    # After a walk from them was cut, how many of them the next walk starts at (a
+    # seeded sample, live_path.CUT_STARTS_SHARE; None: all).
+    self.own_starts_cap = None
     self._stayed = False
     # Whether this subgame's roots, or the histories its next OwnTrace starts at,
     # are a sample of the bot's information set's (live_path.SAMPLED_KIND; set by
