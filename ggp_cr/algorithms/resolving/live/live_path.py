@@ -44,13 +44,11 @@ PACE_MIN_ROOTS = 100
 # bot's information set (live_trace.OwnTrace's `sample`, or a subgame below one):
 # an approximate resolve, counted apart from exact ones.
 SAMPLED_KIND = "sampled roots"
-# After an OwnTrace from starts cut (not resumed), the bot stays and its next walk
-# from the same starts passes one more turn (the histories of its information set
-# multiply): that walk starts at a seeded uniform sample of this share of the
-# starts of the cut one (at least one; again after each cut), so that a cut trace
-# does not leave the bot in the old subgame for the rest of the match (issue 44:
-# IIGS{13} at 0.2 s a move; a share of 0.25 was cut 4 times in a row there, from
-# 5,185 starts: a walk a turn deeper passes about 4 times the histories a start).
+# After an OwnTrace from starts was cut (not resumed), the next walk, a turn deeper,
+# starts at a seeded uniform sample of this share of those starts (at least one;
+# again after each cut), so that one cut trace does not leave the bot in the old
+# subgame for the rest of the match (docs/algorithms/resolving.md, "Recovery after
+# a cut walk", gives the measurements behind the share).
 CUT_STARTS_SHARE = 1.0 / 16
 
 
