@@ -180,20 +180,18 @@ class Resolver(protocol.AnytimeRun):
       raise protocol.CannotResolve("the estimated reach of the bot's own information state is "
                           "zero")
     opponent_keys = trace.opponent_keys
-    by_key = {}
     if self.config.use_cbr:
-      values = values.tolist()
-      for root_id in group:
-        totals = by_key.setdefault(opponent_keys[root_id], [0.0, 0.0, 0.0])
-        totals[0] += reach[root_id]
-        totals[1] += reach[root_id] * values[root_id]
+      # (the exact values weighted by reach; no sample weights)
+      value_sum = [r * v for r, v in zip(reach, values.tolist())]
+      weight_sum = [0.0] * len(value_sum)
     else:
       value_sum, weight_sum = value_sum.tolist(), weight_sum.tolist()
-      for root_id in group:
-        totals = by_key.setdefault(opponent_keys[root_id], [0.0, 0.0, 0.0])
-        totals[0] += reach[root_id]
-        totals[1] += value_sum[root_id]
-        totals[2] += weight_sum[root_id]
+    by_key = {}
+    for root_id in group:
+      totals = by_key.setdefault(opponent_keys[root_id], [0.0, 0.0, 0.0])
+      totals[0] += reach[root_id]
+      totals[1] += value_sum[root_id]
+      totals[2] += weight_sum[root_id]
     opponent_values = {}
     unsampled = []
     for key, (k, total, weight) in by_key.items():

@@ -206,14 +206,14 @@ class SamplingSolver(outcome_sampling.LiveSolver):
     known = {}
 
     def probability(step):
-      value = known.get(step)
-      if value is None:
-        _, key, index, count = step
-        if key not in averages:
-          data = self.table.get(key)
-          averages[key] = data.average() if data is not None else None
-        average = averages[key]
-        value = known[step] = 1.0 / count if average is None else float(average[index])
+      """The average strategy's probability of `step` (uniform where unvisited),
+      kept in `known`."""
+      _, key, index, count = step
+      if key not in averages:
+        data = self.table.get(key)
+        averages[key] = data.average() if data is not None else None
+      average = averages[key]
+      value = known[step] = 1.0 / count if average is None else float(average[index])
       return value
 
     num_roots = trace.num_roots

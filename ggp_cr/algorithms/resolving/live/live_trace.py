@@ -184,7 +184,7 @@ class TargetMap:
 
   def __init__(self):
     self._key = None
-    self._roots = {}  # {root id: whether a pair of it was added} (insertion order)
+    self._roots = set()  # the root ids of the pairs added
 
   def add(self, root_id, own_key, opponent_key):
     """Records a pair (root, next turn s); `own_key` is always the one mapped."""
@@ -193,7 +193,7 @@ class TargetMap:
       self._key = own_key
     elif own_key != self._key:
       raise ValueError(f"TargetMap maps {self._key!r} only, got {own_key!r}.")
-    self._roots[root_id] = True
+    self._roots.add(root_id)
 
   def __contains__(self, own_key):
     return self._key is not None and own_key == self._key
@@ -388,13 +388,21 @@ class Trace:
         child_track, child_root = recall.CURRENT, None
       else:
         if self._is_target(own_key):
-          root_id = self._register(child_root)
-          self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
-          self.found.setdefault(own_key, []).append(
-              (original, root_id, child_j, child_actions, child_steps, child_chance))
+          self._map_next_turn(own_key, original, child_root, child_j, child_actions,
+                              child_steps, child_chance)
         return None
     return (child, child_depth, child_track, child_root, child_j, child_actions,
             child_steps, child_chance, child_node)
+
+  def _map_next_turn(self, own_key, state, root, j, actions, steps, chance,
+                     base=None):
+    """Maps a next turn of the bot at `own_key` (its history `state`, below the
+    next root `root`, as _walk's): registers the root (`base` as _register's), adds
+    the pair to the map and records the turn as found."""
+    root_id = self._register(root, base)
+    self.subgame_map.add(root_id, own_key, self.opponent_keys[root_id])
+    self.found.setdefault(own_key, []).append(
+        (state, root_id, j, actions, steps, chance))
 
   # Hooks of OwnTrace (a full trace keeps every branch and every next turn).
 
@@ -879,11 +887,8 @@ class OwnTrace(Trace):
       child_steps, child_chance = steps, chance * probability
     if new_root:
       root = (j, child_actions, child_steps, child_chance, -1, child)
-    root_id = self._register(root, base)
-    target = self.target
-    self.subgame_map.add(root_id, target, self.opponent_keys[root_id])
-    self.found.setdefault(target, []).append(
-        (child, root_id, j, child_actions, child_steps, child_chance))
+    self._map_next_turn(self.target, child, root, j, child_actions, child_steps,
+                        child_chance, base)
 
   def _target_rate(self, replays):
     """The seconds a history the walk on pyspiel states passes is assumed to take
