@@ -27,7 +27,6 @@ from ggp_cr.algorithms.evaluation import results_csv
 from ggp_cr.algorithms.files import result_names
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import npz_archives
-from ggp_cr.algorithms.tree import strategy_files
 
 COLUMNS = ("game", "solver", "time", "iterations", "visited_states", "nash_conv",
            "exploitability")

@@ -29,7 +29,6 @@ import pandas as pd
 
 from ggp_cr.algorithms import progress_bars
 from ggp_cr.algorithms import worker_processes
-from ggp_cr.algorithms.bots import players
 from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import number_ranges
 from ggp_cr.algorithms.config import registry

@@ -94,6 +94,7 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
       game, game_string, utility_sum,
       [(game.new_initial_state(), -1, -1, 1.0, 0, -1, -1)], False,
       max_nodes=max_nodes, estimate=False, leaf=leaf)
-  del tracks, players, passed
+  for column in (tracks, players, passed):  # freed before the renumbering
+    column.clear()
   return generic_extraction.renumber_breadth_first(game, game_string, utility_sum,
                                                    *walked)
