@@ -78,10 +78,12 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 # Writing a subgame's gadget payoffs at its terminals into the shared value array
-# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 3.3 ms median, 5.7
-# max for PAM{8}'s 2.5M-node subgames (load 4), part of their first iteration
-# unless made ahead (CompiledResolver.payoffs_ahead).
-PAYOFF_SECONDS_PER_NODE = 2.5e-9
+# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 2.5-3.2 ms median,
+# 5.5-5.7 max for PAM{8}'s 2.5M-node subgames (load 1-4), part of their first
+# iteration unless made ahead (CompiledResolver.payoffs_ahead) in a move's last
+# milliseconds: about the median, so that it fits there more often (an overrun
+# of the max is 2 ms; docs/algorithms/resolving.md).
+PAYOFF_SECONDS_PER_NODE = 1.5e-9
 # Finding the next subgames below the bot's action (ahead_candidates: a climb from
 # every next root up to the bot's infoset, and sums per group), or the costs of
 # those below its infoset (next_groups_below), per next root: 2.5-3.2 and 5 ms at
