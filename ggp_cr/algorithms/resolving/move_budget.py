@@ -301,15 +301,21 @@ class SetupLimits:
   """The stage of a MoveBudget that sets one subgame up (CompiledResolver.next_subgame
   and build_ahead; SubgameBudget.entering makes it); the default limits nothing.
 
-  The subgame has at most `max_nodes` nodes; its setup, estimated `setup_margin` times,
-  ends before time.perf_counter() `deadline` leaving `first_iteration_seconds(nodes,
-  next_roots)` free; a setup running late (SetupClock) is given up if it would not end
+  The subgame has at most `max_nodes` nodes; its setup, estimated with
+  `setup_margin` (`margined`), ends before time.perf_counter() `deadline` leaving
+  `first_iteration_seconds(nodes, next_roots)` free; a setup running late (SetupClock) is given up if it would not end
   before `late_deadline` (default `deadline`)."""
   deadline: float = None
   max_nodes: float = None
   first_iteration_seconds: object = None
   late_deadline: float = None
   setup_margin: float = 1.0
+
+  def margined(self, setup):
+    """A setup estimated at `setup` seconds counted with `setup_margin`: its fixed
+    part (SETUP_SECONDS, measured at 3.6-5 ms) once, the margin on the rest (the
+    per-root and trace estimates' error)."""
+    return setup + (self.setup_margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
 
   @property
   def give_up(self):
@@ -427,8 +433,9 @@ class SubgameBudget:
 
     A next subgame is *late* if its setup and first iteration would take more
     than AHEAD_RESERVE_SHARE of a move of their own. The reserve lets build_ahead
-    set up the costliest late one (the candidates' search and the setup, counted
-    FIRST_ITERATION_MARGIN times as build_ahead tests it), so that its decision
+    set up the costliest late one (the candidates' search and the setup, its part
+    beyond SETUP_SECONDS counted FIRST_ITERATION_MARGIN times as build_ahead tests
+    it: SetupLimits.margined), so that its decision
     only runs the first iteration; the bot's current subgame runs fewer iterations
     then. It is 0 when no subgame is late or the reserve would not fit what is
     left. A subgame that is not late but whose setup is estimated above
@@ -459,7 +466,7 @@ class SubgameBudget:
     skipped = set(groups["group"][costly].tolist())
     search = current.ahead_candidates_seconds()
     left = deadline - time.perf_counter()
-    need = FIRST_ITERATION_MARGIN * setup
+    need = SetupLimits(setup_margin=FIRST_ITERATION_MARGIN).margined(setup)
     if late.any() and search + need[late].max() <= left:
       return search + float(need[late].max()), skipped
     return 0.0, skipped
