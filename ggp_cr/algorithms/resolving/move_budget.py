@@ -313,8 +313,8 @@ class SetupLimits:
 
   def margined(self, setup):
     """A setup estimated at `setup` seconds counted with `setup_margin`: its fixed
-    part (SETUP_SECONDS, measured at 3.6-5 ms) once, the margin on the rest (the
-    per-root and trace estimates' error)."""
+    part (SETUP_SECONDS; PAM{8}'s small subgames' whole setups take 2.4-2.9 ms) once,
+    the margin on the rest (the per-root and trace estimates' error)."""
     return setup + (self.setup_margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
 
   @property
