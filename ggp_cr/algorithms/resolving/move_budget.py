@@ -78,10 +78,12 @@ ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
 # a match after one refusal; half of it stays a floor (_average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
 # Writing a subgame's gadget payoffs at its terminals into the shared value array
-# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 3.3 ms median, 5.7
-# max for PAM{8}'s 2.5M-node subgames (load 4), part of their first iteration
-# unless made ahead (CompiledResolver.payoffs_ahead).
-PAYOFF_SECONDS_PER_NODE = 2.5e-9
+# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 2.5-3.2 ms median,
+# 5.5-5.7 max for PAM{8}'s 2.5M-node subgames (load 1-4), part of their first
+# iteration unless made ahead (CompiledResolver.payoffs_ahead) in a move's last
+# milliseconds: about the median, so that it fits there more often (an overrun
+# of the max is 2 ms; docs/algorithms/resolving.md).
+PAYOFF_SECONDS_PER_NODE = 1.5e-9
 # Finding the next subgames below the bot's action (ahead_candidates: a climb from
 # every next root up to the bot's infoset, and sums per group), or the costs of
 # those below its infoset (next_groups_below), per next root: 2.5-3.2 and 5 ms at
@@ -299,15 +301,21 @@ class SetupLimits:
   """The stage of a MoveBudget that sets one subgame up (CompiledResolver.next_subgame
   and build_ahead; SubgameBudget.entering makes it); the default limits nothing.
 
-  The subgame has at most `max_nodes` nodes; its setup, estimated `setup_margin` times,
-  ends before time.perf_counter() `deadline` leaving `first_iteration_seconds(nodes,
-  next_roots)` free; a setup running late (SetupClock) is given up if it would not end
+  The subgame has at most `max_nodes` nodes; its setup, estimated with
+  `setup_margin` (`margined`), ends before time.perf_counter() `deadline` leaving
+  `first_iteration_seconds(nodes, next_roots)` free; a setup running late (SetupClock) is given up if it would not end
   before `late_deadline` (default `deadline`)."""
   deadline: float = None
   max_nodes: float = None
   first_iteration_seconds: object = None
   late_deadline: float = None
   setup_margin: float = 1.0
+
+  def margined(self, setup):
+    """A setup estimated at `setup` seconds counted with `setup_margin`: its fixed
+    part (SETUP_SECONDS; PAM{8}'s small subgames' whole setups take 2.4-2.9 ms) once,
+    the margin on the rest (the per-root and trace estimates' error)."""
+    return setup + (self.setup_margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
 
   @property
   def give_up(self):
@@ -425,8 +433,9 @@ class SubgameBudget:
 
     A next subgame is *late* if its setup and first iteration would take more
     than AHEAD_RESERVE_SHARE of a move of their own. The reserve lets build_ahead
-    set up the costliest late one (the candidates' search and the setup, counted
-    FIRST_ITERATION_MARGIN times as build_ahead tests it), so that its decision
+    set up the costliest late one (the candidates' search and the setup, its part
+    beyond SETUP_SECONDS counted FIRST_ITERATION_MARGIN times as build_ahead tests
+    it: SetupLimits.margined), so that its decision
     only runs the first iteration; the bot's current subgame runs fewer iterations
     then. It is 0 when no subgame is late or the reserve would not fit what is
     left. A subgame that is not late but whose setup is estimated above
@@ -457,7 +466,7 @@ class SubgameBudget:
     skipped = set(groups["group"][costly].tolist())
     search = current.ahead_candidates_seconds()
     left = deadline - time.perf_counter()
-    need = FIRST_ITERATION_MARGIN * setup
+    need = SetupLimits(setup_margin=FIRST_ITERATION_MARGIN).margined(setup)
     if late.any() and search + need[late].max() <= left:
       return search + float(need[late].max()), skipped
     return 0.0, skipped

@@ -333,8 +333,9 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   assert budget.plan_ahead(whole, infoset, _move(100.0, far)) == (0.0, set())
   reserve, skipped = budget.plan_ahead(whole, infoset, _move(1e-9, far))  # all late
   assert skipped == set() and reserve == pytest.approx(
-      whole.ahead_candidates_seconds() +
-      move_budget.FIRST_ITERATION_MARGIN * setup.max())
+      whole.ahead_candidates_seconds() + setup.max() +
+      (move_budget.FIRST_ITERATION_MARGIN - 1) *
+      (setup.max() - move_budget.SETUP_SECONDS))
   assert budget.plan_ahead(whole, infoset,
                            _move(1.0, time.perf_counter() - 1.0)) == (0.0, None)
   assert budget.plan_ahead(types.SimpleNamespace(), infoset,
@@ -346,8 +347,10 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
                 if whole.ahead_candidates(infoset, a))
   assert whole.ahead_candidates(infoset, action, skipped=skipped) == []
   monkeypatch.undo()
-  monkeypatch.setattr(move_budget, "SETUP_SECONDS", 10.0)
-  deadline = time.perf_counter() + 11.0  # time to estimate, not for the reserve
+  # Setups estimated at 10 s: time to estimate, not for the reserve.
+  monkeypatch.setattr(move_budget, "setup_seconds",
+                      lambda roots, *_: np.full(len(roots), 10.0))
+  deadline = time.perf_counter() + 11.0
   assert budget.plan_ahead(whole, infoset, _move(1e-9, deadline)) == (0.0, set())
 
 

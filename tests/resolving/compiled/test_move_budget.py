@@ -223,6 +223,19 @@ def test_setup_clock_gives_up_a_setup_running_over_its_estimate_only():
     move_budget.SetupClock(stages, fake.now + 0.001, 0.01, now=fake).check("solver")
 
 
+def test_a_setup_margin_counts_the_fixed_setup_once():
+  """Builds ahead count the setup's part beyond SETUP_SECONDS with their margin, the
+  fixed part once (a small subgame's 4 ms setup fits a move's last 4-5 ms)."""
+  margined = move_budget.SetupLimits(
+      setup_margin=move_budget.FIRST_ITERATION_MARGIN).margined
+  fixed = move_budget.SETUP_SECONDS
+  assert margined(fixed) == fixed
+  np.testing.assert_allclose(
+      margined(np.array([0.5 * fixed, fixed + 0.01])),
+      [0.5 * fixed, fixed + move_budget.FIRST_ITERATION_MARGIN * 0.01])
+  assert move_budget.SetupLimits().margined(3 * fixed) == 3 * fixed
+
+
 def test_setup_stages_sum_to_the_setup_estimate():
   roots, walked, found = np.array([10, 95_536, 542_592]), np.array([0, 5e5, 0]), \
       np.array([0, 542_592, 0])

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import pytest
+import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.bots import anytime
@@ -18,6 +19,7 @@ from ggp_cr.algorithms.resolving.compiled import next_root_estimates
 from ggp_cr.algorithms.resolving.compiled import subgame_cfr
 from ggp_cr.algorithms.resolving.compiled import subgame_layout
 from ggp_cr.algorithms.resolving.gadget import gadget_game
+from ggp_cr.algorithms.tree import compiled_tree
 from test_copied_view import GAMES, _gadget_arguments
 
 ITERATIONS = 20
@@ -196,6 +198,27 @@ def test_level_passes_compute_the_other_players_levels_whole():
       np.testing.assert_array_equal(getattr(solver, name),
                                     getattr(plain.solver, name))
   assert overwritten > 0
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_consecutive_positions_have_consecutive_children(game_string):
+  """The level passes read a segment's first child once and carry it
+  (subgame_cfr._values_of_level, _own_level): each internal position's children
+  follow the previous position's (the tree is breadth-first)."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  tables = subgame_layout._tree_tables(tree)  # pylint: disable=protected-access
+  levels = tables.levels
+  first = levels.first_child.astype(np.int64)
+  np.testing.assert_array_equal(first[1:], first[:-1] + levels.num_children[:-1])
+  np.testing.assert_array_equal(first, tables.child_begin[levels.node.astype(np.int64)])
+
+
+def test_own_levels_run_on_a_game_of_alternating_levels():
+  """PAM's levels hold one player each, so its pruned passes run `_own_level` on
+  the updated player's levels (and equal the unpruned solve: the tests above)."""
+  _, pruned = next(_views("python_princess_monster(max_turns=4)", "resolve", 5))
+  # pylint: disable=protected-access
+  assert set(pruned.solver._level_player.tolist()) == {0, 1}
 
 
 def test_the_anytime_loop_decays_its_estimate_fast_for_pruned_passes():

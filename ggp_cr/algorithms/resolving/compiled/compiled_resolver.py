@@ -488,13 +488,13 @@ class CompiledResolver(protocol.AnytimeRun):
       stages = move_budget.setup_stages(len(group), walked, found, sampling)
       setup = float(sum(stages.values()))
       now = time.perf_counter()
-      if now + limits.setup_margin * setup <= deadline < now + (
-          limits.setup_margin * setup + reserve):
+      margined = float(limits.margined(setup))
+      if now + margined <= deadline < now + margined + reserve:
         raise move_budget.too_slow(
             f"setting up its {len(group):,} roots ({1000 * setup:.0f} ms estimated) "
             f"and its first iteration ({1000 * reserve:.0f} ms) would not fit the "
             f"move ({1000 * (deadline - now):.0f} ms left)")
-      if now + limits.setup_margin * setup + reserve > deadline:
+      if now + margined + reserve > deadline:
         raise CannotResolve(f"setting up its {len(group):,} roots and tracing the next "
                             f"turns below them ({walked:,} nodes to walk, {found:,} "
                             "turns to find) would not fit the move")

@@ -83,14 +83,48 @@ def _infoset_sums(update_player, infosets, first, histories, infoset_action_offs
 def _values_of_level(lo, hi, pos_node, pos_first_child, pos_num_children, pos_slot,
                      strategy, values):
   """values of player positions lo..hi-1 from their children's, none skipped (the
-  reach is not read)."""
+  reach is not read). Consecutive positions' children are consecutive nodes
+  (breadth-first: first_child[k + 1] = first_child[k] + num_children[k]), so the
+  first child is read once."""
+  first = pos_first_child[lo] if hi > lo else 0
   for k in range(lo, hi):
-    first = pos_first_child[k]
     offset = pos_slot[k]
+    count = pos_num_children[k]
     value = 0.0
-    for a in range(pos_num_children[k]):
+    for a in range(count):
       value += strategy[offset + a] * values[first + a]
     values[pos_node[k]] = value
+    first += count
+
+
+@numba.njit(cache=True)
+def _own_level(update_player, kept, lo, hi, pos_node, pos_first_child,
+               pos_num_children, pos_slot, strategy, reach, values, regrets):
+  """`_level_accumulate` on positions lo..hi-1 of a level that holds only
+  `update_player`'s: each tested as there, its value and regrets as there (no
+  player read per position; the first child carried as in `_values_of_level`)."""
+  other = 1 - update_player
+  first = pos_first_child[lo] if hi > lo else 0
+  for k in range(lo, hi):
+    count = pos_num_children[k]
+    chance = reach[k, 2]
+    if reach[k, other] * chance == 0.0 and (
+        kept < 0 or reach[k, kept] * chance == 0.0):
+      first += count
+      continue
+    offset = pos_slot[k]
+    value = 0.0
+    for a in range(count):
+      value += strategy[offset + a] * values[first + a]
+    values[pos_node[k]] = value
+    counterfactual = reach[k, other] * chance
+    if update_player == 0:
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (values[first + a] - value)
+    else:
+      for a in range(count):
+        regrets[offset + a] += counterfactual * (value - values[first + a])
+    first += count
 
 
 @numba.njit(cache=True)
@@ -112,12 +146,18 @@ def _level_accumulate(update_player, kept, level_lo, level_hi, level_player, pos
   computed where accumulate_pruned skips is finite and enters every value it does
   not skip times a zero probability of a player or chance (what made the reach
   there zero), as the stale value there does, so every regret and every value not
-  skipped is the same number."""
+  skipped is the same number. A segment whose level holds only `update_player`'s
+  positions runs `_own_level` (the same operations, fewer reads)."""
   other = 1 - update_player
   for s in range(len(level_lo)):
     if level_player[s] == other:
       _values_of_level(level_lo[s], level_hi[s], pos_node, pos_first_child,
                        pos_num_children, pos_slot, strategy, values)
+      continue
+    if level_player[s] == update_player:
+      _own_level(update_player, kept, level_lo[s], level_hi[s], pos_node,
+                 pos_first_child, pos_num_children, pos_slot, strategy, reach, values,
+                 regrets)
       continue
     for k in range(level_lo[s], level_hi[s]):
       chance = reach[k, 2]

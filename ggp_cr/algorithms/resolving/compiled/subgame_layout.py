@@ -148,11 +148,11 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
 
 
 @numba.njit(cache=True)
-def _infosets(up_lo, up_hi, up_node, up_position, up_player, node_infoset,
-              num_infosets):
+def _infosets(up_lo, up_hi, up_infoset, up_position, num_infosets):
   """The subgame's information sets (in order of first post-order node), a mask
   over all of the tree's, and per information set found the internal position of
-  its first history and its number of histories in the subgame."""
+  its first history and its number of histories in the subgame (`up_infoset`: the
+  information set of each post-order entry, -1 at chance)."""
   inside = np.zeros(num_infosets, dtype=np.bool_)
   index = np.empty(num_infosets, dtype=np.int32)
   total = 0
@@ -164,8 +164,8 @@ def _infosets(up_lo, up_hi, up_node, up_position, up_player, node_infoset,
   count = 0
   for j in range(len(up_lo)):
     for i in range(up_lo[j], up_hi[j]):
-      if up_player[i] >= 0:
-        infoset = node_infoset[up_node[i]]
+      infoset = up_infoset[i]
+      if infoset >= 0:
         if not inside[infoset]:
           inside[infoset] = True
           index[infoset] = count
@@ -302,6 +302,11 @@ class _TreeTables:
     (self.child_begin, self.position_before, self.post_index,
      self.internal_below) = _tables(tree.node_num_children, tree.node_parent,
                                     self.walk.up_node)
+    # Each post-order entry's information set (-1 at chance): a subgame's setup
+    # reads it in order (_infosets) instead of gathering it through the nodes.
+    self.up_infoset = np.where(
+        self.walk.up_player >= 0, tree.node_infoset[self.walk.up_node],
+        -1).astype(np.int32)
     # Zeros, not garbage: a pruned pass weighs the stale values it skips by 0.
     self.reach = np.zeros((max(self.walk.num_internal, 1), 3))
     self.values = np.zeros(tree.num_nodes)
@@ -373,8 +378,8 @@ class SubgameStructure:
       if np.any(up_lo[order][1:] < up_hi[order][:-1]):
         raise NestedRoots("A root of the subgame lies below another root.")
     infosets, self.inside, first, histories = _infosets(
-        self._up_lo, self._up_hi, walk.up_node, walk.up_position, walk.up_player,
-        tree.node_infoset, tree.num_infosets)
+        self._up_lo, self._up_hi, tables.up_infoset, walk.up_position,
+        tree.num_infosets)
     owner = tree.infoset_player[infosets]
     # The subgame's information sets per player, with the position of a history of
     # each and their count (_infoset_sums).
