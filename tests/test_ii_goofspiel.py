@@ -347,3 +347,46 @@ def test_information_states_after_an_action_are_the_childs(points_order):
     assert before == (state.information_state_string(0),
                       state.information_state_string(1))
   assert checked > 1000
+
+
+def _answers(state):
+  """What a walk asks of a history."""
+  answers = [state.history(), state.current_player(), state.is_terminal(),
+             state.is_chance_node()]
+  if not state.is_terminal():
+    answers += [state.legal_actions(), state.information_state_string(0),
+                state.information_state_string(1)]
+    if state.is_chance_node():
+      answers.append(state.chance_outcomes())
+  return answers
+
+
+@pytest.mark.parametrize("points_order", ["ascending", "descending", "random"])
+def test_light_children_answer_as_pyspiel_children(points_order):
+  """light_child (no pyspiel state), from a pyspiel state or a light one, answers
+  every walk question as the pyspiel child at every history of IIGS(4); its
+  state() is that child (made from its parent's, once), and a light state is left
+  as it was by its children."""
+  game = pyspiel.load_game(
+      f"python_ii_goofspiel(num_cards=4,points_order={points_order})")
+  checked = 0
+  stack = [(game.new_initial_state(), game.new_initial_state())]
+  while stack:
+    state, light = stack.pop()
+    assert _answers(light) == _answers(state)
+    if state.is_terminal():
+      continue
+    for action in state.legal_actions():
+      before = _answers(light)
+      child, light_child = state.child(action), light.light_child(action)
+      assert _answers(light) == before
+      assert isinstance(light_child, ii_goofspiel.LightState)
+      made = light_child.state()
+      assert made is light_child.state()
+      assert made.history() == child.history() and str(made) == str(child)
+      assert light_child.returns() == child.returns()  # (asked of the pyspiel state)
+      stack.append((child, light_child))
+      checked += 1
+  assert checked > 1000
+  with pytest.raises(ValueError, match="Illegal action"):
+    game.new_initial_state().light_child(99)
