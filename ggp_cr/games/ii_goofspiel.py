@@ -326,31 +326,12 @@ class IIGoofspielState(_Rules, common.State):
     return " | ".join(parts)
 
 
-def deferral(history):
-  """(the nearest pyspiel state made at or above `history`, the actions from it to
-  `history`), up the parents of histories deferred (their `deferred_step`: this
-  one's state if made, its parent and the action from it; LightState, the
-  resolving traces' deferred children)."""
-  actions = []
-  step = getattr(type(history), "deferred_step", None)
-  while step is not None:
-    made, parent, action = step(history)
-    if made is not None:
-      history = made
-      break
-    actions.append(action)
-    history = parent
-    step = getattr(type(history), "deferred_step", None)
-  actions.reverse()
-  return history, actions
-
-
 class LightState(_Rules):
   """A history of the game as its ints, strings and actions only, no pyspiel state
   (what a walk asks of most histories; a pyspiel child costs 10 us, this 2): the
-  rules' answers, `light_child`, and `state()`, the pyspiel state made once, when
-  asked, from the nearest one made above (`deferral`: one copy, the actions since
-  applied); any other call is the pyspiel state's."""
+  rules' answers, `light_child`, and `state()`, the pyspiel state made from its
+  parent's (`parent.state()` where the parent is deferred too) once, when asked;
+  any other call is the pyspiel state's."""
 
   __slots__ = ("_game", "_history", "_next", "_hand0", "_hand1", "_score",
                "_prizes_left", "_info0", "_info1", "_parent", "_action", "_state")
@@ -365,19 +346,12 @@ class LightState(_Rules):
     return list(self._history)
 
   def state(self):
-    """The pyspiel state (made on the first call, then kept: not to be changed): a
-    copy of the nearest one made above, with the actions since applied."""
+    """The pyspiel state (made on the first call, then kept: not to be changed)."""
     if self._state is None:
-      made, actions = deferral(self)
-      state = made.clone()
-      for action in actions:
-        state.apply_action(action)
-      self._state = state
+      parent = self._parent
+      made = getattr(type(parent), "state", None)
+      self._state = (made(parent) if made is not None else parent).child(self._action)
     return self._state
-
-  def deferred_step(self):
-    """(its pyspiel state if made, else None; its parent; the action from it)."""
-    return self._state, self._parent, self._action
 
   def child(self, action):
     return self.state().child(action)

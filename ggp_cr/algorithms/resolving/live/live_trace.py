@@ -53,11 +53,6 @@ class DeferredChild:
   def clone(self):
     return self.state().clone()
 
-  def deferred_step(self):
-    """(its pyspiel state if made, else None; its parent; the action from it): what
-    a light state below it reads to make its own from the nearest state made."""
-    return self._state, self._parent, self._action
-
   def child(self, action):
     """A new state below this one (one copy: this one is not made for it)."""
     if self._state is not None:
