@@ -108,11 +108,34 @@ class IIGoofspielGame(common.Game):
     return IIGoofspielObserver(self, iig_obs_type, params)
 
 
-class _Rules:
-  """The rules on a state's ints and strings (see IIGoofspielState), shared by the
-  pyspiel state and LightState: a subclass gives `get_game` and `history`."""
+class IIGoofspielState(common.State):
+  """State as four or five ints and two strings, so that OpenSpiel's clone stays cheap.
 
-  __slots__ = ()
+  `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
+  bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
+  player 0's points minus player 1's. With the random order, `_prizes_left` is the
+  bitmask of the prizes not shown yet. Everything else (player 0's pending bid, the
+  current prize, the bid sequences) is read back from `history()` when needed.
+
+  `_info0` and `_info1` are the players' information state strings, extended as
+  actions are applied (a string is copied as one object; rebuilding it from the
+  history cost as much as a clone).
+
+  `legal_actions`, `is_chance_node` and `information_state_string` are answered in
+  Python as well, so that Python callers skip a round trip through C++; C++ callers get
+  the same answers through `_legal_actions`, `current_player` and the observer.
+  """
+
+  def __init__(self, game):
+    super().__init__(game)
+    self._hand0 = self._hand1 = game.all_cards
+    self._score = 0
+    if game.is_random_order:
+      self._next = _CHANCE
+      self._prizes_left = game.all_cards
+    else:
+      self._next = 0
+    self._info0, self._info1 = game.initial_info
 
   def current_player(self):
     return self._next
@@ -210,68 +233,6 @@ class _Rules:
         f"Illegal action {action} for player {self._next} in state:\n{self}\n"
         f"legal actions: {self.legal_actions()}")
 
-  def information_state_string(self, player=None):
-    """Perfect recall of `player` (default: the player to move), as pyspiel's.
-
-    Every shown prize with the player's bid and the turn's result from their view,
-    e.g. "p1: Prize(1) Bet(3) won, Prize(2) Bet(1) draw, Prize(3)". Answered in Python
-    for Python callers; the info-state observer returns the same string to C++.
-    """
-    if player is None:
-      player = self._next
-    if player == 0:
-      return self._info0
-    if player == 1:
-      return self._info1
-    raise ValueError(f"No information state for player {player}.")
-
-  def light_child(self, action, parent=None):
-    """The history after `action` as a LightState: its ints and strings only, its
-    pyspiel state made when asked (LightState.state), from `parent`'s (the same
-    history as this one, e.g. a deferred one; default this one)."""
-    child = LightState.__new__(LightState)
-    child._game = self.get_game()
-    child._history = tuple(self.history())
-    child._next, child._score = self._next, self._score
-    child._hand0, child._hand1 = self._hand0, self._hand1
-    child._prizes_left = getattr(self, "_prizes_left", 0)
-    child._info0, child._info1 = self._info0, self._info1
-    child._parent = self if parent is None else parent
-    child._action, child._state = action, None
-    child._apply_action(action)  # (reads the history before the action, as pyspiel)
-    child._history += (action,)
-    return child
-
-
-class IIGoofspielState(_Rules, common.State):
-  """State as four or five ints and two strings, so that OpenSpiel's clone stays cheap.
-
-  `_next` is the player to move (0, 1, chance or terminal), `_hand0` and `_hand1` are
-  bitmasks of the cards each player still holds (bit k: card k + 1) and `_score` is
-  player 0's points minus player 1's. With the random order, `_prizes_left` is the
-  bitmask of the prizes not shown yet. Everything else (player 0's pending bid, the
-  current prize, the bid sequences) is read back from `history()` when needed.
-
-  `_info0` and `_info1` are the players' information state strings, extended as
-  actions are applied (a string is copied as one object; rebuilding it from the
-  history cost as much as a clone).
-
-  `legal_actions`, `is_chance_node` and `information_state_string` are answered in
-  Python as well, so that Python callers skip a round trip through C++; C++ callers get
-  the same answers through `_legal_actions`, `current_player` and the observer.
-  """
-
-  def __init__(self, game):
-    super().__init__(game)
-    self._hand0 = self._hand1 = game.all_cards
-    self._score = 0
-    if game.is_random_order:
-      self._next = _CHANCE
-      self._prizes_left = game.all_cards
-    else:
-      self._next = 0
-    self._info0, self._info1 = game.initial_info
-
   def _action_to_string(self, player, action):
     if player == _CHANCE:
       return f"Prize({action + 1})"
@@ -296,6 +257,21 @@ class IIGoofspielState(_Rules, common.State):
       return tuple(zip(cards[0::3], cards[1::3], cards[2::3]))
     num_shown = min(len(cards) // 2, game.num_cards)
     return tuple(zip(game.prize_order[:num_shown], cards[0::2], cards[1::2]))
+
+  def information_state_string(self, player=None):
+    """Perfect recall of `player` (default: the player to move), as pyspiel's.
+
+    Every shown prize with the player's bid and the turn's result from their view,
+    e.g. "p1: Prize(1) Bet(3) won, Prize(2) Bet(1) draw, Prize(3)". Answered in Python
+    for Python callers; the info-state observer returns the same string to C++.
+    """
+    if player is None:
+      player = self._next
+    if player == 0:
+      return self._info0
+    if player == 1:
+      return self._info1
+    raise ValueError(f"No information state for player {player}.")
 
   def hand(self, player):
     """The cards `player` still holds, ascending."""
@@ -324,49 +300,6 @@ class IIGoofspielState(_Rules, common.State):
       bids = " ".join(f"p{p}:{c}" for p, c in enumerate((card0, card1)) if c)
       parts.append(f"Prize({prize}) {bids}".rstrip())
     return " | ".join(parts)
-
-
-class LightState(_Rules):
-  """A history of the game as its ints, strings and actions only, no pyspiel state
-  (what a walk asks of most histories; a pyspiel child costs 10 us, this 2): the
-  rules' answers, `light_child`, and `state()`, the pyspiel state made from its
-  parent's (`parent.state()` where the parent is deferred too) once, when asked;
-  any other call is the pyspiel state's."""
-
-  __slots__ = ("_game", "_history", "_next", "_hand0", "_hand1", "_score",
-               "_prizes_left", "_info0", "_info1", "_parent", "_action", "_state")
-
-  legal_actions = common.State.legal_actions
-  chance_outcomes = common.State.chance_outcomes
-
-  def get_game(self):
-    return self._game
-
-  def history(self):
-    return list(self._history)
-
-  def state(self):
-    """The pyspiel state (made on the first call, then kept: not to be changed)."""
-    if self._state is None:
-      parent = self._parent
-      made = getattr(type(parent), "state", None)
-      self._state = (made(parent) if made is not None else parent).child(self._action)
-    return self._state
-
-  def child(self, action):
-    return self.state().child(action)
-
-  def clone(self):
-    return self.state().clone()
-
-  def apply_action(self, action):
-    raise TypeError(f"A LightState is not changed in place (action {action}): take "
-                    "light_child(action), or clone() for a pyspiel state.")
-
-  def __getattr__(self, name):
-    if name.startswith("_"):  # (copy and pickle probe these)
-      raise AttributeError(name)
-    return getattr(self.state(), name)
 
 
 class IIGoofspielObserver(common.GameObserver):

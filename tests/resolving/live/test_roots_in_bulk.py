@@ -18,7 +18,6 @@ from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.resolving.live import own_trace
-from ggp_cr.games import ii_goofspiel
 
 GAMES = ["python_ii_goofspiel(num_cards=4)", "python_ii_goofspiel(num_cards=5)",
          "python_leduc(cards_per_suit=3)"]
@@ -201,87 +200,3 @@ def test_a_subgames_fingerprint_names_every_input():
   others = [subgame(paths=((0, 1), (0, 3))), subgame(reach=(1.0, 0.5)),
             subgame(value=0.25), subgame(opponent_reach=(1.0, 1.0))]
   assert len({base, *(other.fingerprint() for other in others)}) == 5
-
-
-@pytest.mark.parametrize("game_string", GAMES[:2] + [
-    "python_ii_goofspiel(num_cards=5,points_order=random)"])
-def test_light_histories_equal_the_pyspiel_states(game_string, monkeypatch):
-  """Along random matches, OwnTrace's replay walks through the game's light states
-  (ii_goofspiel.LightState: no pyspiel state made for a start's child or the history
-  after the bot's move) from starts that are themselves light below: the roots,
-  paths, keys and chance, the estimates (to 1e-12), the gadget and the next
-  resolver's iterations on it equal those of the walk through pyspiel states, and
-  the walk makes no pyspiel state per start or root."""
-  game = pyspiel.load_game(game_string)
-  config = settings.ResolverConfig(solver="vr_mccfr")
-  made = [0]
-  state_of = ii_goofspiel.LightState.state
-
-  def counted(self):
-    made[0] += self._state is None  # pylint: disable=protected-access
-    return state_of(self)
-
-  monkeypatch.setattr(ii_goofspiel.LightState, "state", counted)
-  light_child = ii_goofspiel._Rules.light_child  # pylint: disable=protected-access
-  compared = 0
-  for seed in range(6):
-    rng = np.random.default_rng(seed)
-    player = seed % 2
-    cut = live_resolver.Resolver(live_problem.Problem(game, player), config,
-                                 seed=seed, deadline=time.perf_counter() - 1.0)
-    cut.run(limits.Limit(iterations=150), 0.0)
-    state = game.new_initial_state()
-    own_moves, starts = {}, {True: None, False: None}
-    while not state.is_terminal():
-      if state.current_player() == player:
-        key = state.information_state_string(player)
-        traces = {}
-        for light in (True, False):
-          if light:
-            monkeypatch.setattr(ii_goofspiel._Rules, "light_child", light_child,  # pylint: disable=protected-access
-                                raising=False)
-          else:
-            monkeypatch.delattr(ii_goofspiel._Rules, "light_child")  # pylint: disable=protected-access
-          made[0] = 0
-          traces[light] = own_trace.OwnTrace(cut.problem, own_moves, key,
-                                             starts=starts[light])
-          if light:
-            assert made[0] == 0
-        monkeypatch.setattr(ii_goofspiel._Rules, "light_child", light_child,  # pylint: disable=protected-access
-                            raising=False)
-        lit, plain = traces[True], traces[False]
-        assert (lit.complete, lit.in_current) == (plain.complete, plain.in_current)
-        assert lit.histories == plain.histories
-        assert lit.root_of == plain.root_of and lit.steps == plain.steps
-        assert lit.chance == plain.chance
-        assert lit.opponent_keys == plain.opponent_keys
-        assert [s.history() for s in lit.states] == [s.history() for s in plain.states]
-        if lit.num_roots and not lit.in_current:
-          group = lit.subgame_map.roots(key)
-          assert group == plain.subgame_map.roots(key)
-          for got, expected in zip(cut.solver.estimates(group, lit),
-                                   cut.solver.estimates(group, plain)):
-            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-          try:
-            gadgets = [cut.next_subgame(key, "resolve", trace=t)[0] for t in traces.values()]
-          except Exception:  # pylint: disable=broad-except  (e.g. zero reach)
-            gadgets = None
-          if gadgets is not None:
-            assert gadgets[0].subgame.fingerprint() == gadgets[1].subgame.fingerprint()
-            solved = []
-            for gadget in gadgets:
-              nxt = live_resolver.Resolver(live_problem.Problem(game, player, gadget),
-                                           config, seed=seed)
-              nxt.run(limits.Limit(iterations=30), 0.0)
-              solved.append(nxt.probabilities(key, state.legal_actions()))
-            np.testing.assert_allclose(solved[0], solved[1], rtol=1e-12, atol=1e-12)
-            compared += 1
-        for light, walked in traces.items():
-          if walked.complete:
-            starts[light] = (walked.current_starts if walked.in_current else
-                             walked.starts_below(key)) or starts[light]
-      action = _random_action(state, rng)
-      if state.current_player() == player:
-        own_moves = {**own_moves, key: {action}}
-      state.apply_action(action)
-  assert compared >= 4, compared

@@ -61,24 +61,6 @@ class DeferredChild:
     state.apply_action(action)
     return state
 
-  def legal_actions(self, *player):
-    """As the state's (from the parent's light state where it has one: not made)."""
-    light = getattr(self._parent, "light_child", None)
-    if self._state is None and light is not None:
-      return light(self._action).legal_actions(*player)
-    return self.state().legal_actions(*player)
-
-  def light_child(self, action):
-    """The history below this one as the game's light state (its parent's
-    `light_child`, e.g. ii_goofspiel.LightState: no pyspiel state, made from this
-    one's when asked), or as `child` where the parent has none."""
-    if self._state is not None and hasattr(self._state, "light_child"):
-      return self._state.light_child(action)
-    light = getattr(self._parent, "light_child", None)
-    if light is None:
-      return self.child(action)
-    return light(self._action).light_child(action, parent=self)
-
   def __getattr__(self, name):
     if name.startswith("_"):  # (copy and pickle probe these before __init__ runs)
       raise AttributeError(name)
@@ -173,9 +155,6 @@ class Trace:
     self.complete = True
     self.current_root_nodes = {}
     self.histories_walked = 0
-    # Whether a history walked through is the game state's `light_child` where it
-    # has one (OwnTrace's replay): its pyspiel state made only when used.
-    self.light_children = False
     self._clear()
     self.seconds = 0.0
     self._run()
@@ -298,8 +277,6 @@ class Trace:
              getattr(type(state), "information_states_after", None))
     if after is not None:
       child = DeferredChild(state, action, player, after(state, action))
-    elif self.light_children and hasattr(state, "light_child"):
-      child = state.light_child(action)
     else:
       child = state.child(action)
     if child.is_terminal():

@@ -37,21 +37,6 @@ NATIVE_SECONDS_PER_TARGET = 2e-5
 SAMPLED_SECONDS_PER_TARGET = 1e-4
 
 
-def _after(state, actions):
-  """A new state after `actions` from `state` (not changed): the game state's
-  `light_child`s where it has them, else a copy with the actions applied."""
-  fresh = False  # (whether `state` is this call's own: a new object)
-  for action in actions:
-    light = getattr(state, "light_child", None)
-    if light is not None:
-      state, fresh = light(action), True
-    else:
-      if not fresh:
-        state, fresh = state.clone(), True
-      state.apply_action(action)
-  return state if fresh else state.clone()
-
-
 def _group_rows(*columns):
   """np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
   return_inverse=True)[1:] of integer columns: the same groups in the same
@@ -340,8 +325,10 @@ class OwnTrace(live_trace.Trace):
       passing, passing_class, classes, at_target = [], [], [], []
       for g, f in enumerate(representatives):
         r = starts[f]
-        state = _after(states[origin[r]], rows[r, base[r]:lengths[r]].tolist() +
-                       paths[f, :path_lengths[f]].tolist())
+        state = states[origin[r]].clone()
+        for action in (rows[r, base[r]:lengths[r]].tolist() +
+                       paths[f, :path_lengths[f]].tolist()):
+          state.apply_action(action)
         key = state.information_state_string(player)
         members = order[bounds[g]:bounds[g + 1]]
         if key == self.target:
@@ -377,7 +364,6 @@ class OwnTrace(live_trace.Trace):
       raise live_trace.OutOfTime()
     if replays:
       self._start_paths = self._paths_by_start(targets, len(states))
-      self.light_children = True  # (the replay's histories: made when used)
       self._known_keys = dict.fromkeys(nodes, first_key)
       self._allowed = {}  # (not read by _replay)
       self.native_paths = num_paths
