@@ -6,7 +6,7 @@ python_leduc) at about 1 µs a history instead of pyspiel's 20-100.
 acts again (at a start where it acts, only the own actions given) and labels each
 by the game's `seen` (what the player observed since: with the start's information
 set and its action, this fixes its information state there, as native_driver's
-`fill` numbers information sets). live_trace.OwnTrace walks only the paths it finds
+`fill` numbers information sets). own_trace.OwnTrace walks only the paths it finds
 to the bot's new information set; see docs/algorithms/tree.md.
 """
 

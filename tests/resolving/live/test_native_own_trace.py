@@ -1,4 +1,4 @@
-"""live_trace.OwnTrace with the native walk (native_next_decisions) finds what the walk
+"""own_trace.OwnTrace with the native walk (native_next_decisions) finds what the walk
 of every branch on pyspiel states finds: the same next roots, paths, decisions, chance
 probabilities, opponent keys, found histories and current starts, along random
 matches of the games with a native walk (issue 44)."""
@@ -14,6 +14,7 @@ import pytest
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
 from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import own_trace
 from ggp_cr.algorithms.tree import native_next_decisions
 
 GAMES = ["python_ii_goofspiel(num_cards=5)",
@@ -64,11 +65,11 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
     while not state.is_terminal():
       if state.current_player() == player:
         key = state.information_state_string(player)
-        traces = [live_trace.OwnTrace(problem, own_moves, key, starts=starts,
+        traces = [own_trace.OwnTrace(problem, own_moves, key, starts=starts,
                                       native=native) for native in (True, False)]
         assert _summary(traces[0]) == _summary(traces[1])
         # (and from the game's root: through every turn the bot played)
-        from_root = [live_trace.OwnTrace(problem, own_moves, key, native=native)
+        from_root = [own_trace.OwnTrace(problem, own_moves, key, native=native)
                      for native in (True, False)]
         assert _summary(from_root[0]) == _summary(from_root[1])
         assert from_root[0].native_paths is not None
@@ -123,8 +124,8 @@ def test_native_walk_gives_up_past_its_limit_and_refuses_other_games():
                                          lengths, own)
   # A deadline passed: the native walk is cut as the walk of every branch is.
   problem = live_problem.Problem(game, 1)
-  own_trace = live_trace.OwnTrace(problem, {}, "p1: Prize(1)", deadline=0.0)
-  assert not own_trace.complete and own_trace.native_paths is None
+  walk = own_trace.OwnTrace(problem, {}, "p1: Prize(1)", deadline=0.0)
+  assert not walk.complete and walk.native_paths is None
 
 
 def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
@@ -133,13 +134,13 @@ def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
   and opponent key, is one the full trace finds; `sampled` says 4 of how many."""
   # (bot (player 0) bids 6 then 5; player 1 bids 1 then 2)
   problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
-  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  full = own_trace.OwnTrace(problem, own_moves, target, starts=starts)
   assert full.complete and full.sampled is None and full.num_roots > 4
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
+  monkeypatch.setattr(own_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
   samples = []
   for seed in (0, 1):
     end = time.perf_counter() + 1000.0  # (pays for 4 histories at 200 s each)
-    sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+    sampled = own_trace.OwnTrace(problem, own_moves, target, starts=starts,
                                   sample=(np.random.default_rng(seed), end, None))
     assert sampled.complete and sampled.sampled == (4, len(full.found[target]))
     assert sampled.num_roots == 4 and len(sampled.found[target]) == 4
@@ -153,7 +154,7 @@ def test_sampled_own_trace_keeps_a_subset_of_the_next_roots(monkeypatch):
     samples.append(frozenset(sampled.root_ids))
   assert samples[0] != samples[1]  # (a seeded draw)
   # Without a sample the same time would not be asked about: the full trace.
-  assert live_trace.OwnTrace(problem, own_moves, target, starts=starts).sampled is None
+  assert own_trace.OwnTrace(problem, own_moves, target, starts=starts).sampled is None
 
 
 def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
@@ -166,17 +167,17 @@ def test_sampled_own_trace_without_the_native_walk_keeps_random_starts():
   for action in (5, 0, 4, 1, 3, 2):
     if state.current_player() == 0:
       key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts, native=False)
+      own = own_trace.OwnTrace(problem, own_moves, key, starts=starts, native=False)
       starts = own.current_starts if own.in_current else own.starts_below(key)
       own_moves = {**own_moves, key: {action}}
     state.apply_action(action)
   target = state.information_state_string(0)
   assert len(starts) > 1
-  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts, native=False)
+  full = own_trace.OwnTrace(problem, own_moves, target, starts=starts, native=False)
   assert full.complete and full.sampled is None
   firsts = set()
   for seed in range(4):
-    sampled = live_trace.OwnTrace(
+    sampled = own_trace.OwnTrace(
         problem, own_moves, target, starts=starts, native=False,
         sample=(np.random.default_rng(seed), time.perf_counter() - 1.0, None))
     assert sampled.complete and sampled.sampled == (1, len(starts))
@@ -198,7 +199,7 @@ def _bot_turn(actions):
   for action in actions:
     if state.current_player() == 0:
       key = state.information_state_string(0)
-      own = live_trace.OwnTrace(problem, own_moves, key, starts=starts)
+      own = own_trace.OwnTrace(problem, own_moves, key, starts=starts)
       starts = own.current_starts if own.in_current else own.starts_below(key)
       own_moves = {**own_moves, key: {action}}
     state.apply_action(action)
@@ -214,8 +215,8 @@ def _unit_clock(monkeypatch):
     ticks[0] += 1.0
     return ticks[0]
 
-  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
-  monkeypatch.setattr(live_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
+  monkeypatch.setattr(own_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(own_trace, "NATIVE_SECONDS_PER_TARGET", 1000.0)
   return ticks
 
 
@@ -224,15 +225,15 @@ def test_a_sample_cut_to_the_deadline_is_walked(monkeypatch):
   walked) is walked, however little time is left over: it was refused as out of time
   when the slack was below one history's seconds."""
   problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
-  found = len(live_trace.OwnTrace(problem, own_moves, target,
+  found = len(own_trace.OwnTrace(problem, own_moves, target,
                                   starts=starts).found[target])
   assert found > 4
   ticks = _unit_clock(monkeypatch)
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  monkeypatch.setattr(own_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
   kept = set()
   for slack in range(60):  # (one of these leaves less than a unit over 4 histories)
     ticks[0] = 0.0
-    sampled = live_trace.OwnTrace(
+    sampled = own_trace.OwnTrace(
         problem, own_moves, target, deadline=1000.0 * (len(starts) + 4) + slack,
         starts=starts, sample=(np.random.default_rng(0), 1e12, None))
     if sampled.sampled is not None:
@@ -267,15 +268,15 @@ def test_a_sample_pays_only_for_the_starts_above_its_histories(monkeypatch):
   histories count; every start above one counted kept 2)."""
   # (a draw at bid 3: not below the start where player 1 bid 3 first)
   problem, own_moves, starts, target = _bot_turn((0, 1, 2, 2))
-  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  full = own_trace.OwnTrace(problem, own_moves, target, starts=starts)
   above = sum(1 for paths in full._start_paths if paths)  # pylint: disable=protected-access
   assert (len(starts), above, len(full.found[target])) == (5, 4, 4)
   ticks = _unit_clock(monkeypatch)
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  monkeypatch.setattr(own_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
   kept = set()
   for slack in range(60):
     ticks[0] = 0.0
-    sampled = live_trace.OwnTrace(
+    sampled = own_trace.OwnTrace(
         problem, own_moves, target, deadline=1000.0 * (above + 2) + slack,
         starts=starts, sample=(np.random.default_rng(0), 1e12, None))
     if sampled.sampled is not None:
@@ -289,15 +290,15 @@ def test_a_replayed_sample_pays_its_roots_only(monkeypatch):
   pace holds a root's start; live_path leaves the native walk out of it): starts
   costing far more apart do not refuse it. native_seconds is the native walk's."""
   problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
-  full = live_trace.OwnTrace(problem, own_moves, target, starts=starts)
+  full = own_trace.OwnTrace(problem, own_moves, target, starts=starts)
   assert full.native_seconds > 0
-  assert live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+  assert own_trace.OwnTrace(problem, own_moves, target, starts=starts,
                              native=False).native_seconds == 0
   ticks = _unit_clock(monkeypatch)
   kept = set()
   for end in range(5, 80):  # (a root's pace: 1 unit)
     ticks[0] = 0.0
-    sampled = live_trace.OwnTrace(problem, own_moves, target, starts=starts,
+    sampled = own_trace.OwnTrace(problem, own_moves, target, starts=starts,
                                   sample=(np.random.default_rng(0), end, 1.0))
     if sampled.complete and sampled.sampled is not None:
       kept.add(sampled.sampled[0])
@@ -310,13 +311,13 @@ def test_a_measured_pace_below_the_constant_keeps_the_whole_walk(monkeypatch):
   for every history at the pace keeps them all (exact), where the constant's cap
   gave up the walk."""
   problem, own_moves, starts, target = _bot_turn((5, 0, 4, 1))
-  found = len(live_trace.OwnTrace(problem, own_moves, target,
+  found = len(own_trace.OwnTrace(problem, own_moves, target,
                                   starts=starts).found[target])
   ticks = _unit_clock(monkeypatch)  # (the constant: 1000 units)
   runs = {}
   for pace in (None, 10.0):
     ticks[0] = 0.0
-    runs[pace] = live_trace.OwnTrace(
+    runs[pace] = own_trace.OwnTrace(
         problem, own_moves, target, deadline=40.0 * (len(starts) + found),
         starts=starts, sample=(np.random.default_rng(0), 1e12, pace))
   assert runs[10.0].complete and runs[10.0].sampled is None

@@ -1,4 +1,4 @@
-"""A subgame whose next turns were not traced in time: live_trace.OwnTrace finds the
+"""A subgame whose next turns were not traced in time: own_trace.OwnTrace finds the
 roots of the bot's new information set below its own decisions, the sampling solver's
 estimates collected by history give them the inputs the full trace would, and the bot
 resolves every new subgame instead of staying in the old one (issue 44)."""
@@ -17,6 +17,7 @@ from ggp_cr.algorithms.resolving import settings
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import own_trace
 
 GAME = "python_ii_goofspiel(num_cards=4)"
 
@@ -74,7 +75,7 @@ def test_own_trace_maps_the_full_traces_roots_of_the_bots_information_set():
         expected = _histories(full, full.subgame_map.own_roots(target))
         found = 0
         for action in _actions(game, player, first_key):
-          own = live_trace.OwnTrace(problem, {first_key: {action}}, target)
+          own = own_trace.OwnTrace(problem, {first_key: {action}}, target)
           assert own.complete and not own.in_current
           if own.num_roots:
             assert own.subgame_map.own_keys() == [target]
@@ -110,12 +111,12 @@ def test_own_trace_in_a_gadget_maps_the_full_traces_roots():
     own_roots = _histories(whole.trace, whole.trace.subgame_map.own_roots(key))
     fewer += len(own_roots) < len(gadget.subgame.root_states)
     for target in full.subgame_map.own_keys():
-      own = live_trace.OwnTrace(problem, moves, target)
+      own = own_trace.OwnTrace(problem, moves, target)
       assert own.complete and not own.in_current
       if own.num_roots:
         assert (_histories(own, own.subgame_map.roots(target)) ==
                 _histories(full, full.subgame_map.own_roots(target)))
-        within = live_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
+        within = own_trace.OwnTrace(problem, moves, target, own_roots=own_roots)
         assert (_histories(within, within.subgame_map.roots(target)) ==
                 _histories(own, own.subgame_map.roots(target)))
         assert within.histories_walked <= own.histories_walked
@@ -128,7 +129,7 @@ def test_own_trace_of_a_turn_in_the_current_subgame_maps_nothing():
   problem = live_problem.Problem(game, 0)
   first = game.new_initial_state()
   key = first.information_state_string(0)
-  own = live_trace.OwnTrace(problem, {}, key)
+  own = own_trace.OwnTrace(problem, {}, key)
   assert own.in_current and own.num_roots == 0
 
 
@@ -152,7 +153,7 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
       for target, action in [(t, a) for t in sorted(targets)
                              for a in _actions(game, player, first_key)]:
         # Only the bot's move (the reach of its step is the move's probability).
-        own = live_trace.OwnTrace(cut.problem, {first_key: {action}}, target)
+        own = own_trace.OwnTrace(cut.problem, {first_key: {action}}, target)
         if not own.num_roots:
           continue
         group = own.subgame_map.roots(target)
@@ -281,7 +282,7 @@ def test_the_first_decisions_starts_are_its_information_sets_histories():
   for player in (0, 1):
     problem = live_problem.Problem(game, player)
     for first_key, targets in _own_states(game, player).items():
-      starts = live_trace.OwnTrace(problem, {}, first_key)
+      starts = own_trace.OwnTrace(problem, {}, first_key)
       assert starts.in_current and starts.complete and starts.num_roots == 0
       histories = {tuple(state.history()) for state, *_ in starts.current_starts}
       expected = set()
@@ -312,8 +313,8 @@ def test_the_first_decisions_starts_are_its_information_sets_histories():
           moves = {first_key: {action}}
           # (the walks of every branch: the native walk prunes both alike,
           # tests/resolving/live/test_native_own_trace.py)
-          own = live_trace.OwnTrace(problem, moves, target, native=False)
-          from_starts = live_trace.OwnTrace(problem, moves, target,
+          own = own_trace.OwnTrace(problem, moves, target, native=False)
+          from_starts = own_trace.OwnTrace(problem, moves, target,
                                             starts=starts.current_starts,
                                             native=False)
           assert from_starts.complete and not from_starts.in_current
@@ -342,8 +343,8 @@ def test_starts_below_a_gadget_map_what_its_roots_map():
     for action in turn.legal_actions():
       moves = {key: {action}}
       for target in full.subgame_map.own_keys():
-        own = live_trace.OwnTrace(problem, moves, target)
-        from_starts = live_trace.OwnTrace(problem, moves, target, starts=starts)
+        own = own_trace.OwnTrace(problem, moves, target)
+        from_starts = own_trace.OwnTrace(problem, moves, target, starts=starts)
         assert from_starts.complete and not from_starts.in_current
         assert (_roots(from_starts, range(from_starts.num_roots)) ==
                 _roots(own, range(own.num_roots)))
@@ -352,8 +353,8 @@ def test_starts_below_a_gadget_map_what_its_roots_map():
         # as from the root through the turn.
         moves = {first_key: set(_actions(game, player, first_key)),
                  key: {action}}
-        own = live_trace.OwnTrace(whole.problem, moves, target)
-        from_starts = live_trace.OwnTrace(whole.problem, moves, target,
+        own = own_trace.OwnTrace(whole.problem, moves, target)
+        from_starts = own_trace.OwnTrace(whole.problem, moves, target,
                                           starts=whole.trace.starts_below(key))
         assert (_roots(from_starts, range(from_starts.num_roots)) ==
                 _roots(own, range(own.num_roots)))
@@ -385,24 +386,24 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   player = 1
   problem = live_problem.Problem(game, player)
   first_key, targets = sorted(_own_states(game, player).items())[0]
-  starts = live_trace.OwnTrace(problem, {}, first_key).current_starts
+  starts = own_trace.OwnTrace(problem, {}, first_key).current_starts
   action = _actions(game, player, first_key)[0]
   moves = {first_key: {action}}
-  whole = {t: live_trace.OwnTrace(problem, moves, t, starts=starts) for t in targets}
+  whole = {t: own_trace.OwnTrace(problem, moves, t, starts=starts) for t in targets}
   ticks = [0]
 
   def clock():
     ticks[0] += 1
     return float(ticks[0])
 
-  monkeypatch.setattr(live_trace.time, "perf_counter", clock)
+  monkeypatch.setattr(own_trace.time, "perf_counter", clock)
   resumed = 0
   for target, uncut in whole.items():
     if not uncut.num_roots:
       continue
     for cut_at in (3, 7, 10):
       ticks[0] = 0
-      cut = live_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
+      cut = own_trace.OwnTrace(problem, moves, target, deadline=cut_at, starts=starts)
       assert not cut.complete and 0.0 <= cut.progress < 1.0
       assert cut.resume(None) and cut.complete and cut.progress == 1.0
       assert (_roots(cut, range(cut.num_roots)) ==
@@ -413,7 +414,7 @@ def test_an_own_trace_cut_and_resumed_maps_what_an_uncut_one_maps(monkeypatch):
   assert resumed >= 6
   # A walk from the roots is abandoned, not resumed.
   ticks[0] = 0
-  cut = live_trace.OwnTrace(problem, moves, sorted(targets)[0], deadline=5)
+  cut = own_trace.OwnTrace(problem, moves, sorted(targets)[0], deadline=5)
   assert not cut.complete and not cut.resume(None) and cut.num_roots == 0
   assert cut.progress is None
 
@@ -480,11 +481,11 @@ def test_a_subgame_on_sampled_roots_is_recorded_as_such(monkeypatch):
   key = state.information_state_string(seat)
   assert all("subgame_kind" not in r for r in bot.decisions)
   path, current = bot._path, bot.resolver  # pylint: disable=protected-access
-  full = live_trace.OwnTrace(current.problem, current.own_moves, key,
+  full = own_trace.OwnTrace(current.problem, current.own_moves, key,
                              own_roots=current.own_root_histories,
                              starts=current.own_starts)
   assert full.num_roots > 2
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
+  monkeypatch.setattr(own_trace, "SAMPLED_SECONDS_PER_TARGET", 200.0)
   record = {}
   # (its build ends 500 s on: 2 histories at 200 s each)
   move = move_budget.MoveBudget(time.perf_counter(), 500.0 / move_budget.BUILD_SHARE)
@@ -493,7 +494,7 @@ def test_a_subgame_on_sampled_roots_is_recorded_as_such(monkeypatch):
   assert record["roots"] == 2 and record["subgame_kind"] == live_path.SAMPLED_KIND
   assert resolver.sampled_roots and len(resolver.own_starts) == 2
   # Below it, every subgame is one on sampled roots (its roots lie below a sample).
-  monkeypatch.setattr(live_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
+  monkeypatch.setattr(own_trace, "SAMPLED_SECONDS_PER_TARGET", 1e-9)
   resolver.run(limits.Limit(iterations=5), time.perf_counter())
   action = resolver.own_starts[0][0].legal_actions()[0]
   path.played(resolver, key, action)
@@ -546,7 +547,7 @@ def test_after_a_cut_own_trace_the_bot_resolves_at_a_later_decision(monkeypatch)
   (issue 44: the walk from the old starts was cut again at every later turn)."""
   from ggp_cr.algorithms.resolving.live import live_path  # pylint: disable=import-outside-toplevel
 
-  class Bounded(live_trace.OwnTrace):
+  class Bounded(own_trace.OwnTrace):
     def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
                  starts=None, **kwargs):
       if starts is not None and len(starts) > 2:
@@ -554,7 +555,7 @@ def test_after_a_cut_own_trace_the_bot_resolves_at_a_later_decision(monkeypatch)
       super().__init__(problem, own_moves, target, deadline, own_roots, starts,
                        **kwargs)
 
-  monkeypatch.setattr(live_trace, "OwnTrace", Bounded)
+  monkeypatch.setattr(own_trace, "OwnTrace", Bounded)
   bot, _ = _cut_bot_against_lowest(monkeypatch, 0, None)  # (the whole match)
   decisions = bot.decisions
   cut = [n for n, r in enumerate(decisions) if not r["new_subgame"] and

@@ -17,6 +17,7 @@ from ggp_cr.algorithms.resolving.gadget import gadget_game
 from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import own_trace
 
 GAMES = ["python_ii_goofspiel(num_cards=4)", "python_ii_goofspiel(num_cards=5)",
          "python_leduc(cards_per_suit=3)"]
@@ -31,7 +32,7 @@ def test_group_rows_are_numpys_unique_rows():
                rng.integers(0, 10 ** int(rng.integers(1, 15)), size)]
     _, first, inverse = np.unique(np.stack(columns, axis=1), axis=0,
                                   return_index=True, return_inverse=True)
-    mine_first, mine_inverse = live_trace._group_rows(*columns)  # pylint: disable=protected-access
+    mine_first, mine_inverse = own_trace._group_rows(*columns)  # pylint: disable=protected-access
     np.testing.assert_array_equal(mine_first, first)
     np.testing.assert_array_equal(mine_inverse, inverse.reshape(-1))
 
@@ -39,7 +40,7 @@ def test_group_rows_are_numpys_unique_rows():
 def test_target_map_answers_as_the_union_find_map():
   rng = np.random.default_rng(5)
   for _ in range(50):
-    full, one = live_trace.SubgameMap(), live_trace.TargetMap()
+    full, one = live_trace.SubgameMap(), own_trace.TargetMap()
     assert "t" not in one and one.own_keys() == []
     for _ in range(int(rng.integers(1, 60))):
       root_id, opponent = int(rng.integers(0, 30)), f"o{rng.integers(0, 8)}"
@@ -100,13 +101,13 @@ def test_bulk_roots_equal_the_per_root_python(game_string, monkeypatch):
   game = pyspiel.load_game(game_string)
   config = settings.ResolverConfig(solver="vr_mccfr")
   bulk = [0]
-  target_child = live_trace.OwnTrace._target_child  # pylint: disable=protected-access
+  target_child = own_trace.OwnTrace._target_child  # pylint: disable=protected-access
 
   def counted(self, *args):
     bulk[0] += 1
     return target_child(self, *args)
 
-  monkeypatch.setattr(live_trace.OwnTrace, "_target_child", counted)
+  monkeypatch.setattr(own_trace.OwnTrace, "_target_child", counted)
   compared = gadgets = 0
   for seed in range(8):
     rng = np.random.default_rng(seed)
@@ -120,7 +121,7 @@ def test_bulk_roots_equal_the_per_root_python(game_string, monkeypatch):
     while not state.is_terminal():
       if state.current_player() == player:
         key = state.information_state_string(player)
-        own = live_trace.OwnTrace(cut.problem, own_moves, key, starts=starts)
+        own = own_trace.OwnTrace(cut.problem, own_moves, key, starts=starts)
         if own.num_roots and not own.in_current:
           assert own.histories == [
               tuple(cut.problem.root_histories[own.root_of[r]]) + own.actions[r]

@@ -14,10 +14,10 @@ from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_problem
-from ggp_cr.algorithms.resolving.live import live_trace
+from ggp_cr.algorithms.resolving.live import own_trace
 
 # Share of a decision's time budget after which tracing the next turns below the
-# bot's own decisions (live_trace.OwnTrace) gives up resolving at this decision
+# bot's own decisions (own_trace.OwnTrace) gives up resolving at this decision
 # (the gadget is built by move_budget.BUILD_SHARE) ...
 OWN_TRACE_SHARE = 0.45
 # ... and after which a walk from the histories of the bot's last information set
@@ -37,11 +37,11 @@ TRACE_SKIP_FACTOR = 2.0
 # An OwnTrace's sample (roots it pays for before BUILD_SHARE) assumes this many
 # times the seconds a root of the last OwnTrace and gadget build over at least
 # PACE_MIN_ROOTS roots (python_ii_goofspiel(num_cards=13): 50 µs a root, quiet
-# machine), or live_trace.SAMPLED_SECONDS_PER_TARGET before one.
+# machine), or own_trace.SAMPLED_SECONDS_PER_TARGET before one.
 PACE_MARGIN = 1.5
 PACE_MIN_ROOTS = 100
 # A record's "subgame_kind" when the subgame's roots are a sample of those of the
-# bot's information set (live_trace.OwnTrace's `sample`, or a subgame below one):
+# bot's information set (own_trace.OwnTrace's `sample`, or a subgame below one):
 # an approximate resolve, counted apart from exact ones.
 SAMPLED_KIND = "sampled roots"
 # After an OwnTrace from starts was cut (not resumed), the next walk, a turn deeper,
@@ -103,7 +103,7 @@ class LivePath:
     if self.config.sampling:
       # A walk pruned at every decision of the bot's (none is above the histories
       # of its first information set); they end it as in_current.
-      own = live_trace.OwnTrace(problem, {}, record["key"],
+      own = own_trace.OwnTrace(problem, {}, record["key"],
                                 move.deadline(FIRST_STARTS_SHARE))
       record["first_starts_seconds"] = own.seconds
       if own.complete and own.current_starts:
@@ -129,7 +129,7 @@ class LivePath:
     return resolver.probabilities(key, legal)
 
   def played(self, resolver, key, action):
-    """Notes the bot's move for live_trace.OwnTrace."""
+    """Notes the bot's move for own_trace.OwnTrace."""
     resolver.own_moves.setdefault(key, set()).add(action)
 
   def entry_key(self, resolver, key):
@@ -184,7 +184,7 @@ class LivePath:
 
   def _own_trace(self, current, key, record, move, seed):
     """The next turns below the bot's own decisions in the current subgame, when
-    its full trace did not end in time (live_trace.OwnTrace, its histories of
+    its full trace did not end in time (own_trace.OwnTrace, its histories of
     `key` sampled (by `seed`) down to what the move pays for before BUILD_SHARE:
     record["roots_sampled"] says how many of how many); raises CannotResolve
     if `key` is still in the current subgame or the walk misses OWN_TRACE_SHARE
@@ -209,7 +209,7 @@ class LivePath:
       rate = self._seconds_per_root
       sample = (np.random.default_rng(seed), build_end,
                 None if rate is None else PACE_MARGIN * rate)
-    trace = live_trace.OwnTrace(current.problem, current.own_moves, key,
+    trace = own_trace.OwnTrace(current.problem, current.own_moves, key,
                                 move.deadline(OWN_TRACE_SHARE),
                                 current.own_root_histories, starts,
                                 sample=sample)
@@ -220,7 +220,7 @@ class LivePath:
     record["own_trace_seconds"] = trace.seconds
     record["own_trace_walked"] = trace.histories_walked
     record["own_trace_from"] = "starts" if starts is not None else "roots"
-    if trace.native_paths is not None:  # (live_trace.OwnTrace's native walk)
+    if trace.native_paths is not None:  # (own_trace.OwnTrace's native walk)
       record["own_trace_native_paths"] = trace.native_paths
     if trace.in_current:
       record["enters_new_subgame"] = False
@@ -263,7 +263,7 @@ class LivePath:
 
   def refused(self, current, key, error, record, move, limit):
     """The bot keeps the current subgame; with a sampling solver its next new
-    subgame is found by live_trace.OwnTrace (passing through this turn), since the
+    subgame is found by own_trace.OwnTrace (passing through this turn), since the
     trace's map ends here."""
     del key, error, record, move, limit
     current.trace_own_next()
@@ -319,7 +319,7 @@ class LivePath:
       fallbacks.append(
           "the next turns were not traced within the time budget; "
           + ("the next subgame is traced below the bot's own decisions "
-             "(live_trace.OwnTrace)" if resolver.solver_collects_by_history else
+             "(own_trace.OwnTrace)" if resolver.solver_collects_by_history else
              "the bot stays in this subgame"))
     if fallbacks:
       record["fallback"] = "; ".join(fallbacks)

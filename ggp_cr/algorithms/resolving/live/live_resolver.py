@@ -45,7 +45,7 @@ class Resolver(protocol.AnytimeRun):
     self.parent_root_mass = parent_root_mass
     self.timing = {}
     # The bot's moves here, {information state: actions}, and the roots (histories)
-    # above its information set where it entered (None: all), for live_trace.OwnTrace.
+    # above its information set where it entered (None: all), for own_trace.OwnTrace.
     self.own_moves = {}
     self.own_root_histories = None
     # The histories of the bot's information set at a decision of its here, as
@@ -63,7 +63,7 @@ class Resolver(protocol.AnytimeRun):
     self.trace = live_trace.Trace(problem, tree, deadline)
     if not self.trace.complete and not config.sampling and turns is not None:
       # VR-MCCFR's estimates by history give the next decision its inputs
-      # (live_trace.OwnTrace); the full-width solvers' need the trace.
+      # (own_trace.OwnTrace); the full-width solvers' need the trace.
       self.tree_fallback = ("its next turns were not traced within the time "
                             "budget; solved by live VR-MCCFR")
       config = self.config = dataclasses.replace(config, solver="vr_mccfr")
@@ -97,7 +97,7 @@ class Resolver(protocol.AnytimeRun):
 
   @property
   def own_trace_next(self):
-    """Whether the bot's next new subgame is found by live_trace.OwnTrace: the
+    """Whether the bot's next new subgame is found by own_trace.OwnTrace: the
     trace did not end in time, or the bot stayed here after a refused subgame."""
     return not self.trace.complete or self._stayed
 
@@ -151,7 +151,7 @@ class Resolver(protocol.AnytimeRun):
 
   def next_subgame(self, own_key, variant, deadline=None, trace=None):
     """The gadget of the bot's information state `own_key` (in the map of `trace`:
-    by default this resolver's, else a live_trace.OwnTrace), with use_cbr the
+    by default this resolver's, else a own_trace.OwnTrace), with use_cbr the
     combined profile, and a record of the inputs; raises CannotResolve (also when
     time.perf_counter() passes `deadline` while the roots are rebuilt)."""
     problem = self.problem

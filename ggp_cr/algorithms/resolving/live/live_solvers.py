@@ -196,7 +196,7 @@ class SamplingSolver(outcome_sampling.LiveSolver):
 
   def estimates(self, root_ids, trace=None):
     """(w, opponent reach, value sums, weight sums) of the next roots `root_ids` of
-    `trace` (default: the solver's; else a live_trace.OwnTrace of this subgame), as
+    `trace` (default: the solver's; else a own_trace.OwnTrace of this subgame), as
     arrays over all its next roots (zero elsewhere; module docstring)."""
     trace = self.trace if trace is None else trace
     problem = self.problem
