@@ -109,12 +109,9 @@ VIEW_SLOWDOWN = 1.6
 # twice the estimate fits).
 PRUNED_RUN_DECAY = 0.5
 # ... and from its third iteration on an iteration starts while this many times that
-# estimate fits (CompiledResolver.run_margin; protocol.AnytimeRun's 2 otherwise):
-# pruned iterations grow slowly, so twice the last one left a fifth to a third of a
-# 0.1 s move unused on PAM{8}, and 1.3 or 1.15 times left Leduc{3,30}'s built-ahead
-# 1.25M-node subgames 14 ms short of an eighth iteration: the estimate itself need only
-# fit before RESOLVE_SHARE of the move, whose rest absorbs a longer iteration (figures:
-# docs/algorithms/resolving.md).
+# estimate fits before RESOLVE_SHARE of the move (CompiledResolver.run_margin;
+# protocol.AnytimeRun's 2 otherwise): pruned iterations grow slowly, and the rest of
+# the move absorbs a longer one (measurements: docs/algorithms/resolving.md).
 PRUNED_RUN_MARGIN = 1.0
 # A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
 # over (its estimate's error), fits this share of the move; the iteration then runs
@@ -306,8 +303,9 @@ class SetupLimits:
 
   The subgame has at most `max_nodes` nodes; its setup, estimated with
   `setup_margin` (`margined`), ends before time.perf_counter() `deadline` leaving
-  `first_iteration_seconds(nodes, next_roots)` free; a setup running late (SetupClock) is given up if it would not end
-  before `late_deadline` (default `deadline`)."""
+  `first_iteration_seconds(nodes, next_roots)` free; a setup running late
+  (SetupClock) is given up if it would not end before `late_deadline` (default
+  `deadline`)."""
   deadline: float = None
   max_nodes: float = None
   first_iteration_seconds: object = None
