@@ -133,21 +133,11 @@ def _level_accumulate(update_player, kept, level_lo, level_hi, level_player, pos
                       chance_prob, strategy, reach, values, regrets):
   """traversal.accumulate_pruned's values and regrets (no sums) over internal
   positions level_lo[s]..level_hi[s]-1, segment by segment (`level_segments`:
-  deepest level first, increasing within a level), skipping each position where
-  accumulate_pruned skips its subtree (pi_-i pi_c = 0, and pi_kept pi_c = 0 if
-  `kept` >= 0; a zero reach stays zero below). A level's positions and their
-  children are read front to back (1.3-1.4 times faster than the post-order on
-  PAM{8}'s subgames); each information set's histories lie on one level
-  (_Levels.single_depth), in increasing order there as in the post-order, so
-  every regret gets the same additions in the same order. The body repeats
-  accumulate_pruned's on purpose (its docstring). The positions of a segment whose
-  level holds only the other player's (`level_player[s]`, _Levels.level_player)
-  are not tested (`_values_of_level`; their reach rows are not read): a value
-  computed where accumulate_pruned skips is finite and enters every value it does
-  not skip times a zero probability of a player or chance (what made the reach
-  there zero), as the stale value there does, so every regret and every value not
-  skipped is the same number. A segment whose level holds only `update_player`'s
-  positions runs `_own_level` (the same operations, fewer reads)."""
+  deepest level first), skipping each position where accumulate_pruned skips its
+  subtree: the same additions in the same order, bit for bit (why: the notes on
+  `compiled/subgame_cfr` in docs/algorithms/resolving.md). A level of only the
+  other player's positions runs `_values_of_level`, one of only `update_player`'s
+  `_own_level`. The body repeats accumulate_pruned's on purpose (its docstring)."""
   other = 1 - update_player
   for s in range(len(level_lo)):
     if level_player[s] == other:
