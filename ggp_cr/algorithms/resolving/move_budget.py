@@ -198,6 +198,14 @@ def setup_seconds(roots, walked, found, sampling=False):
   return sum(setup_stages(roots, walked, found, sampling).values())
 
 
+def margined_setup(setup, margin):
+  """A setup estimated at `setup` seconds (a scalar or an array) counted with
+  `margin`: its fixed part (SETUP_SECONDS; PAM{8}'s small subgames' whole setups
+  take 2.4-2.9 ms) once, the margin on the rest (the per-root and trace estimates'
+  error)."""
+  return setup + (margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
+
+
 def too_slow(message):
   """The CannotResolve of a subgame refused because its first iteration, as
   estimated, would not fit (`iteration_estimate` True: SubgameBudget.
@@ -313,10 +321,8 @@ class SetupLimits:
   setup_margin: float = 1.0
 
   def margined(self, setup):
-    """A setup estimated at `setup` seconds counted with `setup_margin`: its fixed
-    part (SETUP_SECONDS; PAM{8}'s small subgames' whole setups take 2.4-2.9 ms) once,
-    the margin on the rest (the per-root and trace estimates' error)."""
-    return setup + (self.setup_margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
+    """margined_setup(setup, self.setup_margin)."""
+    return margined_setup(setup, self.setup_margin)
 
   @property
   def give_up(self):
@@ -436,7 +442,7 @@ class SubgameBudget:
     than AHEAD_RESERVE_SHARE of a move of their own. The reserve lets build_ahead
     set up the costliest late one (the candidates' search and the setup, its part
     beyond SETUP_SECONDS counted FIRST_ITERATION_MARGIN times as build_ahead tests
-    it: SetupLimits.margined), so that its decision
+    it: margined_setup), so that its decision
     only runs the first iteration; the bot's current subgame runs fewer iterations
     then. It is 0 when no subgame is late or the reserve would not fit what is
     left. A subgame that is not late but whose setup is estimated above
@@ -467,7 +473,7 @@ class SubgameBudget:
     skipped = set(groups["group"][costly].tolist())
     search = current.ahead_candidates_seconds()
     left = deadline - time.perf_counter()
-    need = SetupLimits(setup_margin=FIRST_ITERATION_MARGIN).margined(setup)
+    need = margined_setup(setup, FIRST_ITERATION_MARGIN)
     if late.any() and search + need[late].max() <= left:
       return search + float(need[late].max()), skipped
     return 0.0, skipped

@@ -111,7 +111,7 @@ class LivePath:
         record["first_starts"] = len(starts)
     resolver = self._resolver(problem, record, move, prepared)
     if not resolver.trace.complete and resolver.solver_collects_by_history:
-      resolver.own_starts = starts
+      resolver.start_own_traces_at(starts)
     return resolver
 
   def after_preplay(self, budget, samples, resolver):
@@ -151,8 +151,7 @@ class LivePath:
           key, self.config.variant, move.deadline(move_budget.BUILD_SHARE), trace)
     except protocol.CannotResolve:
       # The bot stays: its next OwnTrace starts at this turn's histories.
-      current.own_starts = used.starts_below(key)
-      current.own_starts_cap = None
+      current.start_own_traces_at(used.starts_below(key))
       raise
     protocol.record_entry(record, info, self.config.variant)
     if trace is not None:
@@ -174,7 +173,7 @@ class LivePath:
     resolver.sampled_roots = sampled
     # The roots above the bot's information set here (OwnTrace walks only these),
     # and its histories there (OwnTrace starts at them when given).
-    resolver.own_starts = used.starts_below(key, resolver.problem)
+    resolver.start_own_traces_at(used.starts_below(key, resolver.problem))
     if resolver.own_starts is not None:
       record["own_starts"] = len(resolver.own_starts)
     histories = used.histories
@@ -225,7 +224,7 @@ class LivePath:
     if trace.in_current:
       record["enters_new_subgame"] = False
       if trace.complete:
-        current.own_starts, current.own_starts_cap = trace.current_starts, None
+        current.start_own_traces_at(trace.current_starts)
       raise protocol.CannotResolve("its information state is in the current subgame")
     if not trace.complete:
       # The bot stays; the rest of the walk, if predicted (at its pace so far over
@@ -241,13 +240,12 @@ class LivePath:
           record["own_trace_late_seconds"] = (trace.seconds -
                                               record["own_trace_seconds"])
       if late:
-        current.own_starts = (trace.current_starts if trace.in_current else
-                              trace.starts_below(key))
-        current.own_starts_cap = None
+        current.start_own_traces_at(trace.current_starts if trace.in_current else
+                                    trace.starts_below(key))
       elif starts is not None:
         # The next walk (one turn deeper) starts at a sample of these starts.
-        current.own_starts = starts
-        current.own_starts_cap = max(1, int(CUT_STARTS_SHARE * len(starts)))
+        current.start_own_traces_at(
+            starts, max(1, int(CUT_STARTS_SHARE * len(starts))))
         record["own_trace_next_starts"] = current.own_starts_cap
       raise protocol.CannotResolve(
           "the next turns below its own decisions were not traced within the time "

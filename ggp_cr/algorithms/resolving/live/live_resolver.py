@@ -95,6 +95,11 @@ class Resolver(protocol.AnytimeRun):
       self.tree_fallback = f"{error}; solved by live VR-MCCFR"
     return dataclasses.replace(config, solver="vr_mccfr")
 
+  def start_own_traces_at(self, starts, cap=None):
+    """The histories the next OwnTrace starts at (None: unknown), and how many of
+    them it takes (a seeded sample after a cut walk; None: all)."""
+    self.own_starts, self.own_starts_cap = starts, cap
+
   @property
   def own_trace_next(self):
     """Whether the bot's next new subgame is found by own_trace.OwnTrace: the
