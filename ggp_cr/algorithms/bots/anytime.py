@@ -4,7 +4,7 @@ Online players (online solving, OOS, continual resolving) improve their strategy
 the move's limit is spent: an iteration limit runs exactly that many iterations
 (deterministic for a seed); a seconds limit runs batches while the next one is
 expected to end before the deadline. A timed decision runs with the objects that
-existed before it frozen for the garbage collector (`gc_frozen`); a player whose
+existed before it frozen and the garbage collector off (`gc_frozen`); a player whose
 decisions allocate arrays of a subgame's size can ask the allocator to reuse freed
 memory (`keep_freed_memory`).
 """
@@ -20,19 +20,23 @@ import numpy as np
 
 @contextlib.contextmanager
 def gc_frozen(active=True):
-  """The garbage collector does not scan the objects that exist when the block starts
-  (if `active`): they are frozen (gc.freeze) and unfrozen after it, so a full collection
-  over a solver's tables cannot land inside a timed move (docs/benchmarks.md, bar 6);
-  young collections still run. Nothing is done if the caller froze objects itself or
-  the collector is off."""
+  """No garbage collection inside the block (if `active`): the objects that exist when
+  it starts are frozen (gc.freeze) and the collector is off until it ends, so neither a
+  full collection over a solver's tables nor the young ones over a live path's
+  per-root objects (a tenth of an IIGS{13} move) land inside a timed move
+  (docs/benchmarks.md, "Garbage collection"). After it they are unfrozen and the
+  collector is on again. Nothing is done if the caller froze objects itself or the
+  collector is off."""
   if not active or not gc.isenabled() or gc.get_freeze_count():
     yield
     return
   gc.freeze()
+  gc.disable()
   try:
     yield
   finally:
     gc.unfreeze()
+    gc.enable()
 
 
 # glibc's mallopt parameters, the largest mmap threshold it accepts on 64 bits, and
