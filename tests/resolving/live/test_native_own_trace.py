@@ -108,7 +108,7 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
   assert replayed >= 3
-  assert deferred_roots >= 3 or "goofspiel" not in game_string
+  assert deferred_roots >= 3 or "leduc" in game_string  # (no information_states_after)
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
 
 
