@@ -6,7 +6,9 @@ import pytest
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_driver
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import native_princess_monster
 
 def _assert_same_tree(game_string):
   game = pyspiel.load_game(game_string)
@@ -120,8 +122,6 @@ def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
 def test_driver_rules_of_princess_monster_build_its_native_tree(game_string):
   """python_princess_monster's rules as native_driver walks them (native_next_decisions)
   and its constant `seen` give its native extraction's arrays (utilities included)."""
-  from ggp_cr.algorithms.tree import native_driver  # pylint: disable=import-outside-toplevel
-  from ggp_cr.algorithms.tree import native_princess_monster  # pylint: disable=import-outside-toplevel
   game = pyspiel.load_game(game_string)
   tree = compiled_tree.compile_game(game, route="native")
   params, root_state, root_player, max_children = (
