@@ -1,6 +1,6 @@
 """A player's next decisions below given histories, walked natively: the histories of
 its next information set found on native_driver's state encoding (python_ii_goofspiel,
-python_leduc, python_princess_monster), about 1 µs a history (pyspiel's: 20-100).
+python_leduc, python_princess_monster, python_latent_ttt), about 1 µs a history.
 
 `next_decisions` walks down from each start to the first histories where `player`
 acts again (at a start where it acts, only the own actions given) and labels each
@@ -16,6 +16,7 @@ import numpy as np
 from ggp_cr.algorithms.tree import native_driver
 from ggp_cr.algorithms.tree import native_extraction
 from ggp_cr.algorithms.tree import native_ii_goofspiel
+from ggp_cr.algorithms.tree import native_latent_ttt
 from ggp_cr.algorithms.tree import native_leduc
 from ggp_cr.algorithms.tree import native_princess_monster
 
@@ -24,7 +25,8 @@ _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 _GAMES = {"python_ii_goofspiel": (native_driver.II_GOOFSPIEL, native_ii_goofspiel),
           "python_leduc": (native_driver.LEDUC, native_leduc),
           "python_princess_monster": (native_driver.PRINCESS_MONSTER,
-                                      native_princess_monster)}
+                                      native_princess_monster),
+          "python_latent_ttt": (native_driver.LATENT_TTT, native_latent_ttt)}
 
 
 def supports(game):
