@@ -6,7 +6,9 @@ import pytest
 
 import ggp_cr  # pylint: disable=unused-import
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import native_driver
 from ggp_cr.algorithms.tree import native_extraction
+from ggp_cr.algorithms.tree import native_princess_monster
 
 def _assert_same_tree(game_string):
   game = pyspiel.load_game(game_string)
@@ -110,3 +112,29 @@ def test_cache_files_are_identical_by_either_route(tmp_path, game_string):
     path, = directory.iterdir()
     contents.append(path.read_bytes())
   assert contents[0] == contents[1]
+
+
+@pytest.mark.parametrize("game_string", [
+    "python_princess_monster(max_turns=3)",
+    "python_princess_monster(max_turns=3,rows=1,cols=2)",
+    "python_princess_monster(max_turns=4,rows=2,cols=3)",
+    "python_princess_monster(max_turns=2,rows=4,cols=4)"])
+def test_driver_rules_of_princess_monster_build_its_native_tree(game_string):
+  """python_princess_monster's rules as native_driver walks them (native_next_decisions)
+  and its constant `seen` give its native extraction's arrays (utilities included)."""
+  game = pyspiel.load_game(game_string)
+  tree = compiled_tree.compile_game(game, route="native")
+  params, root_state, root_player, max_children = (
+      native_princess_monster.driver_setup(game))
+  number = native_driver.PRINCESS_MONSTER
+  num_nodes = native_driver.count(number, root_state, root_player, params, max_children,
+                                  2 * game.max_turns + 1, 1 << 40)
+  assert num_nodes == len(tree.node_player)
+  arrays, _, _ = native_driver.fill(number, num_nodes, root_state, root_player, params,
+                                    max_children, False)
+  names = ["node_player", "node_infoset", "node_parent", "node_first_child",
+           "node_num_children", "node_action_index", "node_utility", "node_depth",
+           "infoset_player", "infoset_num_actions", "infoset_action_offset",
+           "infoset_actions", "infoset_parent_slot", "infoset_node"]
+  for name, array in zip(names, arrays):
+    assert np.array_equal(array, getattr(tree, name)), name

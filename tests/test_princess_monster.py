@@ -1,5 +1,7 @@
 """Tests of python_princess_monster against [S] §3.2.3 and Tables 5.4 / 5.5."""
 
+import pickle
+
 import pytest
 
 import pyspiel
@@ -208,3 +210,28 @@ def test_python_information_state_strings_match_openspiel_route():
       assert key == f"p{player} moves:" + " ".join(
           names[cell] for cell in state.history()[player::2])
     stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def test_information_states_after_an_action_are_the_childs():
+  """information_states_after (no copy: live_trace's deferred children) answers the
+  child's strings, the cells of each player's own moves, at every history and action,
+  and leaves the state as it was; a pickled state keeps its strings."""
+  game = pyspiel.load_game("python_princess_monster(max_turns=3,rows=2,cols=3)")
+  names = game.cell_names
+  stack, checked = [game.new_initial_state()], 0
+  while stack:
+    state = stack.pop()
+    before = (state.information_state_string(0), state.information_state_string(1))
+    for action in state.legal_actions():
+      history = state.history() + [action]
+      assert state.information_states_after(action) == tuple(
+          f"p{player} moves:" + " ".join(names[cell] for cell in history[player::2])
+          for player in (0, 1))
+      checked += 1
+    assert before == (state.information_state_string(0),
+                      state.information_state_string(1))
+    copied = pickle.loads(pickle.dumps(state))
+    assert before == (copied.information_state_string(0),
+                      copied.information_state_string(1))
+    stack.extend(state.child(a) for a in state.legal_actions())
+  assert checked > 100

@@ -95,6 +95,8 @@ class PrincessMonsterState(common.State):
 
   Counting moves left keeps the terminal test and the player to move free of game
   lookups: its parity is that of the moves made, and it is the monster's win on capture.
+  `_info0` and `_info1` are the players' information state strings, extended as
+  actions are applied.
   """
 
   def __init__(self, game):
@@ -102,6 +104,7 @@ class PrincessMonsterState(common.State):
     self.princess_cell = 0
     self.monster_cell = game.num_cells - 1
     self.moves_left = 2 * game.max_turns
+    self._info0, self._info1 = "p0 moves:", "p1 moves:"
 
   def current_player(self):
     if self.princess_cell == self.monster_cell or not self.moves_left:
@@ -124,11 +127,23 @@ class PrincessMonsterState(common.State):
       raise ValueError(
           f"Illegal action {action} for player {mover} in state:\n{self}\n"
           f"legal actions: {list(legal)}")
+    self._info0, self._info1 = self.information_states_after(action)
     if mover:
       self.monster_cell = action
     else:
       self.princess_cell = action
     self.moves_left -= 1
+
+  def information_states_after(self, action):
+    """Both players' information state strings after `action` (legal here), without
+    a copy of the state (live_trace's deferred children): the mover's gains its
+    move's cell."""
+    name = self.get_game().cell_names[action]
+    if self.moves_left & 1:
+      info = self._info1
+      return self._info0, info + (name if info[-1] == ":" else " " + name)
+    info = self._info0
+    return info + (name if info[-1] == ":" else " " + name), self._info1
 
   def _action_to_string(self, player, action):
     game = self.get_game()
@@ -153,9 +168,7 @@ class PrincessMonsterState(common.State):
       player = self.current_player()
     if player != 0 and player != 1:
       raise ValueError(f"No information state for player {player}.")
-    names = self.get_game().cell_names
-    return f"p{player} moves:" + " ".join([names[cell] for cell in
-                                          self.history()[player::2]])
+    return self._info1 if player else self._info0
 
   def own_moves(self, player):
     """The target cells of `player`'s moves so far, in order."""

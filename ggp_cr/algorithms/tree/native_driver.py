@@ -1,4 +1,6 @@
-"""The breadth-first driver shared by the native extractors of games with chance.
+"""The breadth-first driver shared by the native extractors of games with chance, and
+the game rules native_next_decisions walks (python_princess_monster's and
+python_latent_ttt's too).
 
 Spec README.md, architecture principle 2; see native_extraction.py. A game supplies
 `children(state, player, params, out_state, out_player, out_utility, out_prob,
@@ -15,10 +17,12 @@ import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
 from ggp_cr.algorithms.tree import native_ii_goofspiel
+from ggp_cr.algorithms.tree import native_latent_ttt
 from ggp_cr.algorithms.tree import native_leduc
+from ggp_cr.algorithms.tree import native_princess_monster
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
-LEDUC, II_GOOFSPIEL = 0, 1
+LEDUC, II_GOOFSPIEL, PRINCESS_MONSTER, LATENT_TTT = 0, 1, 2, 3
 _IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
 
 
@@ -29,6 +33,13 @@ def expand(game, state, player, params, out_state, out_player, out_utility, out_
   if game == LEDUC:
     return native_leduc.children(state, player, params, out_state, out_player,
                                  out_utility, out_prob, out_action)
+  if game == PRINCESS_MONSTER:
+    return native_princess_monster.children(state, player, params, out_state,
+                                            out_player, out_utility, out_prob,
+                                            out_action)
+  if game == LATENT_TTT:
+    return native_latent_ttt.children(state, player, params, out_state, out_player,
+                                      out_utility, out_prob, out_action)
   return native_ii_goofspiel.children(state, player, params, out_state, out_player,
                                       out_utility, out_prob, out_action)
 
@@ -40,6 +51,12 @@ def seen_since(game, mover, node, state, player, parent, infoset, action_index,
   if game == LEDUC:
     return native_leduc.seen(mover, node, state, player, parent, infoset, action_index,
                              inf_offset, inf_actions, params)
+  if game == PRINCESS_MONSTER:
+    return native_princess_monster.seen(mover, node, state, player, parent, infoset,
+                                        action_index, inf_offset, inf_actions, params)
+  if game == LATENT_TTT:
+    return native_latent_ttt.seen(mover, node, state, player, parent, infoset,
+                                  action_index, inf_offset, inf_actions, params)
   return native_ii_goofspiel.seen(mover, node, state, player, parent, infoset,
                                   action_index, inf_offset, inf_actions, params)
 

@@ -1,9 +1,12 @@
-"""Native extraction of python_latent_ttt ([S] §3.2.4), rules of ggp_cr/games/latent_ttt.py.
+"""Native extraction of python_latent_ttt ([S] §3.2.4), rules of ggp_cr/games/latent_ttt.py,
+and its rules as native_driver.py walks them.
 
 A node's state is the two packed views of the game's state class. A player's
 information state is its own moves with the move revealed at each, i.e. the whole
 history but the opponent's last move: the decision children of one node form one
-information set, and distinct nodes give distinct information sets.
+information set, and distinct nodes give distinct information sets. For
+native_driver (native_next_decisions), a state packs both views and the cell each
+player saw revealed at its last move, its `seen`.
 """
 
 import numba
@@ -19,6 +22,11 @@ _TERMINAL = -4
 _HAS_LINE = np.array(latent_ttt._HAS_LINE, dtype=np.bool_)  # pylint: disable=protected-access
 _POPCOUNT = np.array([bin(m).count("1") for m in range(1 << _CELLS)], dtype=np.int64)
 _KEY_BYTES = 3 + 4 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protected-access
+# native_driver's state: view0 in bits 0-25, view1 in 26-51, the cell player 0 and 1
+# saw revealed at its last move + 1 (0: none) in bits 52-55 and 56-59.
+_VIEW_BITS = 26
+_VIEW_MASK = (1 << _VIEW_BITS) - 1
+_REVEALED = 2 * _VIEW_BITS
 
 
 @numba.njit(cache=True)
@@ -53,6 +61,56 @@ def _outcome(view0, view1, next_player, has_line, popcount):
   if not over or x_line == o_line:
     return over, 0.0
   return True, 1.0 if x_line else -1.0
+
+
+@numba.njit(cache=True)
+def children(state, player, params, out_state, out_player, out_utility, out_prob,
+             out_action):
+  """native_driver's children of a node in the order of its actions (the cells its
+  mover does not know, ascending); returns their number (params: unused)."""
+  view0, view1 = state & _VIEW_MASK, state >> _VIEW_BITS & _VIEW_MASK
+  own, other = (view1, view0) if player else (view0, view1)
+  known = (own | own >> 9) & _ALL
+  revealed = other >> 22  # (the cell + 1; 0: none)
+  shift = _REVEALED + 4 * player
+  kept = state >> _REVEALED & ~(15 << 4 * player)  # (the other player's field)
+  count = 0
+  for a in range(_CELLS):
+    if known >> a & 1:
+      continue
+    v0, v1 = view0, view1
+    if player:
+      v1 = _play(v1, v0, a)
+    else:
+      v0 = _play(v0, v1, a)
+    over, utility = _outcome(v0, v1, 1 - player, _HAS_LINE, _POPCOUNT)
+    out_state[count] = (v0 | v1 << _VIEW_BITS | kept << _REVEALED
+                        | revealed << shift)
+    out_player[count] = _TERMINAL if over else 1 - player
+    out_utility[count], out_prob[count], out_action[count] = utility, 1.0, a
+    count += 1
+  return count
+
+
+@numba.njit(cache=True)
+def seen(mover, node, state, player, parent, infoset, action_index, inf_offset,
+         inf_actions, params):
+  """What `mover` observed since its previous decision: the opponent's move revealed
+  at its own last move (+ 1; 0: none)."""
+  return state[node] >> (_REVEALED + 4 * mover) & 15
+
+
+def supports(game):
+  """Every python_latent_ttt (the game has no parameters)."""
+  del game
+  return True
+
+
+def driver_setup(game):
+  """native_driver's params, root state, root player and most children of a node
+  (native_next_decisions)."""
+  del game
+  return np.zeros(1, np.int64), np.int64(0), 0, _CELLS
 
 
 @numba.njit(cache=True)

@@ -1,6 +1,6 @@
 """A player's next decisions below given histories, walked natively: the histories of
 its next information set found on native_driver's state encoding (python_ii_goofspiel,
-python_leduc) at about 1 µs a history instead of pyspiel's 20-100.
+python_leduc, python_princess_monster, python_latent_ttt), about 1 µs a history.
 
 `next_decisions` walks down from each start to the first histories where `player`
 acts again (at a start where it acts, only the own actions given) and labels each
@@ -16,12 +16,17 @@ import numpy as np
 from ggp_cr.algorithms.tree import native_driver
 from ggp_cr.algorithms.tree import native_extraction
 from ggp_cr.algorithms.tree import native_ii_goofspiel
+from ggp_cr.algorithms.tree import native_latent_ttt
 from ggp_cr.algorithms.tree import native_leduc
+from ggp_cr.algorithms.tree import native_princess_monster
 
 _TERMINAL, _CHANCE = native_extraction.TERMINAL, native_extraction.CHANCE
 # Per game: native_driver's number, the module with `driver_setup` and `supports`.
 _GAMES = {"python_ii_goofspiel": (native_driver.II_GOOFSPIEL, native_ii_goofspiel),
-          "python_leduc": (native_driver.LEDUC, native_leduc)}
+          "python_leduc": (native_driver.LEDUC, native_leduc),
+          "python_princess_monster": (native_driver.PRINCESS_MONSTER,
+                                      native_princess_monster),
+          "python_latent_ttt": (native_driver.LATENT_TTT, native_latent_ttt)}
 
 
 def supports(game):

@@ -1,9 +1,11 @@
 """Native extraction of python_princess_monster ([S] §3.2.3), rules of
-ggp_cr/games/princess_monster.py.
+ggp_cr/games/princess_monster.py, and its rules as native_driver.py walks them.
 
 A node's state is both cells; the mover alternates with the depth. A player observes
 nothing, so its information set is fixed by its own previous (infoset, action) slot:
 the information sets are numbered through a slot -> next information set table.
+For native_driver (native_next_decisions), a state packs both cells and the moves
+left in one int64, and `seen` is constant.
 """
 
 import numba
@@ -12,7 +14,10 @@ import numpy as np
 from ggp_cr.algorithms.tree import native_extraction
 from ggp_cr.algorithms.tree import tree_limits
 
-_TERMINAL = -4
+_TERMINAL = native_extraction.TERMINAL
+_CELL_BITS = 9  # a cell in 9 bits: the game's grids have at most 400 cells
+_CELL_MASK = (1 << _CELL_BITS) - 1
+_MONSTER, _LEFT = _CELL_BITS, 2 * _CELL_BITS  # the state's fields' first bits
 
 
 @numba.njit(cache=True)
@@ -175,6 +180,57 @@ def _other_keys(player, parent, infoset, action_index, inf_player, inf_offset,
       num_extra += 1
     other[node] = k
   return other, extra_player[:num_extra].copy(), extra_node[:num_extra].copy()
+
+
+@numba.njit(cache=True)
+def children(state, player, params, out_state, out_player, out_utility, out_prob,
+             out_action):
+  """native_driver's children of a node in the order of its actions (the target
+  cells, ascending); returns their number. params: max_moves, num_cells, each cell's
+  number of neighbours, then its 4 neighbour slots."""
+  max_moves, num_cells = params[0], params[1]
+  princess, monster = state & _CELL_MASK, state >> _MONSTER & _CELL_MASK
+  moves_left = (state >> _LEFT) - 1
+  own = monster if player else princess
+  for i in range(params[2 + own]):
+    target = params[2 + num_cells + 4 * own + i]
+    if player:
+      monster = target
+    else:
+      princess = target
+    out_state[i] = princess | monster << _MONSTER | moves_left << _LEFT
+    out_action[i], out_prob[i] = target, 1.0
+    if princess == monster:
+      out_player[i], out_utility[i] = _TERMINAL, -moves_left
+    elif moves_left == 0:
+      out_player[i], out_utility[i] = _TERMINAL, max_moves
+    else:
+      out_player[i], out_utility[i] = 1 - player, 0.0
+  return params[2 + own]
+
+
+@numba.njit(cache=True)
+def seen(mover, node, state, player, parent, infoset, action_index, inf_offset,
+         inf_actions, params):
+  """What `mover` observed since its previous decision: nothing, 0 (its previous
+  own slot alone fixes its information set)."""
+  return 0
+
+
+def supports(game):
+  """Every python_princess_monster: its grids' cells fit the state's 9-bit fields."""
+  return game.num_cells <= _CELL_MASK + 1
+
+
+def driver_setup(game):
+  """native_driver's params, root state, root player and most children of a node
+  (native_next_decisions)."""
+  neighbours, num_neighbours, _, _ = _tables(game)
+  max_moves = 2 * game.max_turns
+  params = np.concatenate([[max_moves, game.num_cells], num_neighbours,
+                           neighbours.reshape(-1)]).astype(np.int64)
+  root_state = (game.num_cells - 1) << _MONSTER | max_moves << _LEFT
+  return params, np.int64(root_state), 0, 4
 
 
 def _tables(game):

@@ -19,7 +19,10 @@ from ggp_cr.algorithms.tree import native_next_decisions
 
 GAMES = ["python_ii_goofspiel(num_cards=5)",
          "python_ii_goofspiel(num_cards=4,points_order=random)",
-         "python_leduc(cards_per_suit=3)"]
+         "python_leduc(cards_per_suit=3)",
+         "python_princess_monster(max_turns=4,rows=3,cols=3)",
+         "python_princess_monster(max_turns=5,rows=2,cols=3)",
+         "python_latent_ttt"]
 
 
 def _summary(trace):
@@ -106,8 +109,76 @@ def test_native_own_trace_equals_the_walk_of_every_branch(game_string):
       state.apply_action(action)
   assert checked >= 15 and native_walks == checked and passed >= 3
   assert replayed >= 3
-  assert deferred_roots >= 3 or "goofspiel" not in game_string
+  assert deferred_roots >= 3 or not hasattr(game.new_initial_state(),
+                                            "information_states_after")
   assert walked[0] < walked[1]  # (the native walk prunes the branches off target)
+
+
+def _pyspiel_next_decisions(state, player, own, found, path=()):
+  """(history, path) of `player`'s next decisions below `state` in the order of
+  the game's actions, walked on pyspiel states (`own`: the actions at a start where
+  `player` acts)."""
+  at_start = not path
+  for action in state.legal_actions():
+    if at_start and state.current_player() == player and action not in own:
+      continue
+    child = state.child(action)
+    if child.is_terminal():
+      continue
+    if child.current_player() == player:
+      found.append((tuple(child.history()), path + (action,)))
+    else:
+      _pyspiel_next_decisions(child, player, own, found, path + (action,))
+  return found
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_next_decisions_equal_the_pyspiel_walk(game_string):
+  """native_next_decisions from the histories of one information set of a player
+  (found along random playouts) finds the pyspiel walk's next decisions, paths and
+  order, and its labels (the own action at the start, `seen`) tell their
+  information states apart exactly as the states' strings do."""
+  game = pyspiel.load_game(game_string)
+  checked = 0
+  for seed in range(6):
+    rng = np.random.default_rng(seed)
+    player = seed % 2
+    groups = {}  # (depth, the player's information state): histories
+    for _ in range(60):
+      state = game.new_initial_state()
+      depth = int(rng.integers(0, 6))
+      while not state.is_terminal() and len(state.history()) < depth:
+        state.apply_action(_random_action(state, rng))
+      if not state.is_terminal() and not state.is_chance_node():
+        key = state.information_state_string(player)
+        groups.setdefault((depth, key), {})[tuple(state.history())] = state
+    for states in groups.values():
+      states = list(states.values())
+      acting = states[0].current_player() == player
+      own = sorted(states[0].legal_actions()[:2]) if acting else []
+      expected = []
+      for k, state in enumerate(states):
+        expected += [(k, history, path) for history, path in
+                     _pyspiel_next_decisions(state, player, own, [])]
+      rows, lengths = native_next_decisions.history_rows(
+          [state.history() for state in states])
+      own_rows = np.full((len(states), max(1, len(own))), -1, np.int64)
+      own_rows[:, :len(own)] = own
+      starts, path_lengths, seen, paths = native_next_decisions.next_decisions(
+          game, player, rows, lengths, own_rows)
+      assert [(k, tuple(paths[f, :path_lengths[f]].tolist())) for f, k in
+              enumerate(starts.tolist())] == [(k, path) for k, _, path in expected]
+      labels = {}  # (own action at the start or -1, seen): information state
+      for f, (_, history, path) in enumerate(expected):
+        state = game.new_initial_state()
+        for action in history:
+          state.apply_action(action)
+        labels.setdefault((path[0] if acting else -1, int(seen[f])), set()).add(
+            state.information_state_string(player))
+      assert all(len(keys) == 1 for keys in labels.values())
+      assert len(set().union(*labels.values())) == len(labels)
+      checked += len(expected)
+  assert checked >= 50
 
 
 def test_native_walk_gives_up_past_its_limit_and_refuses_other_games():

@@ -125,10 +125,10 @@ class OwnTrace(live_trace.Trace):
   (docs/algorithms/resolving.md, "Sampled roots"). Otherwise `sampled` is None.
 
   With `native` (default), in a game native_next_decisions walks (python_ii_goofspiel,
-  python_leduc) and from `starts` or the whole game's root, the walk first finds
-  natively the paths from each start to the histories of `target`
-  and walks only those (`native_paths`, the number found): the same result as the
-  walk of every branch (tests/resolving/live/test_native_own_trace.py).
+  python_leduc, python_princess_monster, python_latent_ttt) and from `starts` or the
+  whole game's root, the walk first finds natively the paths from each start to the
+  histories of `target` and walks only those (`native_paths`, the number found): the
+  same result as the walk of every branch (tests/resolving/live/test_native_own_trace.py).
   """
 
   def __init__(self, problem, own_moves, target, deadline=None, own_roots=None,
