@@ -578,12 +578,12 @@ class SubgameBudget:
             limits, seed=seed)
       except protocol.CannotResolve:
         continue
-      built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
-                    "iterations": info["iterations_ahead"],
-                    "seconds": info["built_ahead_seconds"]})
+      built.append(info)
     if built:
       current.payoffs_ahead(deadline)
       # What is left: more iterations on the large ones (CompiledResolver.
       # iterate_ahead shares it out).
-      current.iterate_ahead(self.another_iteration, deadline)
-    return built
+      current.iterate_ahead(self.another_iteration, deadline, MEASURED_NODES)
+    return [{"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
+             "iterations": info["iterations_ahead"],
+             "seconds": info["built_ahead_seconds"]} for info in built]
