@@ -377,19 +377,25 @@ def _move(seconds, deadline):
                                 turn_seconds=seconds)
 
 
+def _planned():
+  """(tree, whole game's resolver after 3 iterations, a SubgameBudget, player 0's
+  first infoset with next subgames below) of PAM(4): plan_ahead's tests."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
+  whole.iterate(3)
+  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
+                 and len(whole.next_groups_below(i)["group"]))
+  return tree, whole, move_budget.SubgameBudget(sampling=False), infoset
+
+
 def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   """plan_ahead: nothing reserved or skipped when the next subgames fit a move of
   their own; when they are late, the candidates' search and the costliest setup
   (margined) are reserved; costly subgames that are not late are skipped, and
   ahead_candidates leaves them out; nothing when there is no time to estimate or
   the reserve would not fit."""
-  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
-  keys = subgame_trace.StateKeys.build(tree)
-  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
-  whole.iterate(3)
-  budget = move_budget.SubgameBudget(sampling=False)
-  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
-                 and len(whole.next_groups_below(i)["group"]))
+  tree, whole, budget, infoset = _planned()
   groups = whole.next_groups_below(infoset)
   setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
                                        groups["found"])
@@ -424,13 +430,7 @@ def test_plan_ahead_holds_a_preplay_share_for_what_build_ahead_makes():
   spend on the next subgames below one (margined setups and first iterations, a
   large subgame's AHEAD_ITERATIONS), at most `held`; next_groups_below per action
   splits the groups below the infoset."""
-  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
-  keys = subgame_trace.StateKeys.build(tree)
-  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
-  whole.iterate(3)
-  budget = move_budget.SubgameBudget(sampling=False)
-  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
-                 and len(whole.next_groups_below(i)["group"]))
+  _, whole, budget, infoset = _planned()
   most, union = 0.0, set()
   for action in range(whole.num_actions(infoset)):
     groups = whole.next_groups_below(infoset, action)
