@@ -348,7 +348,7 @@ class ContinualResolvingBot(pyspiel.Bot):
       preplay_start = start - built - record.get("prepared_seconds", 0.0)
       samples = self.resolver.timing["samples"] = []
       # A share of a timed pre-play is held back for building ahead (plan_ahead).
-      if self._builds_ahead() and preplay.seconds:
+      if self._builds_ahead() and preplay.seconds and seconds:
         held = move_budget.AHEAD_PREPLAY_SHARE * preplay.seconds
       done = self.resolver.run(
           limits.Limit(seconds=preplay.seconds - held) if held else preplay,
