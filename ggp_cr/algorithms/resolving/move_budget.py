@@ -150,9 +150,10 @@ AHEAD_COSTLY_SHARE = 0.25
 # A first decision holds this share of its pre-play back from the whole game's
 # pre-play iterations (they continue in the move's unless plan_ahead reserves it)
 # for building ahead the next subgames below the bot's action, each large one
-# (MEASURED_NODES) with up to AHEAD_ITERATIONS iterations (build_ahead): its own
-# decision then starts that many iterations in (Leduc{3,30}'s 1.25-2.5M-node
-# subgames hold 5-7 in their 0.1 s; docs/algorithms/resolving.md).
+# (MEASURED_NODES) with up to AHEAD_ITERATIONS iterations (build_ahead), and more
+# with what is left: its own decision then starts that many iterations in
+# (Leduc{3,30}'s 1.25-2.5M-node subgames run 4-6 in their own 0.1 s;
+# docs/algorithms/resolving.md).
 AHEAD_PREPLAY_SHARE = 0.25
 AHEAD_ITERATIONS = 3
 
@@ -548,9 +549,11 @@ class SubgameBudget:
     enter at its next turn below its action of index `action_index` at its infoset
     `infoset`, likeliest first, each with its first iteration if that fits too (a
     large one's up to AHEAD_ITERATIONS: iterations_ahead;
-    CompiledResolver.build_ahead; `seed` the next resolve's): no iteration runs
-    before the next decision, so that decision finds the subgame it enters set up
-    with the inputs it would use, solved once or left to run its first iteration.
+    CompiledResolver.build_ahead; `seed` the next resolve's), and what is left
+    gives the large ones more (CompiledResolver.iterate_ahead): no iteration of
+    `current` runs before the next decision, so that decision finds the subgame it
+    enters set up with the inputs it would use, solved some iterations in or left
+    to run its first.
     On Leduc{3,30}, after a pre-play that left 0.2-0.5 s, player 0's second
     decision entered 1.2-2.5M-node subgames whose setup and first iteration (25-36
     ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s 95k-root subgame's
@@ -581,8 +584,6 @@ class SubgameBudget:
       built.append(info)
     if built:
       current.payoffs_ahead(deadline)
-      # What is left: more iterations on the large ones (CompiledResolver.
-      # iterate_ahead shares it out).
       current.iterate_ahead(self.another_iteration, deadline, MEASURED_NODES)
     return [{"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
              "iterations": info["iterations_ahead"],

@@ -469,18 +469,19 @@ class CompiledResolver(protocol.AnytimeRun):
 
   def iterate_ahead(self, another, deadline, min_nodes=0):
     """After build_ahead: more iterations on the subgames built ahead (of at least
-    `min_nodes` nodes) whose first iteration ran, the likeliest last (the pass that enters it then finds its
-    payoffs and reach in the shared arrays: a switch between subgames solved in
-    place costs their rewrite, 5-10 ms at Leduc{3,30}'s 1.25-2.5M nodes), each in
-    turn while `another(built, nodes, until)` runs one ending before its share of
-    what is left until time.perf_counter() `deadline` (returns whether it did);
-    their info counts them (`iterations_ahead`, `built_ahead_seconds`). Returns the
-    iterations run."""
+    `min_nodes` nodes) whose first iteration ran, one after the other, the
+    likeliest last (its decision's first pass then finds its payoffs and reach in
+    the shared arrays: a switch between subgames solved in place rewrites them,
+    5-10 ms at Leduc{3,30}'s 1.25-2.5M nodes), each while `another(built, nodes,
+    until)` runs one ending before `until`, its share of what is left before
+    time.perf_counter() `deadline` (returns whether it did); their info counts
+    them (`iterations_ahead`, `built_ahead_seconds`). Returns the iterations run."""
     entries = [entry for entry in self._ahead.values() if
                entry[1]["iterations_ahead"] and entry[1]["subgame_nodes"] >= min_nodes]
     ran = 0
     for k, (built, info, _, _) in enumerate(reversed(entries)):
-      until = time.perf_counter() + (deadline - time.perf_counter()) / (len(entries) - k)
+      now = time.perf_counter()
+      until = now + (deadline - now) / (len(entries) - k)
       while True:
         start = time.perf_counter()
         if not another(built, info["subgame_nodes"], until):
