@@ -15,7 +15,7 @@ trace along the match's history, whatever the bot's path saw: a live trace cut s
 hides entries; after a subgame the bot did not resolve, the compiled bot traces
 below it and can resolve the next one), the median and max resolve time (the
 decision's setup: gadget inputs, gadget and trace; for a subgame built ahead, plus
-the build and first iteration in the decision before), and the max decision time /
+the build and the iterations ahead in the decision before), and the max decision time /
 budget (pre-play counts at the first decision). Per game, `iterations before acting (median)`
 and the first decision's iterations (pre-play and its move, on the whole game);
 the third-to-last line is `min median iterations: <int>`, the smallest of those

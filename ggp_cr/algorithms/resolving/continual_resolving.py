@@ -327,6 +327,7 @@ class ContinualResolvingBot(pyspiel.Bot):
               "new_subgame": False, "iterations": 0}
     seconds = self._move.seconds or 0.0
     visited_before = self.resolver.visited_states if self.resolver is not None else 0
+    held, move_end = 0.0, None
     # Only a weak reference is kept: a subgame left is freed when the bot enters the
     # next, before the iterations (its tables took 10 ms to free on
     # liars_dice(numdice=2), after the move's deadline, when it was freed on return).
@@ -346,12 +347,20 @@ class ContinualResolvingBot(pyspiel.Bot):
       # charged to it (docs/algorithms/resolving.md).
       preplay_start = start - built - record.get("prepared_seconds", 0.0)
       samples = self.resolver.timing["samples"] = []
-      done = self.resolver.run(preplay, preplay_start)
+      # A share of a timed pre-play is held back for building ahead (plan_ahead).
+      if self._builds_ahead() and preplay.seconds and seconds:
+        held = move_budget.AHEAD_PREPLAY_SHARE * preplay.seconds
+      done = self.resolver.run(
+          limits.Limit(seconds=preplay.seconds - held) if held else preplay,
+          preplay_start)
       del self.resolver.timing["samples"]
       record["iterations"] += done
       self._path.after_preplay(self._budget, samples, self.resolver)
       move_start = (min(time.perf_counter(), preplay_start + preplay.seconds)
                     if preplay.seconds else start)
+      # The pre-play's iterations held back run in the move's (to its usual end).
+      move_end = (preplay_start + (preplay.seconds or 0.0) +
+                  move_budget.RESOLVE_SHARE * seconds)
     else:
       lookup, enters = self._path.lookup(self.resolver, key)
       record["enters_new_subgame"] = enters
@@ -372,12 +381,16 @@ class ContinualResolvingBot(pyspiel.Bot):
       # ms at a time, and iterations run to the move's end overran it by 5 ms
       # (latent TTT's 40 us iterations, load 8).
       move = limits.Limit(seconds=min(move_budget.RESOLVE_SHARE, 1.0) * seconds)
+      if held:
+        move_start = time.perf_counter()
+        move = limits.Limit(seconds=max(move_end - move_start, 0.0))
     ahead = self._builds_ahead() and bool(budget.seconds)
     if ahead:
       infoset, _ = self._path.lookup(self.resolver, key)
       ahead_deadline = budget.deadline(move_budget.RESOLVE_SHARE)
       # The iterations stop early enough to build a costly next subgame ahead.
-      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, budget)
+      reserve, skipped = self._budget.plan_ahead(self.resolver, infoset, budget,
+                                                 held)
       if reserve:
         record["ahead_reserve_seconds"] = reserve
         move = limits.Limit(seconds=max(

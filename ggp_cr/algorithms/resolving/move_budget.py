@@ -147,6 +147,15 @@ AHEAD_RESERVE_SHARE = 0.8
 # ... and builds ahead a subgame that is not late only if its setup is estimated at
 # most this share of a move (plan_ahead).
 AHEAD_COSTLY_SHARE = 0.25
+# A first decision holds this share of its pre-play back from the whole game's
+# pre-play iterations (they continue in the move's unless plan_ahead reserves it)
+# for building ahead the next subgames below the bot's action, each large one
+# (MEASURED_NODES) with up to AHEAD_ITERATIONS iterations (build_ahead), and more
+# with what is left: its own decision then starts that many iterations in
+# (Leduc{3,30}'s 1.25-2.5M-node subgames run 4-6 in their own 0.1 s;
+# docs/algorithms/resolving.md).
+AHEAD_PREPLAY_SHARE = 0.25
+AHEAD_ITERATIONS = 3
 
 
 def trace_seconds(walked, found):
@@ -431,12 +440,15 @@ class SubgameBudget:
     if nodes >= MEASURED_NODES:
       self._measure(max(elapsed - next_roots, 0.0) / nodes)
 
-  def plan_ahead(self, current, infoset, move):
+  def plan_ahead(self, current, infoset, move, held=0.0):
     """Before a CFR+ move (MoveBudget `move`) iterates with the compiled resolver
     `current` at the bot's infoset `infoset`: (seconds its iterations should leave
     free before RESOLVE_SHARE of the move, build_ahead's; the next subgames
     build_ahead should skip), from the setup and first-iteration estimates of the
-    next subgames below the infoset, whatever the bot's action.
+    next subgames below the infoset, whatever the bot's action. `held`: the
+    seconds of a first decision's pre-play held back (AHEAD_PREPLAY_SHARE); the
+    reserve is then also up to that much for everything build_ahead makes below
+    the action that needs most (_preplay_reserve).
 
     A next subgame is *late* if its setup and first iteration would take more
     than AHEAD_RESERVE_SHARE of a move of their own. The reserve lets build_ahead
@@ -474,19 +486,74 @@ class SubgameBudget:
     search = current.ahead_candidates_seconds()
     left = deadline - time.perf_counter()
     need = margined_setup(setup, FIRST_ITERATION_MARGIN)
+    reserve = 0.0
     if late.any() and search + need[late].max() <= left:
-      return search + float(need[late].max()), skipped
-    return 0.0, skipped
+      reserve = search + float(need[late].max())
+    if held:
+      reserve = max(reserve, min(search + self._preplay_reserve(current, infoset,
+                                                                skipped), held, left))
+    return reserve, skipped
+
+  def _preplay_reserve(self, current, infoset, skipped):
+    """The most, over the actions at `infoset`, that build_ahead would spend on the
+    next subgames below one (those not `skipped`; the AHEAD_MAX costliest): each
+    one's setup (margined as build_ahead tests it) and first iteration, a large
+    one's (MEASURED_NODES) up to AHEAD_ITERATIONS iterations, each at
+    first_iteration_seconds."""
+    most = 0.0
+    for action in range(current.num_actions(infoset)):
+      groups = current.next_groups_below(infoset, action)
+      setup = setup_seconds(groups["roots"], groups["walked"], groups["found"])
+      first = self.first_iteration_seconds(groups["nodes"], groups["found"])
+      iterations = np.where(groups["nodes"] >= MEASURED_NODES, AHEAD_ITERATIONS, 1)
+      need = margined_setup(setup, FIRST_ITERATION_MARGIN) + iterations * first
+      built = ~np.isin(groups["group"], list(skipped))
+      most = max(most, float(np.sort(need[built])[-AHEAD_MAX:].sum()))
+    return most
+
+  def iterations_ahead(self, built, nodes, move):
+    """build_ahead's iterations on the compiled resolver `built` (`nodes` nodes),
+    set up ahead within MoveBudget `move`: its first (first_iteration, up to
+    RESOLVE_SHARE of the move; raises CannotResolve if it would not fit), then on a
+    large subgame (MEASURED_NODES: a small one's decision holds hundreds) more, up
+    to AHEAD_ITERATIONS, while each, at FIRST_ITERATION_MARGIN times the anytime
+    loop's estimate (its last iteration), ends before RESOLVE_SHARE: the same
+    iterations as its decision would run first (CFR+ is deterministic), whose
+    estimate they leave as the loop would."""
+    self.first_iteration(built, nodes, {"iterations": 0}, move, RESOLVE_SHARE)
+    for _ in range(AHEAD_ITERATIONS - 1):
+      if not self.another_iteration(built, nodes, move.deadline(RESOLVE_SHARE)):
+        break
+
+  @staticmethod
+  def another_iteration(built, nodes, deadline):
+    """One more iteration on the compiled resolver `built` (`nodes` nodes, its
+    first iteration run) set up ahead, if it is large (MEASURED_NODES) and the
+    iteration, at FIRST_ITERATION_MARGIN times the anytime loop's estimate (its
+    recent longest), ends before time.perf_counter() `deadline`; its time updates
+    that estimate as the loop would. Returns whether it ran."""
+    if nodes < MEASURED_NODES or (
+        time.perf_counter() + FIRST_ITERATION_MARGIN * built.timing["per_iteration"]
+        > deadline):
+      return False
+    start = time.perf_counter()
+    built.iterate(1)
+    built.timing["per_iteration"] = max(
+        built.run_decay * built.timing["per_iteration"], time.perf_counter() - start)
+    return True
 
   def build_ahead(self, current, infoset, action_index, variant, seed, move,
                   skipped=None):
     """Spends what is left of the move, up to RESOLVE_SHARE of MoveBudget `move`,
     building with the compiled resolver `current` the next subgames the bot may
     enter at its next turn below its action of index `action_index` at its infoset
-    `infoset`, likeliest first, each with its first iteration if that fits too
-    (CompiledResolver.build_ahead; `seed` the next resolve's): no iteration runs
-    before the next decision, so that decision finds the subgame it enters set up
-    with the inputs it would use, solved once or left to run its first iteration.
+    `infoset`, likeliest first, each with its first iteration if that fits too (a
+    large one's up to AHEAD_ITERATIONS: iterations_ahead;
+    CompiledResolver.build_ahead; `seed` the next resolve's), and what is left
+    gives the large ones more (CompiledResolver.iterate_ahead): no iteration of
+    `current` runs before the next decision, so that decision finds the subgame it
+    enters set up with the inputs it would use, solved some iterations in or left
+    to run its first.
     On Leduc{3,30}, after a pre-play that left 0.2-0.5 s, player 0's second
     decision entered 1.2-2.5M-node subgames whose setup and first iteration (25-36
     ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s 95k-root subgame's
@@ -510,14 +577,14 @@ class SubgameBudget:
       try:
         info = current.build_ahead(
             candidate, variant,
-            lambda view, nodes: self.first_iteration(view, nodes, {"iterations": 0},
-                                                     move, RESOLVE_SHARE),
+            lambda view, nodes: self.iterations_ahead(view, nodes, move),
             limits, seed=seed)
       except protocol.CannotResolve:
         continue
-      built.append({"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
-                    "iterations": info["iterations_ahead"],
-                    "seconds": info["built_ahead_seconds"]})
+      built.append(info)
     if built:
       current.payoffs_ahead(deadline)
-    return built
+      current.iterate_ahead(self.another_iteration, deadline, MEASURED_NODES)
+    return [{"roots": info["roots"], "subgame_nodes": info["subgame_nodes"],
+             "iterations": info["iterations_ahead"],
+             "seconds": info["built_ahead_seconds"]} for info in built]

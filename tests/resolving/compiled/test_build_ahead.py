@@ -170,6 +170,70 @@ def test_a_subgame_set_up_ahead_counts_only_its_own_iterations():
   assert info["iterations_ahead"] == 1 and built.iterations == 6
 
 
+def test_iterations_ahead_are_the_first_iterations_of_the_decision(monkeypatch):
+  """Subgames solved in place, built ahead with their first iteration, then given
+  more by iterate_ahead (the likeliest last; each switch rewrites the shared
+  arrays), hold after more iterations at the decision the same tables bit for bit
+  as the subgame built there and iterated as often; their info counts the
+  iterations ahead; nothing runs on subgames under `min_nodes`."""
+  monkeypatch.setattr(compiled_resolver, "COPY_NODES_LIMIT", 0)  # in place
+
+  def whole_game():
+    tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[1]))
+    whole = compiled_resolver.CompiledResolver.whole_game(
+        tree, subgame_trace.StateKeys.build(tree), 0)
+    whole.iterate(5)
+    return whole
+
+  plain, ahead = whole_game(), whole_game()
+  groups = {}
+  for infoset in plain.trace.own_infosets.tolist():
+    groups.setdefault(int(plain.trace.group_roots(infoset)[0]), infoset)
+  infosets = list(groups.values())[:3]
+  built = [ahead.build_ahead(i, "resolve", lambda view, nodes: view.iterate(1))
+           for i in infosets]
+  assert [info["iterations_ahead"] for info in built] == [1, 1, 1]
+  order = []
+
+  def another(view, nodes, until):
+    if view.iterations >= 3 or time.perf_counter() > until:
+      return False
+    order.append(view)
+    view.iterate(1)
+    return True
+
+  far = time.perf_counter() + 60.0
+  assert ahead.iterate_ahead(another, far, min_nodes=10**9) == 0
+  assert ahead.iterate_ahead(another, far) == 2 * len(infosets)
+  resolvers = [entry[0] for entry in ahead._ahead.values()]
+  assert order[-1] is resolvers[0] and order[0] is resolvers[-1]  # likeliest last
+  for infoset in infosets:
+    mine, info = ahead.next_subgame(infoset, "resolve")
+    assert info["iterations_ahead"] == 3 and mine.iterations == 3
+    theirs, _ = plain.next_subgame(infoset, "resolve")
+    mine.iterate(2)
+    theirs.iterate(5)
+    np.testing.assert_array_equal(mine.view.average_slots(),
+                                  theirs.view.average_slots())
+
+
+def test_a_large_subgame_built_ahead_runs_up_to_ahead_iterations():
+  """SubgameBudget.iterations_ahead: the first iteration, then on a large subgame
+  (MEASURED_NODES) more up to AHEAD_ITERATIONS while each fits before the move's
+  RESOLVE_SHARE (the anytime loop's estimate updated); one on a small one."""
+  budget = move_budget.SubgameBudget(sampling=False)
+  move = move_budget.MoveBudget(time.perf_counter(), 60.0)
+  for nodes, expected in ((move_budget.MEASURED_NODES, move_budget.AHEAD_ITERATIONS),
+                          (move_budget.MEASURED_NODES - 1, 1)):
+    built = _first_subgame(0)
+    before = built.iterations
+    budget.iterations_ahead(built, nodes, move)
+    assert built.iterations - before == expected
+    assert built.timing["per_iteration"] > 0
+  assert not budget.another_iteration(built, move_budget.MEASURED_NODES,
+                                      time.perf_counter())
+
+
 def test_payoffs_ahead_writes_the_likeliest_subgames_terminal_payoffs(monkeypatch):
   """payoffs_ahead writes the terminal payoffs of the first subgame built ahead
   (solved in place) into the shared value array when its first iteration did not
@@ -313,19 +377,25 @@ def _move(seconds, deadline):
                                 turn_seconds=seconds)
 
 
+def _planned():
+  """(tree, whole game's resolver after 3 iterations, a SubgameBudget, player 0's
+  first infoset with next subgames below) of PAM(4): plan_ahead's tests."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
+  keys = subgame_trace.StateKeys.build(tree)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
+  whole.iterate(3)
+  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
+                 and len(whole.next_groups_below(i)["group"]))
+  return tree, whole, move_budget.SubgameBudget(sampling=False), infoset
+
+
 def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   """plan_ahead: nothing reserved or skipped when the next subgames fit a move of
   their own; when they are late, the candidates' search and the costliest setup
   (margined) are reserved; costly subgames that are not late are skipped, and
   ahead_candidates leaves them out; nothing when there is no time to estimate or
   the reserve would not fit."""
-  tree = compiled_tree.cached_tree(pyspiel.load_game(GAMES[3]))
-  keys = subgame_trace.StateKeys.build(tree)
-  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, 0)
-  whole.iterate(3)
-  budget = move_budget.SubgameBudget(sampling=False)
-  infoset = next(i for i in range(tree.num_infosets) if tree.infoset_player[i] == 0
-                 and len(whole.next_groups_below(i)["group"]))
+  tree, whole, budget, infoset = _planned()
   groups = whole.next_groups_below(infoset)
   setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
                                        groups["found"])
@@ -354,6 +424,34 @@ def test_plan_ahead_reserves_time_for_a_late_next_subgame(monkeypatch):
   assert budget.plan_ahead(whole, infoset, _move(1e-9, deadline)) == (0.0, set())
 
 
+def test_plan_ahead_holds_a_preplay_share_for_what_build_ahead_makes():
+  """plan_ahead with `held` (a first decision's pre-play share): the candidates'
+  search and, over the actions at the infoset, the most that build_ahead would
+  spend on the next subgames below one (margined setups and first iterations, a
+  large subgame's AHEAD_ITERATIONS), at most `held`; next_groups_below per action
+  splits the groups below the infoset."""
+  _, whole, budget, infoset = _planned()
+  most, union = 0.0, set()
+  for action in range(whole.num_actions(infoset)):
+    groups = whole.next_groups_below(infoset, action)
+    union |= set(groups["group"].tolist())
+    setup = move_budget.setup_seconds(groups["roots"], groups["walked"],
+                                         groups["found"])
+    first = budget.first_iteration_seconds(groups["nodes"], groups["found"])
+    iterations = np.where(groups["nodes"] >= move_budget.MEASURED_NODES,
+                          move_budget.AHEAD_ITERATIONS, 1)
+    need = move_budget.margined_setup(setup, move_budget.FIRST_ITERATION_MARGIN)
+    most = max(most, float(np.sort(need + iterations * first)[
+        -move_budget.AHEAD_MAX:].sum()))
+  assert union == set(whole.next_groups_below(infoset)["group"].tolist())
+  far = time.perf_counter() + 100.0
+  reserve, skipped = budget.plan_ahead(whole, infoset, _move(100.0, far), held=1e3)
+  assert skipped == set() and reserve == pytest.approx(
+      whole.ahead_candidates_seconds() + most)
+  assert budget.plan_ahead(whole, infoset, _move(100.0, far), held=1e-6) == (
+      1e-6, set())
+
+
 def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
   """With time left after its iterations (here none start after the first), the
   bot's first decision builds the next subgames below its action (the record lists
@@ -380,6 +478,7 @@ def test_the_bot_enters_the_subgame_it_built_ahead(monkeypatch):
 
   first, second = second_decision(preplay="0.3s", move="0.3s")
   assert len(first["built_ahead"]) == 1  # the one subgame after pass, bet
+  assert first["ahead_reserve_seconds"] > 0  # (a share of the pre-play held back)
   assert second["new_subgame"] and second["iterations_ahead"] == 1
   assert second["built_ahead_seconds"] == first["built_ahead"][0]["seconds"]
   for record in (first, second):  # the parts of a decision's time

@@ -398,15 +398,24 @@ class CompiledResolver(protocol.AnytimeRun):
     """The estimated time of `ahead_candidates` (or of `next_groups_below`)."""
     return move_budget.AHEAD_SECONDS_PER_NEXT_ROOT * self.trace.num_next_roots
 
-  def next_groups_below(self, infoset):
+  def num_actions(self, infoset):
+    """The number of the bot's actions at its infoset `infoset`."""
+    return int(self.view.whole.infoset_num_actions[infoset])
+
+  def next_groups_below(self, infoset, action_index=None):
     """The next subgames (groups) below the bot's infoset `infoset` (this view's),
-    whatever its action: a dict of arrays, one entry per group: "roots" (next
-    roots, all of them, also those below other infosets), "walked" and "found"
-    (the trace below them, trace_steps), "nodes" (their subtrees' nodes): what the
-    setup and first-iteration estimates of each need without building it."""
+    whatever its action (or below its action of index `action_index`): a dict of
+    arrays, one entry per group: "roots" (next roots, all of them, also those below
+    other infosets), "walked" and "found" (the trace below them, trace_steps),
+    "nodes" (their subtrees' nodes): what the setup and first-iteration estimates
+    of each need without building it."""
     trace = self.trace
-    touched = (self._actions_below(infoset) >= 0 if trace.num_next_roots else
-               np.zeros(0, dtype=np.bool_))
+    if not trace.num_next_roots:
+      touched = np.zeros(0, dtype=np.bool_)
+    elif action_index is None:
+      touched = self._actions_below(infoset) >= 0
+    else:
+      touched = self._actions_below(infoset) == action_index
     return trace.touched_groups(
         touched, subgame_trace.trace_steps(self.view.whole, self.view.player),
         self.view.state_keys.subtree_nodes)
@@ -457,6 +466,30 @@ class CompiledResolver(protocol.AnytimeRun):
     write()
     info["payoffs_ahead"] = True
     return True
+
+  def iterate_ahead(self, another, deadline, min_nodes=0):
+    """After build_ahead: more iterations on the subgames built ahead (of at least
+    `min_nodes` nodes) whose first iteration ran, one after the other, the
+    likeliest last (its decision's first pass then finds its payoffs and reach in
+    the shared arrays: a switch between subgames solved in place rewrites them,
+    5-10 ms at Leduc{3,30}'s 1.25-2.5M nodes), each while `another(built, nodes,
+    until)` runs one ending before `until`, its share of what is left before
+    time.perf_counter() `deadline` (returns whether it did); their info counts
+    them (`iterations_ahead`, `built_ahead_seconds`). Returns the iterations run."""
+    entries = [entry for entry in self._ahead.values() if
+               entry[1]["iterations_ahead"] and entry[1]["subgame_nodes"] >= min_nodes]
+    ran = 0
+    for k, (built, info, _, _) in enumerate(reversed(entries)):
+      now = time.perf_counter()
+      until = now + (deadline - now) / (len(entries) - k)
+      while True:
+        start = time.perf_counter()
+        if not another(built, info["subgame_nodes"], until):
+          break
+        info["iterations_ahead"] += 1
+        info["built_ahead_seconds"] += time.perf_counter() - start
+        ran += 1
+    return ran
 
   @property
   def built_ahead(self):
