@@ -20,6 +20,18 @@ _CELL_MASK = (1 << _CELL_BITS) - 1
 _MONSTER, _LEFT = _CELL_BITS, 2 * _CELL_BITS  # the state's fields' first bits
 
 
+@numba.njit(cache=True, inline="always")
+def _outcome(princess, monster, moves_left, max_moves):
+  """(whether a history is terminal, the princess's utility there) after a move that
+  leaves `moves_left` moves: a capture pays -moves_left, surviving all max_moves
+  pays max_moves."""
+  if princess == monster:
+    return True, float(-moves_left)
+  if moves_left == 0:
+    return True, float(max_moves)
+  return False, 0.0
+
+
 @numba.njit(cache=True)
 def _count(neighbours, num_neighbours, start_monster, max_moves, limit):
   """Histories, by a depth-first walk that stops once it passes `limit`."""
@@ -96,14 +108,9 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
       child = free
       free += 1
       cells[child, p], cells[child, 1 - p] = neighbours[own, i], cells[node, 1 - p]
-      if cells[child, 0] == cells[child, 1]:
-        player[child] = _TERMINAL
-        utility[child] = -moves_left
-      elif moves_left == 0:
-        player[child] = _TERMINAL
-        utility[child] = max_moves
-      else:
-        player[child] = 1 - p
+      over, utility[child] = _outcome(cells[child, 0], cells[child, 1], moves_left,
+                                      max_moves)
+      player[child] = _TERMINAL if over else 1 - p
       parent[child] = node
       action_index[child] = i
       depth[child] = depth[node] + 1
@@ -200,12 +207,8 @@ def children(state, player, params, out_state, out_player, out_utility, out_prob
       princess = target
     out_state[i] = princess | monster << _MONSTER | moves_left << _LEFT
     out_action[i], out_prob[i] = target, 1.0
-    if princess == monster:
-      out_player[i], out_utility[i] = _TERMINAL, -moves_left
-    elif moves_left == 0:
-      out_player[i], out_utility[i] = _TERMINAL, max_moves
-    else:
-      out_player[i], out_utility[i] = 1 - player, 0.0
+    over, out_utility[i] = _outcome(princess, monster, moves_left, max_moves)
+    out_player[i] = _TERMINAL if over else 1 - player
   return params[2 + own]
 
 
