@@ -105,6 +105,19 @@ def _carried(timing, decay):
   return 0.0 if timing is None else decay * timing.get("per_iteration", 0.0)
 
 
+def step_if_it_fits(iterate, batch, per_iteration, deadline, margin, decay):
+  """One step of `spend`'s loop: runs `iterate(batch)` if now + margin * batch *
+  per_iteration < `deadline` (time.perf_counter()). Returns the step's seconds (None
+  if it did not run) and the estimate as the loop keeps it: the larger of decay *
+  per_iteration and the step's seconds per iteration."""
+  now = time.perf_counter()
+  if now + margin * batch * per_iteration >= deadline:
+    return None, per_iteration
+  iterate(batch)
+  elapsed = time.perf_counter() - now
+  return elapsed, max(decay * per_iteration, elapsed / batch)
+
+
 def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing=None):
   """Calls `iterate(n)` (n iterations) for `limit` (limits.Limit) from time `start`.
 
@@ -131,13 +144,11 @@ def spend(limit, start, iterate, margin=1.0, decay=0.9, batch_share=None, timing
   # not stop later moves for good.
   per_iteration = _carried(timing, decay)
   while True:
-    now = time.perf_counter()
-    if now + (margin() if callable(margin) else margin) * batch * per_iteration >= \
-        deadline:
+    elapsed, per_iteration = step_if_it_fits(
+        iterate, batch, per_iteration, deadline,
+        margin() if callable(margin) else margin, decay)
+    if elapsed is None:
       return done
-    iterate(batch)
-    elapsed = time.perf_counter() - now
-    per_iteration = max(decay * per_iteration, elapsed / batch)
     if timing is not None:
       timing["per_iteration"] = per_iteration
       if "samples" in timing:

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.resolving import protocol
 
 # --- Time estimates (wall clock on the shared 2-core machine) ----------------------
@@ -531,16 +532,14 @@ class SubgameBudget:
     first iteration run) set up ahead, if it is large (MEASURED_NODES) and the
     iteration, at FIRST_ITERATION_MARGIN times the anytime loop's estimate (its
     recent longest), ends before time.perf_counter() `deadline`; its time updates
-    that estimate as the loop would. Returns whether it ran."""
-    if nodes < MEASURED_NODES or (
-        time.perf_counter() + FIRST_ITERATION_MARGIN * built.timing["per_iteration"]
-        > deadline):
+    that estimate as the loop would (anytime.step_if_it_fits). Returns whether it
+    ran."""
+    if nodes < MEASURED_NODES:
       return False
-    start = time.perf_counter()
-    built.iterate(1)
-    built.timing["per_iteration"] = max(
-        built.run_decay * built.timing["per_iteration"], time.perf_counter() - start)
-    return True
+    elapsed, built.timing["per_iteration"] = anytime.step_if_it_fits(
+        built.iterate, 1, built.timing["per_iteration"], deadline,
+        FIRST_ITERATION_MARGIN, built.run_decay)
+    return elapsed is not None
 
   def build_ahead(self, current, infoset, action_index, variant, seed, move,
                   skipped=None):
