@@ -63,7 +63,7 @@ def _outcome(view0, view1, next_player, has_line, popcount):
   return True, 1.0 if x_line else -1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def children(state, player, params, out_state, out_player, out_utility, out_prob,
              out_action):
   """native_driver's children of a node in the order of its actions (the cells its
