@@ -107,14 +107,9 @@ def _fill(num_nodes, params, root_state, names, name_lengths):
       inf_actions[slot:slot + count] = out_action[:count]
       slot += count
     infoset[node] = k
-    first_child[node] = free
-    num_children[node] = count
-    for i in range(count):
-      child = free + i
-      player[child], utility[child], state[child] = (out_player[i], out_utility[i],
-                                                     out_state[i])
-      parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
-    free += count
+    free = native_extraction.append_children(
+        node, free, count, out_player, out_utility, out_state, player, utility, state,
+        parent, first_child, num_children, action_index, depth)
   keys, length = _write_keys(inf_player[:num_inf], inf_node[:num_inf], parent, depth,
                              infoset, action_index, inf_offset, inf_actions, names,
                              name_lengths, params[0])
@@ -193,7 +188,7 @@ def _other_keys(player, parent, infoset, action_index, inf_player, inf_offset,
 @numba.njit(cache=True, inline="always")
 def children(state, player, params, out_state, out_player, out_utility, out_prob,
              out_action):
-  """native_driver's children of a node in the order of its actions (the target
+  """The game's rules: the children of a node in the order of its actions (the target
   cells, ascending); returns their number. params: max_moves, num_cells, each cell's
   number of neighbours, then its 4 neighbour slots."""
   max_moves, num_cells = params[0], params[1]
