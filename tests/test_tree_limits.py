@@ -73,12 +73,9 @@ def test_native_counts_stop_just_past_their_cap():
   assert native_driver.count(native_driver.II_GOOFSPIEL, root_state, root_player, params,
                              5, 16, 10**9) == 55731
   monster = pyspiel.load_game("python_princess_monster(max_turns=30,rows=4,cols=4)")
-  neighbours, num_neighbours, _, _ = native_princess_monster._tables(monster)  # pylint: disable=protected-access
-  assert 500 < native_princess_monster._count(  # pylint: disable=protected-access
-      neighbours, num_neighbours, monster.num_cells - 1, 60, 500) <= 501
-  nodes, _, _ = native_latent_ttt._count(  # pylint: disable=protected-access
-      native_latent_ttt._HAS_LINE, native_latent_ttt._POPCOUNT, 300)  # pylint: disable=protected-access
-  assert 300 < nodes <= 301
+  params, root_state, _, _ = native_princess_monster.driver_setup(monster)
+  assert 500 < native_princess_monster._count(params, root_state, 500) <= 501  # pylint: disable=protected-access
+  assert 300 < native_latent_ttt._count(300) <= 301  # pylint: disable=protected-access
 
 
 def _no_fill(monkeypatch):

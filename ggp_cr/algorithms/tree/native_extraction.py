@@ -187,6 +187,21 @@ def history_of(node, parent, depth, infoset, action_index, infoset_action_offset
     node = up
 
 
+@numba.njit(cache=True, inline="always")
+def append_children(node, free, count, out_player, out_utility, out_state, player,
+                    utility, state, parent, first_child, num_children, action_index,
+                    depth):
+  """Writes `node`'s `count` children (a game's `children` output) as nodes free..;
+  returns the next free node."""
+  first_child[node], num_children[node] = free, count
+  for i in range(count):
+    child = free + i
+    player[child], utility[child], state[child] = (out_player[i], out_utility[i],
+                                                   out_state[i])
+    parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
+  return free + count
+
+
 @numba.njit(cache=True)
 def other_key_arrays(num_nodes):
   """For a state keys pass: each node's key of the player who does not act (all

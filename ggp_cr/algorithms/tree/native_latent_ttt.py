@@ -1,12 +1,12 @@
-"""Native extraction of python_latent_ttt ([S] §3.2.4), rules of ggp_cr/games/latent_ttt.py,
-and its rules as native_driver.py walks them.
+"""Native extraction of python_latent_ttt ([S] §3.2.4): the rules of
+ggp_cr/games/latent_ttt.py written once, as the `children` that native_driver.py walks
+and that the extraction's count and fill call.
 
-A node's state is the two packed views of the game's state class. A player's
-information state is its own moves with the move revealed at each, i.e. the whole
-history but the opponent's last move: the decision children of one node form one
-information set, and distinct nodes give distinct information sets. For
-native_driver (native_next_decisions), a state packs both views and the cell each
-player saw revealed at its last move, its `seen`.
+A state packs the two views of the game's state class and the cell each player saw
+revealed at its last move (its `seen`). A player's information state is its own moves
+with the move revealed at each, i.e. the whole history but the opponent's last move:
+the decision children of one node form one information set, and distinct nodes give
+distinct information sets.
 """
 
 import numba
@@ -27,9 +27,10 @@ _KEY_BYTES = 3 + 4 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protect
 _VIEW_BITS = 26
 _VIEW_MASK = (1 << _VIEW_BITS) - 1
 _REVEALED = 2 * _VIEW_BITS
+_MOST_MOVES = 2 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protected-access
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _play(own, other, action):
   """The mover's view after marking `action` (the game's `_apply_action`)."""
   mine = own & _ALL
@@ -45,13 +46,13 @@ def _play(own, other, action):
   return mine | enemy << 9 | enemy_count << 18 | (action + 1) << 22
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _no_legal_move(view, popcount):
   return (popcount[view & _ALL] + (view >> 18 & 15) + (1 if view >> 22 > 0 else 0)
           >= _CELLS)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _outcome(view0, view1, next_player, has_line, popcount):
   """(terminal?, player 0's utility) with `next_player` to move (the game's test)."""
   x_line = has_line[view0 & _ALL]
@@ -63,11 +64,11 @@ def _outcome(view0, view1, next_player, has_line, popcount):
   return True, 1.0 if x_line else -1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def children(state, player, params, out_state, out_player, out_utility, out_prob,
              out_action):
-  """native_driver's children of a node in the order of its actions (the cells its
-  mover does not know, ascending); returns their number (params: unused)."""
+  """The game's rules: the children of a node in the order of its actions (the cells
+  its mover does not know, ascending); returns their number (params: unused)."""
   view0, view1 = state & _VIEW_MASK, state >> _VIEW_BITS & _VIEW_MASK
   own, other = (view1, view0) if player else (view0, view1)
   known = (own | own >> 9) & _ALL
@@ -114,109 +115,80 @@ def driver_setup(game):
 
 
 @numba.njit(cache=True)
-def _count(has_line, popcount, limit):
-  """(histories, information sets, slots) by a depth-first walk that stops once the
-  histories pass `limit`."""
-  view0 = np.zeros(12, np.int64)
-  view1 = np.zeros(12, np.int64)
-  player = np.zeros(12, np.int64)
-  next_action = np.zeros(12, np.int64)
-  any_decision = np.zeros(12, np.bool_)
-  num_nodes, num_infosets, num_slots = 1, 1, _CELLS
-  top = 0
+def _count(limit):
+  """Histories, by a depth-first walk of `children` that stops once it passes
+  `limit`."""
+  params = np.zeros(1, np.int64)
+  state = np.zeros((_MOST_MOVES + 1, _CELLS), np.int64)
+  player = np.zeros((_MOST_MOVES + 1, _CELLS), np.int64)
+  utility, prob, action = np.zeros(_CELLS), np.zeros(_CELLS), np.zeros(_CELLS, np.int64)
+  num = np.zeros(_MOST_MOVES + 1, np.int64)
+  position = np.zeros(_MOST_MOVES + 1, np.int64)
+  num[0] = children(0, 0, params, state[0], player[0], utility, prob, action)
+  num_nodes, top = 1 + num[0], 0
   while top >= 0 and num_nodes <= limit:
-    p = player[top]
-    own = view1[top] if p else view0[top]
-    known = (own | own >> 9) & _ALL
-    a = next_action[top]
-    while a < _CELLS and known >> a & 1:
-      a += 1
-    if a == _CELLS:
+    i = position[top]
+    if i == num[top]:
       top -= 1
       continue
-    next_action[top] = a + 1
-    num_nodes += 1
-    v0, v1 = view0[top], view1[top]
-    if p:
-      v1 = _play(v1, v0, a)
-    else:
-      v0 = _play(v0, v1, a)
-    over, _ = _outcome(v0, v1, 1 - p, has_line, popcount)
-    if over:
+    position[top] = i + 1
+    if player[top, i] == _TERMINAL:
       continue
-    if not any_decision[top]:
-      any_decision[top] = True
-      num_infosets += 1
-      child_own = v0 if p else v1
-      num_slots += _CELLS - popcount[(child_own | child_own >> 9) & _ALL]
+    num[top + 1] = children(state[top, i], player[top, i], params, state[top + 1],
+                            player[top + 1], utility, prob, action)
+    num_nodes += num[top + 1]
     top += 1
-    view0[top], view1[top], player[top] = v0, v1, 1 - p
-    next_action[top] = 0
-    any_decision[top] = False
-  return num_nodes, num_infosets, num_slots
+    position[top] = 0
+  return num_nodes
 
 
 @numba.njit(cache=True)
-def _fill(num_nodes, num_infosets, num_slots, has_line, popcount):
-  """The node and infoset arrays, breadth-first, and the keys as bytes."""
+def _fill(num_nodes):
+  """The node and infoset arrays, breadth-first, each node expanded by `children`,
+  and the keys as bytes."""
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = native_extraction.node_arrays(num_nodes)
-  views = np.empty((num_nodes, 2), np.int32)
+  state = np.empty(num_nodes, np.int64)
+  # Infoset arrays sized for the worst case (a slot per child), trimmed at the end.
   (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
-   inf_node) = native_extraction.infoset_arrays(num_infosets, num_slots)
+   inf_node) = native_extraction.infoset_arrays(num_nodes, num_nodes)
+  params = np.zeros(1, np.int64)
+  out_state, out_player = np.empty(_CELLS, np.int64), np.empty(_CELLS, np.int64)
+  out_utility, out_prob = np.empty(_CELLS), np.empty(_CELLS)
+  out_action = np.empty(_CELLS, np.int64)
   player[0], parent[0], action_index[0], utility[0], depth[0] = 0, -1, -1, 0.0, 0
-  views[0, 0], views[0, 1] = 0, 0
+  state[0] = 0
   free, num_inf, slot, last_group = 1, 0, 0, -2
   for node in range(num_nodes):
     p = player[node]
     if p < 0:
       infoset[node], first_child[node], num_children[node] = -1, 0, 0
       continue
-    own = views[node, p]
-    known = (own | own >> 9) & _ALL
+    count = children(state[node], p, params, out_state, out_player, out_utility,
+                     out_prob, out_action)
     group = parent[node]
     if group != last_group:
       last_group = group
-      inf_player[num_inf] = p
-      inf_node[num_inf] = node
-      inf_offset[num_inf] = slot
+      inf_player[num_inf], inf_node[num_inf], inf_offset[num_inf] = p, node, slot
       if depth[node] >= 2:
         inf_parent_slot[num_inf] = (inf_offset[infoset[parent[group]]] +
                                     action_index[group])
       else:
         inf_parent_slot[num_inf] = -1
-      count = 0
-      for a in range(_CELLS):
-        if not known >> a & 1:
-          inf_actions[slot + count] = a
-          count += 1
       inf_num_actions[num_inf] = count
+      inf_actions[slot:slot + count] = out_action[:count]
       slot += count
       num_inf += 1
     infoset[node] = num_inf - 1
-    first_child[node] = free
-    index = 0
-    for a in range(_CELLS):
-      if known >> a & 1:
-        continue
-      child = free
-      free += 1
-      views[child, 0], views[child, 1] = views[node, 0], views[node, 1]
-      views[child, p] = _play(own, views[node, 1 - p], a)
-      over, value = _outcome(views[child, 0], views[child, 1], 1 - p, has_line,
-                             popcount)
-      player[child] = _TERMINAL if over else 1 - p
-      utility[child] = value
-      parent[child] = node
-      action_index[child] = index
-      depth[child] = depth[node] + 1
-      index += 1
-    num_children[node] = index
-  keys, length = _write_keys(inf_player, inf_node, parent, depth, infoset, action_index,
-                             inf_offset, inf_actions)
+    free = native_extraction.append_children(
+        node, free, count, out_player, out_utility, out_state, player, utility, state,
+        parent, first_child, num_children, action_index, depth)
+  keys, length = _write_keys(inf_player[:num_inf], inf_node, parent, depth, infoset,
+                             action_index, inf_offset, inf_actions)
   return (player, infoset, parent, first_child, num_children, action_index, utility,
-          depth, inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
-          inf_node, keys, length)
+          depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
+          inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
+          inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy(), keys, length)
 
 
 @numba.njit(cache=True)
@@ -274,16 +246,8 @@ def _other_keys(player, first_child, num_children, infoset, num_infosets):
 def extract(game, max_nodes=None):
   """The CompiledTree of python_latent_ttt (no parameters); TreeTooLarge past
   `max_nodes` histories, before the tree is allocated."""
-  counts = []
-
-  def count(cap):
-    counts.append(_count(_HAS_LINE, _POPCOUNT, cap))
-    return counts[-1][0]
-
-  tree_limits.checked_count(game, count, max_nodes)
-  num_nodes, num_infosets, num_slots = counts[-1]
-  return native_extraction.tree_from_filled(
-      game, _fill(num_nodes, num_infosets, num_slots, _HAS_LINE, _POPCOUNT))
+  num_nodes = tree_limits.checked_count(game, _count, max_nodes)
+  return native_extraction.tree_from_filled(game, _fill(num_nodes))
 
 
 @native_extraction.register_state_keys("python_latent_ttt")

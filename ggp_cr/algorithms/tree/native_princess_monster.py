@@ -1,14 +1,15 @@
-"""Native extraction of python_princess_monster ([S] §3.2.3), rules of
-ggp_cr/games/princess_monster.py, and its rules as native_driver.py walks them.
+"""Native extraction of python_princess_monster ([S] §3.2.3): the rules of
+ggp_cr/games/princess_monster.py written once, as the `children` that native_driver.py
+walks and that the extraction's count and fill call.
 
-A node's state is both cells; the mover alternates with the depth. A player observes
-nothing, so its information set is fixed by its own previous (infoset, action) slot:
-the information sets are numbered through a slot -> next information set table.
-For native_driver (native_next_decisions), a state packs both cells and the moves
-left in one int64, and `seen` is constant.
+A state packs both cells and the moves left in one int64; the mover alternates with
+the depth. A player observes nothing (`seen` is constant), so its information set is
+fixed by its own previous (infoset, action) slot: the extraction numbers them through
+a slot -> next information set table.
 """
 
 import numba
+from numba import types
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
@@ -18,6 +19,7 @@ _TERMINAL = native_extraction.TERMINAL
 _CELL_BITS = 9  # a cell in 9 bits: the game's grids have at most 400 cells
 _CELL_MASK = (1 << _CELL_BITS) - 1
 _MONSTER, _LEFT = _CELL_BITS, 2 * _CELL_BITS  # the state's fields' first bits
+_MOST_CHILDREN = 4  # a cell has at most 4 neighbours
 
 
 @numba.njit(cache=True, inline="always")
@@ -33,53 +35,58 @@ def _outcome(princess, monster, moves_left, max_moves):
 
 
 @numba.njit(cache=True)
-def _count(neighbours, num_neighbours, start_monster, max_moves, limit):
-  """Histories, by a depth-first walk that stops once it passes `limit`."""
-  cells = np.zeros((max_moves + 1, 2), np.int64)
-  next_index = np.zeros(max_moves + 1, np.int64)
-  cells[0, 1] = start_monster
-  num_nodes, top = 1, 0
-  while top >= 0 and num_nodes <= limit:
-    p = top & 1
-    own = cells[top, p]
-    i = next_index[top]
-    if i == num_neighbours[own]:
-      top -= 1
-      continue
-    next_index[top] = i + 1
-    num_nodes += 1
-    other = cells[top, 1 - p]
-    target = neighbours[own, i]
-    if target == other or top + 1 == max_moves:
-      continue
-    top += 1
-    cells[top, p], cells[top, 1 - p] = target, other
-    next_index[top] = 0
+def _count(params, root_state, limit):
+  """Histories (at most `limit` + 1), a level of `children` at a time: a history's
+  subtree is its state's, so each level holds its distinct states with the number of
+  histories reaching each."""
+  out_state = np.empty(_MOST_CHILDREN, np.int64)
+  out_player = np.empty(_MOST_CHILDREN, np.int64)
+  out_utility, out_prob = np.empty(_MOST_CHILDREN), np.empty(_MOST_CHILDREN)
+  out_action = np.empty(_MOST_CHILDREN, np.int64)
+  level = numba.typed.Dict.empty(key_type=types.int64, value_type=types.int64)
+  level[root_state] = 1
+  num_nodes, player = 1, 0  # the mover alternates with the depth
+  while len(level) and num_nodes <= limit:
+    below = numba.typed.Dict.empty(key_type=types.int64, value_type=types.int64)
+    for state, histories in level.items():
+      count = children(state, player, params, out_state, out_player, out_utility,
+                       out_prob, out_action)
+      for i in range(count):
+        if histories > limit - num_nodes:
+          return limit + 1
+        num_nodes += histories
+        if out_player[i] != _TERMINAL:
+          below[out_state[i]] = below.get(out_state[i], 0) + histories
+    level, player = below, 1 - player
   return num_nodes
 
 
 @numba.njit(cache=True)
-def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names,
-          name_lengths):
-  """The node and infoset arrays, breadth-first, and the keys as bytes."""
+def _fill(num_nodes, params, root_state, names, name_lengths):
+  """The node and infoset arrays, breadth-first, each node expanded by `children`,
+  and the keys as bytes."""
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = native_extraction.node_arrays(num_nodes)
-  utility[:] = 0.0
-  cells = np.empty((num_nodes, 2), np.int32)
+  state = np.empty(num_nodes, np.int64)
   # Infoset arrays sized for the worst case, trimmed by the caller.
   (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
    inf_node) = native_extraction.infoset_arrays(num_nodes, num_nodes)
   next_infoset = np.full(num_nodes, -1, np.int32)  # own slot -> next own infoset
   first_infoset = np.full(2, -1, np.int32)
-  player[0], parent[0], action_index[0], depth[0] = 0, -1, -1, 0
-  cells[0, 0], cells[0, 1] = 0, start_monster
+  out_state = np.empty(_MOST_CHILDREN, np.int64)
+  out_player = np.empty(_MOST_CHILDREN, np.int64)
+  out_utility, out_prob = np.empty(_MOST_CHILDREN), np.empty(_MOST_CHILDREN)
+  out_action = np.empty(_MOST_CHILDREN, np.int64)
+  player[0], parent[0], action_index[0], depth[0], utility[0] = 0, -1, -1, 0, 0.0
+  state[0] = root_state
   free, num_inf, slot = 1, 0, 0
   for node in range(num_nodes):
     p = player[node]
     if p < 0:
       infoset[node], first_child[node], num_children[node] = -1, 0, 0
       continue
-    own = cells[node, p]
+    count = children(state[node], p, params, out_state, out_player, out_utility,
+                     out_prob, out_action)
     if depth[node] >= 2:
       up = parent[node]
       previous = inf_offset[infoset[parent[up]]] + action_index[up]
@@ -96,27 +103,16 @@ def _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names
         first_infoset[p] = k
       inf_player[k], inf_node[k], inf_offset[k], inf_parent_slot[k] = (
           p, node, slot, previous)
-      inf_num_actions[k] = num_neighbours[own]
-      for i in range(num_neighbours[own]):
-        inf_actions[slot + i] = neighbours[own, i]
-      slot += num_neighbours[own]
+      inf_num_actions[k] = count
+      inf_actions[slot:slot + count] = out_action[:count]
+      slot += count
     infoset[node] = k
-    first_child[node] = free
-    num_children[node] = num_neighbours[own]
-    moves_left = max_moves - depth[node] - 1
-    for i in range(num_neighbours[own]):
-      child = free
-      free += 1
-      cells[child, p], cells[child, 1 - p] = neighbours[own, i], cells[node, 1 - p]
-      over, utility[child] = _outcome(cells[child, 0], cells[child, 1], moves_left,
-                                      max_moves)
-      player[child] = _TERMINAL if over else 1 - p
-      parent[child] = node
-      action_index[child] = i
-      depth[child] = depth[node] + 1
+    free = native_extraction.append_children(
+        node, free, count, out_player, out_utility, out_state, player, utility, state,
+        parent, first_child, num_children, action_index, depth)
   keys, length = _write_keys(inf_player[:num_inf], inf_node[:num_inf], parent, depth,
                              infoset, action_index, inf_offset, inf_actions, names,
-                             name_lengths, max_moves)
+                             name_lengths, params[0])
   return (player, infoset, parent, first_child, num_children, action_index, utility,
           depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
           inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
@@ -189,10 +185,10 @@ def _other_keys(player, parent, infoset, action_index, inf_player, inf_offset,
   return other, extra_player[:num_extra].copy(), extra_node[:num_extra].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def children(state, player, params, out_state, out_player, out_utility, out_prob,
              out_action):
-  """native_driver's children of a node in the order of its actions (the target
+  """The game's rules: the children of a node in the order of its actions (the target
   cells, ascending); returns their number. params: max_moves, num_cells, each cell's
   number of neighbours, then its 4 neighbour slots."""
   max_moves, num_cells = params[0], params[1]
@@ -233,13 +229,13 @@ def driver_setup(game):
   params = np.concatenate([[max_moves, game.num_cells], num_neighbours,
                            neighbours.reshape(-1)]).astype(np.int64)
   root_state = (game.num_cells - 1) << _MONSTER | max_moves << _LEFT
-  return params, np.int64(root_state), 0, 4
+  return params, np.int64(root_state), 0, _MOST_CHILDREN
 
 
 def _tables(game):
   """The neighbour table and the cell names for the numba passes."""
   num_cells = game.num_cells
-  neighbours = np.zeros((num_cells, 4), np.int64)
+  neighbours = np.zeros((num_cells, _MOST_CHILDREN), np.int64)
   num_neighbours = np.zeros(num_cells, np.int64)
   for cell, targets in enumerate(game.neighbours):
     neighbours[cell, :len(targets)] = targets
@@ -252,15 +248,12 @@ def _tables(game):
 def extract(game, max_nodes=None):
   """The CompiledTree of python_princess_monster, any max_turns, rows and cols;
   TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
-  neighbours, num_neighbours, names, name_lengths = _tables(game)
-  max_moves = 2 * game.max_turns
-  start_monster = game.num_cells - 1
+  params, root_state, _, _ = driver_setup(game)
+  _, _, names, name_lengths = _tables(game)
   num_nodes = tree_limits.checked_count(
-      game, lambda cap: _count(neighbours, num_neighbours, start_monster, max_moves, cap),
-      max_nodes)
-  filled = _fill(num_nodes, neighbours, num_neighbours, start_monster, max_moves, names,
-                 name_lengths)
-  return native_extraction.tree_from_filled(game, filled)
+      game, lambda cap: _count(params, root_state, cap), max_nodes)
+  return native_extraction.tree_from_filled(
+      game, _fill(num_nodes, params, root_state, names, name_lengths))
 
 
 @native_extraction.register_state_keys("python_princess_monster")
