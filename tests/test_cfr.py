@@ -1,5 +1,7 @@
 """Tests of the full-width CFR family, depth-limited CFR and the solver registry."""
 
+import copy
+
 import numpy as np
 from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import cfr as openspiel_cfr
@@ -11,6 +13,7 @@ import pytest
 
 from ggp_cr.algorithms import contracts
 from ggp_cr.algorithms.cfr import cfr
+from ggp_cr.algorithms.cfr import traversal
 from ggp_cr.algorithms.cfr import utility_estimators
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.tree import compiled_tree
@@ -455,3 +458,18 @@ def test_evaluate_strategy_is_a_read_only_pass(game_string):
                                 twin.current_strategy_slots())
   np.testing.assert_array_equal(solver.average_strategy_slots(),
                                 twin.average_strategy_slots())
+
+
+def test_a_deep_copy_shares_the_walk_and_continues_equal(monkeypatch):
+  """A deep copy of a solver (a continual-resolving bot's clone) shares the
+  read-only traversal.TraversalTree and continues bit for bit as the original."""
+  monkeypatch.setattr(traversal, "_SHARED_WALK_NODES", 0)
+  tree = compiled_tree.cached_tree(pyspiel.load_game("leduc_poker"))
+  original = cfr.CFRPlusSolver(tree)
+  original.iterate(3)
+  copied = copy.deepcopy(original, {id(tree): tree})
+  assert copied._walk is original._walk  # pylint: disable=protected-access
+  original.iterate(4)
+  copied.iterate(4)
+  np.testing.assert_array_equal(copied.average_strategy_slots(),
+                                original.average_strategy_slots())

@@ -121,6 +121,12 @@ class TraversalTree:
     self.player_sums = [(self.up_position[e], self.up_slot_offset[e],
                          self.up_num_children[e]) for e in entries]
 
+  def __deepcopy__(self, memo):
+    """Shared, not copied: it is read-only, and a copy of a solver (a continual-
+    resolving bot's clone) walks the same tree (IIGoofspiel{6}'s whole-tree walk is
+    40 B a history; docs/reproductions.md)."""
+    return self
+
 
 # Trees smaller than this are laid out afresh for each solver (milliseconds), so that
 # the many small gadget copies of a match do not push a large tree's layout (seconds

@@ -2,6 +2,8 @@
 the whole tree (subgame_cfr.SubgameCFRPlus), the same sums in the same order
 ([S] §1.3.1; issue 45)."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,30 @@ def test_packing_is_chosen_by_scatter_size_and_deadline(monkeypatch):
   assert late.solver.packed is None
   monkeypatch.setattr(subgame_cfr, "PACK_NODES_PER_RANGE", 0.0)
   assert in_place_view.SubgameView(*arguments).solver.packed is None
+
+
+def test_a_copy_shares_the_walk_and_continues_equal():
+  """A deep copy of a packed solve (a continual-resolving bot's clone: the tree
+  and its keys shared) shares the read-only packed walk and the whole tree's walk,
+  writes its own values and reach, and continues bit for bit as the original."""
+  arguments = next(_gadget_arguments("python_leduc(max_raises=1,cards_per_suit=3)",
+                                     "resolve", np.random.default_rng(1)))
+  tree, keys = arguments[0], arguments[1]
+  original = _view(arguments, True)
+  estimates = next_root_estimates.NextRootEstimates(original, original.trace())
+  next_root_estimates.solve_with_estimates(original, estimates, 3)
+  copied, copied_estimates = copy.deepcopy((original, estimates),
+                                           {id(tree): tree, id(keys): keys})
+  packed, copied_packed = original.solver.packed, copied.solver.packed
+  assert copied_packed.down_parent is packed.down_parent
+  assert copied_packed.up_node is packed.up_node
+  assert copied.solver._tables.walk is original.solver._tables.walk  # pylint: disable=protected-access
+  assert copied_packed.values is not packed.values
+  assert copied_packed.reach is not packed.reach
+  for _ in range(5):  # interleaved: neither disturbs the other
+    for view, estimate in ((original, estimates), (copied, copied_estimates)):
+      next_root_estimates.solve_with_estimates(view, estimate, 1)
+  for name in ("_regrets", "_cumulative", "_strategy"):
+    np.testing.assert_array_equal(getattr(copied.solver, name),
+                                  getattr(original.solver, name))
+  np.testing.assert_array_equal(copied_estimates.value_sum, estimates.value_sum)

@@ -230,8 +230,8 @@ class GadgetView:
       if num_roots != 1 or self.root_nodes[0] != 0:
         raise ValueError("The whole game (variant None) has the single root 0.")
       self.tree = tree
-      self.source = np.arange(tree.num_nodes)
-      self.local_root = np.zeros(tree.num_nodes, dtype=np.int32)
+      # The identity and zeros: made only if read (`source`, `local_root`).
+      self._source = self._local_root = None
       self.slot_source = np.arange(tree.num_infoset_actions)
       self.root_copies = np.zeros(1, dtype=np.int64)
       self.active_roots = np.zeros(1, dtype=np.int64)
@@ -394,13 +394,27 @@ class GadgetView:
         "slot_infoset": slot_infoset}
     self.infoset_source = infoset_source
     self.local_infoset = infoset_map
-    self.source = source
-    self.local_root = root_of
+    self._source = source
+    self._local_root = root_of
     self.root_copies = copies.astype(np.int64)
     self.tree = ViewTree(
         f"{variant} gadget view of {tree.game_string}", 0.0,
         tree.num_distinct_actions + (len(extra_actions[0]) if extra_actions else 0),
         _ViewKeys(self), arrays)
+
+  @property
+  def source(self):
+    """The whole-tree node of each local node (-1 in the prefix)."""
+    if self._source is None:  # the whole game's: made once asked
+      self._source = np.arange(self.whole.num_nodes)
+    return self._source
+
+  @property
+  def local_root(self):
+    """The index into root_nodes of each local node's root (-1 in the prefix)."""
+    if self._local_root is None:  # the whole game's: made once asked
+      self._local_root = np.zeros(self.whole.num_nodes, dtype=np.int32)
+    return self._local_root
 
   def trace(self, state_keys=None):
     """The subgame_trace.SubgameTrace of p below the gadget's roots."""
@@ -418,7 +432,7 @@ class GadgetView:
       # The whole game: its local nodes are the tree's (a climb per next root took
       # 67 ms at PAM{8}'s 543k next roots, in a deferred trace within a 0.1 s move).
       local = np.asarray(trace.next_roots, dtype=np.int64)
-      return self.local_root[copies], local, copies
+      return np.zeros(len(copies), dtype=np.int32), local, copies
     local = flat_tree.nodes_in_copies(
         self.whole.node_parent, self.whole.node_action_index, trace.next_roots,
         self.root_nodes[self.active_roots][trace.next_root_of], copies,
@@ -436,6 +450,8 @@ class GadgetView:
 
   def whole_nodes(self, local_nodes):
     """The whole-tree node of each of the view's nodes."""
+    if self.variant is None:
+      return np.array(local_nodes, dtype=np.int64)
     return self.source[local_nodes]
 
   def positions(self, nodes):

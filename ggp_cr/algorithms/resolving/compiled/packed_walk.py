@@ -6,6 +6,8 @@ CFR passes over a subgame scattered in the whole tree read contiguous memory. Wh
 and when: docs/algorithms/resolving.md, "Module notes".
 """
 
+import copy
+
 import numba
 import numpy as np
 
@@ -180,6 +182,15 @@ class PackedWalk:
     self.down_hi = np.array([internal] if internal > num_roots else [], dtype=np.int64)
     self.up_lo = np.array([0], dtype=np.int64)
     self.up_hi = np.array([internal], dtype=np.int64)
+
+  def __deepcopy__(self, memo):
+    """A copy (a continual-resolving bot's clone) shares the read-only walk and
+    maps and copies what the passes write: `values` and `reach`."""
+    other = copy.copy(self)
+    other.values = self.values.copy()
+    other.reach = self.reach.copy()
+    memo[id(self)] = other
+    return other
 
   def _entry(self, nodes):
     nodes = np.asarray(nodes, dtype=np.int64)

@@ -314,13 +314,22 @@ class _TreeTables:
     # The CFR+ solver whose last iteration pass the reach array holds (None: another
     # pass wrote it since), so that its next pass redoes one player's column.
     self.reach_owner = None
-    # view_sampling.InPlaceSampler's next roots and tables' infoset ids (-1
-    # elsewhere), and the sampler that holds them.
-    self.next_root = np.full(tree.num_nodes, -1, dtype=np.int64)
+    # view_sampling.InPlaceSampler's next roots (`next_root`, made when a sampler
+    # first asks: CFR+ never does) and tables' infoset ids (-1 elsewhere), and the
+    # sampler that holds them.
+    self._next_root = None
     self.infoset_map = np.full(tree.num_infosets, -1, dtype=np.int32)
     self.next_root_holder = None
     self.touched = False
     self._levels = None
+
+  @property
+  def next_root(self):
+    """Per node, its next root's index in view_sampling.InPlaceSampler's holder
+    (-1 elsewhere)."""
+    if self._next_root is None:
+      self._next_root = np.full(self.tree.num_nodes, -1, dtype=np.int64)
+    return self._next_root
 
   @property
   def levels(self):

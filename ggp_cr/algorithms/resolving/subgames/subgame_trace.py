@@ -41,8 +41,9 @@ class StateKeys:
 
   @property
   def subtree_nodes(self):
-    """int64 number of nodes at and below each node (computed once; a view's size
-    before it is built)."""
+    """Number of nodes at and below each node (computed once; a view's size before
+    it is built): int32 (4 B a history) while the tree has fewer than 2^31 nodes,
+    else int64; sums of it are taken in int64."""
     if self._subtree_nodes is None:
       tree = self.tree
       sizes = np.ones(tree.num_nodes, dtype=np.int64)
@@ -53,6 +54,8 @@ class StateKeys:
         level = order[bounds[d]:bounds[d + 1]]
         sizes += np.bincount(tree.node_parent[level], weights=sizes[level],
                              minlength=tree.num_nodes).astype(np.int64)
+      if tree.num_nodes < 2**31:
+        sizes = sizes.astype(np.int32)
       self._subtree_nodes = sizes
     return self._subtree_nodes
 
