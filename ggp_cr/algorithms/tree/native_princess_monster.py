@@ -224,7 +224,7 @@ def supports(game):
 def driver_setup(game):
   """native_driver's params, root state, root player and most children of a node
   (native_next_decisions)."""
-  neighbours, num_neighbours, _, _ = _tables(game)
+  neighbours, num_neighbours = _neighbours(game)
   max_moves = 2 * game.max_turns
   params = np.concatenate([[max_moves, game.num_cells], num_neighbours,
                            neighbours.reshape(-1)]).astype(np.int64)
@@ -232,16 +232,15 @@ def driver_setup(game):
   return params, np.int64(root_state), 0, _MOST_CHILDREN
 
 
-def _tables(game):
-  """The neighbour table and the cell names for the numba passes."""
+def _neighbours(game):
+  """Each cell's neighbours (padded to _MOST_CHILDREN) and their number."""
   num_cells = game.num_cells
   neighbours = np.zeros((num_cells, _MOST_CHILDREN), np.int64)
   num_neighbours = np.zeros(num_cells, np.int64)
   for cell, targets in enumerate(game.neighbours):
     neighbours[cell, :len(targets)] = targets
     num_neighbours[cell] = len(targets)
-  names, name_lengths = native_extraction.name_table(game.cell_names)
-  return neighbours, num_neighbours, names, name_lengths
+  return neighbours, num_neighbours
 
 
 @native_extraction.register("python_princess_monster")
@@ -249,7 +248,7 @@ def extract(game, max_nodes=None):
   """The CompiledTree of python_princess_monster, any max_turns, rows and cols;
   TreeTooLarge past `max_nodes` histories, before the tree is allocated."""
   params, root_state, _, _ = driver_setup(game)
-  _, _, names, name_lengths = _tables(game)
+  names, name_lengths = native_extraction.name_table(game.cell_names)
   num_nodes = tree_limits.checked_count(
       game, lambda cap: _count(params, root_state, cap), max_nodes)
   return native_extraction.tree_from_filled(
@@ -265,7 +264,7 @@ def state_keys(tree):
       tree.node_player, tree.node_parent, tree.node_infoset, tree.node_action_index,
       tree.infoset_player, tree.infoset_action_offset, tree.infoset_parent_slot,
       len(tree.infoset_actions))
-  _, _, names, name_lengths = _tables(tree.game)
+  names, name_lengths = native_extraction.name_table(tree.game.cell_names)
   keys, length = _write_keys(extra_player, extra_node, tree.node_parent,
                              tree.node_depth, tree.node_infoset, tree.node_action_index,
                              tree.infoset_action_offset, tree.infoset_actions, names,
