@@ -15,146 +15,85 @@ import numpy as np
 from ggp_cr.algorithms.bots import anytime
 from ggp_cr.algorithms.resolving import protocol
 
-# --- Time estimates (wall clock on the shared 2-core machine) ----------------------
+# --- Time estimates and shares of a move (wall clock, shared 2-core machine) -------
+# What each is fitted to: docs/algorithms/resolving.md, "`move_budget`: the fitted
+# costs and shares".
 
-# The live path's shares of a move: tracing the next turns, building the next gadget
-# (after live_path.OWN_TRACE_SHARE).
+# The live path's shares of a move: tracing the next turns, building the next gadget.
 TRACE_SHARE = 0.6
 BUILD_SHARE = 0.6
-# About the time of one pass of a compiled kernel per tree node (shared machine).
+# One pass of a compiled kernel, per tree node.
 SECONDS_PER_NODE_PASS = 5e-8
-# A copying GadgetView's layout per subgame node (66-150 ns measured on Leduc{3,30}
-# subgames of 1.9-2.5M nodes, benchmarks/cr_compiled_resolve.py before in-place views).
+# A copying GadgetView's layout, per subgame node.
 COPY_SECONDS_PER_NODE = 1.5e-7
-# Setting a subgame up: once, per root (its inputs and its view), and per node walked
-# and next turn found by the trace of the next turns below it (subgame_trace.
-# trace_steps counts both before the trace): CPU time fitted to PAM{8}'s deepest
-# subgames, solved in place (95k-543k roots; 0.28-0.54M nodes walked, 0-0.54M turns
-# found); a deferred trace below a refused subgame by the last two.
+# Setting a subgame up: once, per root, per node the trace walks and per next turn
+# it finds (subgame_trace.trace_steps counts the last two before the trace).
 SETUP_SECONDS = 4e-3
 SETUP_SECONDS_PER_ROOT = 6e-8
-# The sampling solvers' in-place setup per root (the sampler's prefix arrays) and per
-# next turn found below (the next roots' climb and node map), fitted to PAM{8}'s
-# subgames in a sampling bot's process once freed memory stopped being given back
-# (bots/anytime.keep_freed_memory), wall clock, quiet machine, the trace below
-# (TRACE_SECONDS_*) included: 35-37k roots with 171-177k found 19-22 ms (the old
-# estimate 27, the new 22), 89-95k roots with 508-538k found 45-62 ms (66-70; 53-
-# 56), 163-168k roots and none found 21-22 ms (40; 24), 490-510k roots and none
-# found 50-53 ms (114; 64). The old 2.2e-7 a root and 3e-8 a turn found were
-# fitted to setups that page-faulted fresh memory (they took 1.4-2.2 times the
-# estimate before them) and kept the 95k-root subgame out of a 0.1 s move.
-# Of a subgame's setup per root, the next roots' inputs (NextRootEstimates.inputs)
-# take about this much a root; the view the rest (both cores busy, PAM{8}'s
-# 95k- and 542k-root subgames: 0.18 of the per-root part; setup_stages).
+# Of the per-root setup: the next roots' inputs (NextRootEstimates.inputs) ...
 INPUTS_SECONDS_PER_ROOT = 1.1e-8
-# ... and an in-place view's plan (GadgetView._plan) about this much a root, before its
-# solver's structures (about 0.4 of CFR+'s view at 542k roots).
+# ... and an in-place view's plan (GadgetView._plan).
 PLAN_SECONDS_PER_ROOT = 2e-8
+# A sampling solver's in-place setup, per root and per next turn found below.
 SAMPLING_SETUP_SECONDS_PER_ROOT = 1.2e-7
 SAMPLING_SETUP_SECONDS_PER_FOUND = 2e-8
 TRACE_SECONDS_PER_WALKED = 1.8e-8
 TRACE_SECONDS_PER_FOUND = 4.5e-8
 # A deferred trace's cost per root of the refused subgame besides the trace's own
-# (CompiledResolver.defer): 7 ms measured below PAM{8}'s 542k-root last turn, about 30
-# inferred in a slow hour of the machine (nothing is found there); estimated 0
-# before, so a defer after a setup given up late overran the move.
+# (CompiledResolver.defer) ...
 DEFER_SECONDS_PER_ROOT = 2e-8
-# In a sampling bot's process the same defer took 2-4 times as long, quiet machine:
-# below PAM{8}'s 95k-root subgame (estimated 31 ms) 63-82 ms in 0.2 s moves (its
-# trace 53-70 ms; 32 ms in a CFR+ bot's process) and 110-130 ms in 0.1 s moves,
-# where with twice the estimate it was started with 90 ms left and overran the move
-# (1.138 and 1.347 times it). At 0.1 s it is now not made there: the next subgame
-# below, the 529k-root last turn, would not fit a sampling bot's setup share anyway.
+# ... times this in a sampling bot's process.
 SAMPLING_DEFER_SLOWDOWN = 4.0
-# A CFR+ iteration's cost per next root beyond its cost per node: the estimates it
-# adds there (9 ms at PAM{8}'s 542k next roots below a 95k-root subgame, whose
-# iteration's passes took 23 ms; CPU time on the shared 2-core machine).
+# A CFR+ iteration's cost per next root beyond its cost per node (the estimates it
+# adds there).
 ITERATION_SECONDS_PER_NEXT_ROOT = 1.7e-8
-# One pass of a view's average strategy (next-root inputs after a refusal with no
-# iteration since), per node of the view: 3.9-5 ns measured (PAM{8}'s whole tree
-# and its 3.3M-node last-turn view in place, latent TTT's whole tree: 10-13 and
-# 23-25 ms; the first pass 1.4 times that), about 0.4 of a CFR+ iteration. The old
-# estimate, a whole iteration at the resolver's decayed maximum (inflated by the
-# first pre-play iterations), kept a latent TTT bot from resolving for the rest of
-# a match after one refusal; half of it stays a floor (_average_pass_seconds).
+# One pass of a view's average strategy, per node of the view (half of it a floor:
+# _average_pass_seconds).
 AVERAGE_PASS_SECONDS_PER_NODE = 7e-9
-# Writing a subgame's gadget payoffs at its terminals into the shared value array
-# (subgame_cfr.SubgameCFRPlus.write_payoffs), per subgame node: 2.5-3.2 ms median,
-# 5.5-5.7 max for PAM{8}'s 2.5M-node subgames (load 1-4), part of their first
-# iteration unless made ahead (CompiledResolver.payoffs_ahead) in a move's last
-# milliseconds: about the median, so that it fits there more often (an overrun
-# of the max is 2 ms; docs/algorithms/resolving.md).
+# Writing a subgame's gadget payoffs at its terminals, per subgame node
+# (subgame_cfr.SubgameCFRPlus.write_payoffs; CompiledResolver.payoffs_ahead).
 PAYOFF_SECONDS_PER_NODE = 1.5e-9
-# Finding the next subgames below the bot's action (ahead_candidates: a climb from
-# every next root up to the bot's infoset, and sums per group), or the costs of
-# those below its infoset (next_groups_below), per next root: 2.5-3.2 and 5 ms at
-# PAM{8}'s 542k next roots, quiet machine (the climb to the game's root took 28 ms,
-# page faults included, before it stopped at the infoset's first history).
+# Finding the next subgames below the bot's action (ahead_candidates) or the costs
+# of those below its infoset (next_groups_below), per next root.
 AHEAD_SECONDS_PER_NEXT_ROOT = 1e-8
-
-# A first guess of one CFR+ iteration's seconds per node of a compiled subgame (25-30
-# ms for Leduc{3,30} subgames of 1.2-1.9M nodes on a shared 2-core machine,
-# benchmarks/cr_compiled_resolve.py); replaced after pre-play by the whole game's
-# iterations times VIEW_SLOWDOWN (in-place views stream about 1.6 times slower than
-# the contiguous tree) and re-measured at every subgame's first iteration. Building a
-# view costs about 1-5 ms whatever its size; tracing its next turns is bounded by the
-# move's deadline (CannotResolve).
+# A first guess of a CFR+ iteration's seconds per subgame node, replaced after
+# pre-play by the whole game's iterations times VIEW_SLOWDOWN (an in-place view
+# streams slower than the contiguous tree) and re-measured at every subgame's first
+# iteration.
 ITERATION_SECONDS_PER_NODE = 3e-8
 VIEW_SLOWDOWN = 1.6
-# The anytime loop's per-iteration estimate (the recent longest iteration, decayed
-# this much an iteration; protocol.AnytimeRun's 0.95 otherwise) for CFR+ solved in
-# place with pruned passes: its first iteration visits the whole subgame, later ones
-# skip what CFR+ stopped reaching (PAM{8}'s first subgames, load 4: 28-35 ms, then
-# 10-16 ms at iterations 2-5 and 20-25 ms from the 6th); at 0.95 the first
-# iteration's time held the loop back for the whole move (an iteration starts while
-# twice the estimate fits).
+# CFR+ solved in place with pruned passes: the anytime loop's per-iteration
+# estimate (the recent longest iteration) decays this much an iteration
+# (protocol.AnytimeRun's 0.95 otherwise) ...
 PRUNED_RUN_DECAY = 0.5
-# ... and from its third iteration on an iteration starts while this many times that
-# estimate fits before RESOLVE_SHARE of the move (CompiledResolver.run_margin;
-# protocol.AnytimeRun's 2 otherwise): pruned iterations grow slowly, and the rest of
-# the move absorbs a longer one (measurements: docs/algorithms/resolving.md).
+# ... and from its third iteration on an iteration starts while this many times
+# that estimate fits before RESOLVE_SHARE (CompiledResolver.run_margin;
+# protocol.AnytimeRun's 2 otherwise).
 PRUNED_RUN_MARGIN = 1.0
-# A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN times
-# over (its estimate's error), fits this share of the move; the iteration then runs
-# only if it still fits what is left.
+# A subgame is built only if its first iteration, counted FIRST_ITERATION_MARGIN
+# times, fits this share of the move; the iteration then runs only if it still fits.
 RESOLVE_SHARE = 0.95
 FIRST_ITERATION_MARGIN = 1.25
-# A sampling solver's subgame setup may use this share of the move (its iterations
-# cost microseconds: the rest of the move samples hundreds to thousands of them).
-# At 0.6, PAM{8}'s 90-95k-root subgame (45-62 ms) and 490-510k-root last turn
-# (about 50 ms, estimated 64) were refused in 0.1 s moves, and the bot's next turn
-# below a refused one was not traced either (7b's resolved share 0.85-0.95).
+# The share of the move a sampling solver's subgame setup may use.
 SAMPLING_SETUP_SHARE = 0.8
-# Subgames smaller than this do not re-measure the estimate (fixed costs dominate).
+# Subgames smaller than this do not re-measure the estimate.
 MEASURED_NODES = 200_000
-# The estimate is the median of the last MEASURED_WINDOW per-node measurements (a
-# subgame's first iterations; the pre-play's at first): one iteration slowed down by
-# the machine's load no longer doubles it for the rest of the match. After a
-# subgame refused for the estimate alone (SubgameBudget.refused_for_time), the
-# least-loaded rate of the pre-play (its QUIET_QUANTILE, times VIEW_SLOWDOWN) is
-# counted as a measurement: on PAM{8} a pre-play slowed to 80-133 ms an iteration
-# (45 ms before) made every later subgame of the match "more than the 1,457,070
-# [nodes] its build time allows", and with no first iteration run the estimate was
-# never measured again.
+# The estimate is the median of the last MEASURED_WINDOW per-node measurements;
+# after a subgame refused for the estimate alone the pre-play's QUIET_QUANTILE rate
+# counts as one (SubgameBudget.refused_for_time).
 MEASURED_WINDOW = 3
 QUIET_QUANTILE = 25
-# What is left of a CFR+ move (after its iterations and the action) builds the next
-# subgames ahead: at most this many a decision.
+# What is left of a CFR+ move builds at most this many next subgames ahead.
 AHEAD_MAX = 8
 # A move keeps time free for building a next subgame ahead (plan_ahead) when that
-# subgame's setup and first iteration, estimated, would take more than this share of
-# a move of their own.
+# subgame's setup and first iteration would take more than this share of a move ...
 AHEAD_RESERVE_SHARE = 0.8
 # ... and builds ahead a subgame that is not late only if its setup is estimated at
-# most this share of a move (plan_ahead).
+# most this share of a move.
 AHEAD_COSTLY_SHARE = 0.25
-# A first decision holds this share of its pre-play back from the whole game's
-# pre-play iterations (they continue in the move's unless plan_ahead reserves it)
-# for building ahead the next subgames below the bot's action, each large one
-# (MEASURED_NODES) with up to AHEAD_ITERATIONS iterations (build_ahead), and more
-# with what is left: its own decision then starts that many iterations in
-# (Leduc{3,30}'s 1.25-2.5M-node subgames run 4-6 in their own 0.1 s;
-# docs/algorithms/resolving.md).
+# A first decision holds this share of its pre-play back for building ahead the
+# next subgames below its action (build_ahead), each large one (MEASURED_NODES) with
+# up to AHEAD_ITERATIONS iterations.
 AHEAD_PREPLAY_SHARE = 0.25
 AHEAD_ITERATIONS = 3
 
@@ -210,9 +149,8 @@ def setup_seconds(roots, walked, found, sampling=False):
 
 def margined_setup(setup, margin):
   """A setup estimated at `setup` seconds (a scalar or an array) counted with
-  `margin`: its fixed part (SETUP_SECONDS; PAM{8}'s small subgames' whole setups
-  take 2.4-2.9 ms) once, the margin on the rest (the per-root and trace estimates'
-  error)."""
+  `margin`: its fixed part (SETUP_SECONDS) once, the margin on the rest (the
+  per-root and trace estimates' error)."""
   return setup + (margin - 1.0) * np.maximum(setup - SETUP_SECONDS, 0.0)
 
 
@@ -236,9 +174,8 @@ class SetupClock:
   credited); the rest of the setup, at that pace, and `reserve` (the first
   iteration's) must still end before time.perf_counter() `deadline`, else
   `check` raises CannotResolve. On schedule (pace 1) this is weaker than the test
-  before the setup (counted with a margin), so only a slow setup is given up. On
-  PAM{8} the 542k-root last turn, estimated at 37 ms, once took 118 ms on this
-  VM and was refused afterwards, 18% over a 0.1 s move. Work budgeted on its own
+  before the setup (counted with a margin), so only a slow setup is given up. Work
+  budgeted on its own
   (exact values' passes) is left out of the pace (`excluding`). `now`: the clock
   (tests).
   """
@@ -362,8 +299,7 @@ class SubgameBudget:
   def from_trunk(self, samples, per_iteration, num_nodes):
     """Sets the estimate from the whole game's pre-play iterations' seconds `samples`
     (their median: the first iterations of a process or match pay for page faults or
-    kernels loaded, 70 ms against 23 ms on PAM{8}, and a cold numba cache made a mean
-    refuse every subgame of a match; `per_iteration` when there are none) on its
+    kernels loaded; `per_iteration` when there are none) on its
     `num_nodes` nodes: an in-place view streams about VIEW_SLOWDOWN times slower than
     the whole tree."""
     per_iteration = float(np.median(samples)) if samples else per_iteration
@@ -462,17 +398,7 @@ class SubgameBudget:
     AHEAD_COSTLY_SHARE of the move is skipped: its own decision absorbs an
     underestimated setup in the first iteration's reserve (a refusal at worst),
     while built ahead in a move's last milliseconds it would overrun the move.
-
-    On PAM{8} (subgames of 2.5M nodes solved in place, first iterations of 38-49
-    ms, a 0.1 s move) the decision before the 95k-root subgame ran a second
-    iteration and left too little to set that subgame up (39 ms estimated), and
-    its own decision could not fit the setup and the first iteration; the
-    542k-root last turn's setup, estimated at 37 ms, took 35-60 ms (built ahead
-    once the candidates' search got cheap, it overran a move by 8 ms). A reserve
-    for the next subgame's first iteration as well (tried) left most PAM{8}
-    subgames with one CFR+ iteration before the bot acted, whose average strategy
-    is uniform. Returns (0.0, None) (nothing skipped) when there is no time to
-    estimate."""
+    Returns (0.0, None) (nothing skipped) when there is no time to estimate."""
     seconds, deadline = move.move_seconds, move.deadline(RESOLVE_SHARE)
     if self.sampling or not seconds or (
         time.perf_counter() + 2 * current.ahead_candidates_seconds() + SETUP_SECONDS >
@@ -552,12 +478,7 @@ class SubgameBudget:
     gives the large ones more (CompiledResolver.iterate_ahead): no iteration of
     `current` runs before the next decision, so that decision finds the subgame it
     enters set up with the inputs it would use, solved some iterations in or left
-    to run its first.
-    On Leduc{3,30}, after a pre-play that left 0.2-0.5 s, player 0's second
-    decision entered 1.2-2.5M-node subgames whose setup and first iteration (25-36
-    ms and about 60 ms) did not fit its 0.1 s move; PAM{8}'s 95k-root subgame's
-    setup (35-45 ms) and first iteration (32-38 ms) did not either, but its setup
-    fits what the decision before leaves. At most AHEAD_MAX subgames; nothing is
+    to run its first. At most AHEAD_MAX subgames; nothing is
     tried unless finding them and the least setup (SETUP_SECONDS) fit; the groups
     in `skipped` (plan_ahead's) are not built; then, if it fits, the likeliest
     one's terminal payoffs are written when its first iteration did not run
