@@ -41,6 +41,7 @@ iterations (23,407,020 visited states) and on python_latent_ttt 0.0969 after 23,
 figures of [S] §6 (Figs 6.4 and 6.7).
 """
 
+import copy
 import math
 import time
 
@@ -109,6 +110,10 @@ EVALUATE_BLOCK = 1 << 17
 # 2.3x faster) once the solver reaches this many iterations: the grouping costs about
 # 13 leduc_poker iterations, too much for a subgame resolved a few iterations a move.
 _GROUP_FROM = 32
+# A pass's scratch arrays: every pass (and every run_iterations call) writes them before
+# it reads them, and `observe` reads them within the pass's call, so copies of a solver
+# share them (GeneralCFRSolver.__deepcopy__).
+_SCRATCH = ("_reach", "_grouped_reach", "_values", "_leaf_estimates")
 
 
 class GeneralCFRSolver:
@@ -552,6 +557,18 @@ class GeneralCFRSolver:
     if "estimator_rng_state" in state and isinstance(self.utility_estimator,
                                                      contracts.RandomEstimator):
       self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
+
+  def __deepcopy__(self, memo):
+    """A copy (a continual-resolving bot's clone) that shares the passes' scratch
+    arrays (`_SCRATCH`) and the read-only walk and copies the rest: the copies
+    continue bit for bit as the original (pruned passes weigh the stale values they
+    skip by 0, and these stay finite). The whole-game resolver's reach and values are
+    26 B a history (docs/reproductions.md, IIGoofspiel{7})."""
+    other = type(self).__new__(type(self))
+    memo[id(self)] = other
+    for key, value in self.__dict__.items():
+      other.__dict__[key] = value if key in _SCRATCH else copy.deepcopy(value, memo)
+    return other
 
   def __repr__(self):
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="
