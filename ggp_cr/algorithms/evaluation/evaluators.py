@@ -202,9 +202,10 @@ class _Traversal:
     """Yields (bot, [(infoset, state, {action: probability})]) for the pairs
     `following` of an information set and the state where the bot `parent` decided
     before it (None: `parent` is fresh), one group at a time: each group's bot is a
-    copy of `parent`, held to the action leading on (bots with force_action), that
-    decided at the group's first information set; the others in the group are
-    those where `parent.decision_key` (bots that have it, with `share_decisions`)
+    copy of `parent` (the last group's is `parent` itself, which the caller no longer
+    uses: one copy fewer alive), held to the action leading on (bots with
+    force_action), that decided at the group's first information set; the others in
+    the group are those where `parent.decision_key` (bots that have it, with `share_decisions`)
     gives the same key, which the bot's `current_policy` answers without deciding
     again. Each information set's representative state (CompiledTree.
     infoset_states) is rebuilt here, for these pairs only: holding one per
@@ -220,8 +221,9 @@ class _Traversal:
       key = parent.decision_key(target) if keyed else None
       key = ("alone", infoset) if key is None else (action if forcing else None, key)
       groups.setdefault(key, []).append((infoset, target, parent_state, action))
-    for members in groups.values():
-      bot = parent.clone()
+    groups = list(groups.values())
+    for index, members in enumerate(groups):
+      bot = parent if index == len(groups) - 1 else parent.clone()
       (infoset, target, parent_state, action), rest = members[0], members[1:]
       if parent_state is not None and forcing:
         bot.force_action(parent_state, action)
