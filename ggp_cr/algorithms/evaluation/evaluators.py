@@ -307,6 +307,7 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
       # Depth first: one group's copy at each level is alive at a time.
       stack = [traversal.decide_groups(first, [(i, None) for i in roots], acting,
                                        share_decisions)]
+      first = None
       while stack:
         step = next(stack[-1], None)
         if step is None:
@@ -321,6 +322,7 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         if following:
           stack.append(traversal.decide_groups(bot, following, acting,
                                                share_decisions))
+        bot = step = None  # (held by the stack's generator only, which hands it on)
     else:
       own = np.flatnonzero(tree.infoset_player == acting).tolist()
       for infoset, target in tree.infoset_states(own):
@@ -329,6 +331,9 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         state = traversal.feed(bot, target, acting)
         _fill(tree, slots, infoset, traversal.decide(bot, state, acting)[0])
         report()
+    # This seat's bots are freed before the next seat's is built and before the best
+    # response: the peak is the larger of the phases, not their sum.
+    first = bot = step = None
   meter.close()
   if progress is not None:
     progress(f"traversing: {tree.num_infosets} information sets, "
