@@ -37,10 +37,14 @@ CannotResolve = protocol.CannotResolve
 COPY_NODES_LIMIT = 50_000
 
 
+# The flat_tree.per_tree name of `state_keys`.
+STATE_KEYS = "state_keys"
+
+
 def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
   return flat_tree.per_tree(
-      "state_keys", tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
+      STATE_KEYS, tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
       keep=4)
 
 
