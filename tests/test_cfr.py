@@ -469,7 +469,22 @@ def test_a_deep_copy_shares_the_walk_and_continues_equal(monkeypatch):
   original.iterate(3)
   copied = copy.deepcopy(original, {id(tree): tree})
   assert copied._walk is original._walk  # pylint: disable=protected-access
+  # The passes' scratch is shared too (a pass writes it before reading it).
+  assert copied._values is original._values  # pylint: disable=protected-access
+  assert copied._reach is original._reach  # pylint: disable=protected-access
+  assert copied._regrets is not original._regrets  # pylint: disable=protected-access
   original.iterate(4)
   copied.iterate(4)
+  np.testing.assert_array_equal(copied.average_strategy_slots(),
+                                original.average_strategy_slots())
+  # Interleaved, each pass's observed reach and values are its own solver's.
+  seen = []
+  for _ in range(3):
+    for solver in (original, copied):
+      solver.evaluate_and_update_policy(
+          lambda reach, values: seen.append((reach.copy(), values.copy())))
+  for first, second in zip(seen[::2], seen[1::2]):
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
   np.testing.assert_array_equal(copied.average_strategy_slots(),
                                 original.average_strategy_slots())

@@ -128,17 +128,15 @@ def test_exact_opponent_values_are_reach_weighted_best_response_values(
 
 
 class _Recorded(cr.ContinualResolvingBot):
-  """Keeps every bot and copy made, to read all their resolvers after a traversal."""
-  made = []
+  """Keeps the resolver of every decision of every bot and copy (seat, resolver), to
+  read all of them after a traversal (the evaluator hands a bot on to its last
+  decision group, so a bot's last resolver is not all it held)."""
+  held = []
 
-  def __init__(self, *args, **kwargs):
-    super().__init__(*args, **kwargs)
-    _Recorded.made.append(self)
-
-  def clone(self):
-    other = super().clone()
-    _Recorded.made.append(other)
-    return other
+  def step_with_policy(self, state):
+    result = super().step_with_policy(state)
+    _Recorded.held.append((self.player_id(), self.resolver))
+    return result
 
 
 def _resolve_terms(game, first_level=False):
@@ -158,19 +156,16 @@ def _resolve_terms(game, first_level=False):
   tree = compiled_tree.cached_tree(game)
   keys = compiled_resolver.state_keys(tree)
   trunks, resolves = {}, {}
-  for bot in _Recorded.made:
-    resolver = bot.resolver
+  for player, resolver in _Recorded.held:
     if resolver is not None and (
         getattr(resolver, "view", None) is not None and resolver.view.variant is None
         or getattr(resolver, "problem", None) is not None and
         resolver.problem.gadget is None):
-      trunks[bot.player_id()] = (resolver.profile() if hasattr(resolver, "view")
+      trunks[player] = (resolver.profile() if hasattr(resolver, "view")
                                  else resolver.combined_profile(tree))
-  for bot in _Recorded.made:
-    resolver = bot.resolver
+  for player, resolver in _Recorded.held:
     if resolver is None:
       continue
-    player = bot.player_id()
     opponent = 1 - player
     start = resolver.trunk
     if start is None and first_level:
@@ -215,7 +210,7 @@ def _traverse(game, iterations, variant, use_cbr, path):
   """The traversing evaluation of a CFR+ continual-resolving bot, recording every
   copy; the bound sums the solves every information set's own copy holds (copies
   of one solve count once), so no decisions are shared between copies."""
-  _Recorded.made = []
+  _Recorded.held = []
   return evaluators.traversing_evaluation(
       game, lambda g, p, seed, budget: _Recorded(
           g, p, solver="cfr+", variant=variant, use_cbr=use_cbr, preplay=iterations,

@@ -44,11 +44,37 @@ def gc_frozen(active=True):
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _MMAP_THRESHOLD = 32 << 20
 _NEVER_TRIM = -1
+# return_freed_memory's fixed mmap threshold.
+_RETURNED_THRESHOLD = 1 << 20
+# Whether keep_freed_memory applied (the first of it and return_freed_memory to be
+# called decides, once per process).
 _KEPT = []
 # Blocks prefault_heap touches (under the mmap threshold, so they come from the heap),
 # and the bytes it has touched so far in this process.
 _PREFAULT_BLOCK_BYTES = 8 << 20
 _PREFAULTED = [0]
+
+
+def return_freed_memory():
+  """The opposite of keep_freed_memory, for processes whose decisions are not timed
+  (examples/cr_exploitability: iteration budgets only): asks glibc's allocator (if
+  the process uses it) to map every block of 1 MiB or more on its own, given back
+  when freed. glibc raises its own threshold to a freed block's size (up to 32 MiB),
+  and blocks of 10-40 MB allocated and freed at every decision then grew a
+  fragmented heap: IIGoofspiel{7}'s evaluation +2.5 GB within 1,200 decisions with
+  7 bots alive (docs/reproductions.md). Once per process, unless keep_freed_memory
+  applied first; returns whether it applied."""
+  if _KEPT:
+    return False
+  applied = False
+  if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+    try:
+      applied = bool(ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD,
+                                                      _RETURNED_THRESHOLD))
+    except (OSError, AttributeError):
+      applied = False
+  _KEPT.append(False)
+  return applied
 
 
 def keep_freed_memory():

@@ -41,6 +41,7 @@ iterations (23,407,020 visited states) and on python_latent_ttt 0.0969 after 23,
 figures of [S] §6 (Figs 6.4 and 6.7).
 """
 
+import copy
 import math
 import time
 
@@ -109,6 +110,10 @@ EVALUATE_BLOCK = 1 << 17
 # 2.3x faster) once the solver reaches this many iterations: the grouping costs about
 # 13 leduc_poker iterations, too much for a subgame resolved a few iterations a move.
 _GROUP_FROM = 32
+# A pass's scratch arrays: every pass (and every run_iterations call) writes them before
+# it reads them, and `observe` reads them within the pass's call, so copies of a solver
+# share them (GeneralCFRSolver.__deepcopy__).
+_SCRATCH = ("_reach", "_grouped_reach", "_values", "_leaf_estimates")
 
 
 class GeneralCFRSolver:
@@ -137,12 +142,17 @@ class GeneralCFRSolver:
       those of the drm matcher.
     threads: threads of each pass (parallel_passes.py; results equal bit for bit
       to one thread's); None is one (threads are opt-in, parallel_passes.threads_for).
+    scratch: optional scratch arrays of the passes shared with other solvers of the
+      whole tree (no depth limit): an object with `reach` and `values` arrays of this
+      solver's shapes and `claim()`, called before every pass, after which `values`
+      holds the tree's utilities at its terminals (continual resolving's whole-game
+      solve and in-place subgames: subgame_layout.whole_tree_scratch).
   """
 
   def __init__(self, game, regret_matcher="rm", alternating_updates=True,
                cumulative_strategy_exponent=0.0, depth_limit=None,
                utility_estimator=None, estimable=None, cfrplayground=False,
-               schedule=None, threads=None):
+               schedule=None, threads=None, scratch=None):
     self._tree = as_compiled_tree(game)
     tree = self._tree
     self.regret_matcher = regret_matching.parse_full_width_matcher(regret_matcher)
@@ -209,8 +219,17 @@ class GeneralCFRSolver:
     iteration_kernels.end_iteration(self._all_infosets, tree.infoset_action_offset,
                   tree.infoset_num_actions, self._regrets, self._strategy,
                   self._params, 1.0)
-    self._values = self._walk.utility.copy()
-    self._reach = np.empty((max(self._walk.num_internal, 1), 3))
+    self._scratch = scratch
+    if scratch is None:
+      self._values = self._walk.utility.copy()
+      self._reach = np.empty((max(self._walk.num_internal, 1), 3))
+    else:
+      self._values, self._reach = scratch.values, scratch.reach
+      if (depth_limit is not None or estimable is not None or
+          self._values.shape != self._walk.utility.shape or
+          self._reach.shape != (max(self._walk.num_internal, 1), 3)):
+        raise ValueError("scratch serves a solver of the whole tree (no depth limit, "
+                         "no estimable) with arrays of its walk's shapes.")
     self._leaf_estimates = np.empty(len(self._walk.leaf_nodes))
     self._iteration = 0
     # Strategy weights are t^gamma / e^_log_weight_scale, computed in log space; the
@@ -325,6 +344,7 @@ class GeneralCFRSolver:
               (self._serial_split, self._serial_split, self._split(_BOTH_PLAYERS)))
     prune = self.alternating_updates and walk.num_nodes >= _PRUNE_NODES
     grouped, reach = grouped_walk.empty_arrays(), self._reach
+    self._claim_scratch()
     if self.threads == 1 and not prune and (
         self._grouped is not None or self._iteration + num_iterations >= _GROUP_FROM):
       if self._grouped is None:
@@ -375,9 +395,14 @@ class GeneralCFRSolver:
       observe(self._reach, self._values)
     self._end(infosets, float(n))
 
+  def _claim_scratch(self):
+    if self._scratch is not None:
+      self._scratch.claim()
+
   def _traverse(self, update_player, weight, visit_decay=1.0, playground=False):
     walk = self._walk
     tree = self._tree
+    self._claim_scratch()
     if len(walk.leaf_nodes):
       self.visited_states += self.utility_estimator.estimate(
           tree, walk.leaf_tree_nodes, self._leaf_estimates)
@@ -440,6 +465,7 @@ class GeneralCFRSolver:
     walk = self._walk
     if len(walk.leaf_nodes):
       raise ValueError("evaluate_strategy needs the whole tree (no depth limit).")
+    self._claim_scratch()
     if deadline is None:
       # No player is updated: the tables are read-only arguments.
       self._walk_pass(traversal.NO_PLAYER, slots, self._regrets, 0.0, 1.0, False,
@@ -552,6 +578,18 @@ class GeneralCFRSolver:
     if "estimator_rng_state" in state and isinstance(self.utility_estimator,
                                                      contracts.RandomEstimator):
       self.utility_estimator.rng_state[:] = state["estimator_rng_state"]
+
+  def __deepcopy__(self, memo):
+    """A copy (a continual-resolving bot's clone) that shares the passes' scratch
+    arrays (`_SCRATCH`) and the read-only walk and copies the rest: the copies
+    continue bit for bit as the original (pruned passes weigh the stale values they
+    skip by 0, and these stay finite). The whole-game resolver's reach and values are
+    26 B a history (docs/reproductions.md, IIGoofspiel{7})."""
+    other = type(self).__new__(type(self))
+    memo[id(self)] = other
+    for key, value in self.__dict__.items():
+      other.__dict__[key] = value if key in _SCRATCH else copy.deepcopy(value, memo)
+    return other
 
   def __repr__(self):
     return (f"{type(self).__name__}(rm={self.regret_matcher}, updates="

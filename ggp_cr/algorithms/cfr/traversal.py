@@ -110,16 +110,24 @@ class TraversalTree:
     self.up_player = player[postorder]
     self.up_slot_offset = slot_offset[postorder]
     # accumulate_pruned's: each entry's parent entry (-1 at the root) and where its
-    # subtree starts; add_sums': each player's histories in post-order (position,
-    # slot offset, action count).
+    # subtree starts.
     entry = np.full(self.num_nodes, -1, dtype=np.int32)
     entry[postorder] = np.arange(len(postorder), dtype=np.int32)
     self.up_parent = np.where(postorder > 0, entry[parent[postorder]],
                               -1).astype(np.int32)
     self.up_start = _subtree_starts(self.up_parent)
-    entries = [np.flatnonzero(self.up_player == p) for p in (0, 1)]
-    self.player_sums = [(self.up_position[e], self.up_slot_offset[e],
-                         self.up_num_children[e]) for e in entries]
+    self._player_sums = None
+
+  @property
+  def player_sums(self):
+    """add_sums' arrays: each player's histories in post-order (position, slot
+    offset, action count); made when first asked (the whole-tree solver's pruned
+    batches), as continual resolving's passes never read them (7.7 B a history)."""
+    if self._player_sums is None:
+      entries = [np.flatnonzero(self.up_player == p) for p in (0, 1)]
+      self._player_sums = [(self.up_position[e], self.up_slot_offset[e],
+                            self.up_num_children[e]) for e in entries]
+    return self._player_sums
 
   def __deepcopy__(self, memo):
     """Shared, not copied: it is read-only, and a copy of a solver (a continual-

@@ -42,7 +42,9 @@ exact NashConv (what [S] calls exploitability) and OpenSpiel exploitability (Nas
 from `best_response` on the compiled tree.
 """
 
+import contextlib
 import dataclasses
+import gc
 import time
 
 import numpy as np
@@ -56,7 +58,9 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import first_action
 from ggp_cr.algorithms.evaluation import matches
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.tree import compiled_tree
+from ggp_cr.algorithms.tree import flat_tree
 
 WEIGHTINGS = ("visits", "uniform")
 SCOPES = ("successors", "thesis", "current")
@@ -202,9 +206,10 @@ class _Traversal:
     """Yields (bot, [(infoset, state, {action: probability})]) for the pairs
     `following` of an information set and the state where the bot `parent` decided
     before it (None: `parent` is fresh), one group at a time: each group's bot is a
-    copy of `parent`, held to the action leading on (bots with force_action), that
-    decided at the group's first information set; the others in the group are
-    those where `parent.decision_key` (bots that have it, with `share_decisions`)
+    copy of `parent` (the last group's is `parent` itself, which the caller no longer
+    uses: one copy fewer alive), held to the action leading on (bots with
+    force_action), that decided at the group's first information set; the others in
+    the group are those where `parent.decision_key` (bots that have it, with `share_decisions`)
     gives the same key, which the bot's `current_policy` answers without deciding
     again. Each information set's representative state (CompiledTree.
     infoset_states) is rebuilt here, for these pairs only: holding one per
@@ -220,8 +225,9 @@ class _Traversal:
       key = parent.decision_key(target) if keyed else None
       key = ("alone", infoset) if key is None else (action if forcing else None, key)
       groups.setdefault(key, []).append((infoset, target, parent_state, action))
-    for members in groups.values():
-      bot = parent.clone()
+    groups = list(groups.values())
+    for index, members in enumerate(groups):
+      bot = parent if index == len(groups) - 1 else parent.clone()
       (infoset, target, parent_state, action), rest = members[0], members[1:]
       if parent_state is not None and forcing:
         bot.force_action(parent_state, action)
@@ -296,7 +302,47 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
   meter = progress_bars.bar(tree.num_infosets, "infoset", "traversing",
                             interval=progress_seconds, shown=progress is not None)
   report = meter.update
+  with _long_lived_frozen():
+    _traverse_seats(tree, traversal, sequences, seeds, slots, report, share_prefixes,
+                    share_decisions)
+  meter.close()
+  if progress is not None:
+    progress(f"traversing: {tree.num_infosets} information sets, "
+             f"{time.perf_counter() - start:.1f} s")
+  evaluation.mean_init_seconds = traversal.init_seconds / max(traversal.bots, 1)
+  evaluation.mean_move_seconds = traversal.move_seconds / max(evaluation.decisions, 1)
+  evaluation.infosets_defined = tree.num_infosets
+  # The bots' tables of the tree (whole-tree walk, in-place subgames' arrays, trace
+  # counts: 112 B a history) go before the best response too; the state keys stay
+  # for the next evaluation (docs/reproductions.md, IIGoofspiel{7}).
+  flat_tree.forget(tree, keep=(compiled_resolver.STATE_KEYS,))
+  return _finish(evaluation, tree, slots, start)
 
+
+@contextlib.contextmanager
+def _long_lived_frozen():
+  """The objects that exist when the block starts (the game's and the evaluation's:
+  millions of Python lists on a large game) are frozen (gc.freeze) until it ends, so
+  that the collector's full passes, which free the bots' reference cycles (a view
+  and its keys, a solver and its view), run as often as the bots' objects ask, not
+  after a quarter of those millions: IIGoofspiel{7}'s uncollected views grew 4 GB
+  in a few thousand decisions (docs/reproductions.md). Nothing is done if the
+  caller froze objects or the collector is off."""
+  if not gc.isenabled() or gc.get_freeze_count():
+    yield
+    return
+  gc.freeze()
+  gc.collect()
+  try:
+    yield
+  finally:
+    gc.collect()  # (the last bots' cycles, before the best response)
+    gc.unfreeze()
+
+
+def _traverse_seats(tree, traversal, sequences, seeds, slots, report, share_prefixes,
+                    share_decisions):
+  """traversing_evaluation's walk over both seats' information sets."""
   for acting in (0, 1):
     first = traversal.new_bot(acting, seeds[acting])
     roots = [i for i in np.flatnonzero(tree.infoset_player == acting).tolist()
@@ -305,6 +351,7 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
       # Depth first: one group's copy at each level is alive at a time.
       stack = [traversal.decide_groups(first, [(i, None) for i in roots], acting,
                                        share_decisions)]
+      first = None
       while stack:
         step = next(stack[-1], None)
         if step is None:
@@ -319,6 +366,7 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         if following:
           stack.append(traversal.decide_groups(bot, following, acting,
                                                share_decisions))
+        bot = step = None  # (held by the stack's generator only, which hands it on)
     else:
       own = np.flatnonzero(tree.infoset_player == acting).tolist()
       for infoset, target in tree.infoset_states(own):
@@ -327,14 +375,10 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
         state = traversal.feed(bot, target, acting)
         _fill(tree, slots, infoset, traversal.decide(bot, state, acting)[0])
         report()
-  meter.close()
-  if progress is not None:
-    progress(f"traversing: {tree.num_infosets} information sets, "
-             f"{time.perf_counter() - start:.1f} s")
-  evaluation.mean_init_seconds = traversal.init_seconds / max(traversal.bots, 1)
-  evaluation.mean_move_seconds = traversal.move_seconds / max(evaluation.decisions, 1)
-  evaluation.infosets_defined = tree.num_infosets
-  return _finish(evaluation, tree, slots, start)
+    # This seat's bots are freed before the next seat's is built and before the best
+    # response: the peak is the larger of the phases, not their sum.
+    first = bot = step = None
+    gc.collect()
 
 
 class TerminalAvoidingRandomBot(pyspiel.Bot):

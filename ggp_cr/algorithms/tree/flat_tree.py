@@ -51,6 +51,15 @@ def per_tree(name, tree, build, keep=2):
   return entry[1]
 
 
+def forget(tree, keep=()):
+  """Drops what `per_tree` holds for `tree`, except under the names in `keep`
+  (built again when asked for)."""
+  for name, store in _DERIVED.items():
+    entry = store.get(id(tree))
+    if name not in keep and entry is not None and entry[0] is tree:
+      del store[id(tree)]
+
+
 def derived(name, tree):
   """What `per_tree(name, tree, ...)` holds for `tree`, or None (nothing built)."""
   entry = _DERIVED.get(name, {}).get(id(tree))

@@ -8,6 +8,7 @@ import pytest
 import pyspiel
 
 import ggp_cr  # pylint: disable=unused-import  (registers the games)
+from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.resolving.compiled import copied_view
 from ggp_cr.algorithms.resolving.compiled import in_place_view
 from ggp_cr.algorithms.resolving.compiled import next_root_estimates
@@ -83,6 +84,41 @@ def test_views_of_one_tree_can_be_solved_in_turns():
   for _ in range(6):
     for view in views:
       view.run(1)
+  for view, expected in zip(views, alone):
+    np.testing.assert_array_equal(view.average_slots(), expected)
+
+
+@pytest.mark.parametrize("max_restored", [64, 1])
+def test_the_whole_game_solve_shares_the_views_scratch(monkeypatch, max_restored):
+  """The whole game's CFR+ (compiled_resolver.CompiledResolver.whole_game) runs its
+  passes on the in-place views' scratch arrays: interleaved with in-place views'
+  iterations (their gadget payoffs restored one by one, or all copied back), it
+  and they give what each gives alone, bit for bit."""
+  monkeypatch.setattr(subgame_layout, "_MAX_RESTORED", max_restored)
+  subgames = list(_subgames("python_leduc(max_raises=1,cards_per_suit=3)", 2))
+  tree, keys, player = subgames[0][:3]
+  rng = np.random.default_rng(3)
+  views, alone = [], []
+  for _, _, _, roots, trunk in subgames[:2]:
+    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
+    views.append(in_place_view.SubgameView(tree, keys, player, roots, w, cbv))
+    single = in_place_view.SubgameView(tree, keys, player, roots, w, cbv)
+    single.run(4)
+    alone.append(single.average_slots())
+  plain = copied_view.GadgetView(tree, keys, player, [0], [1.0], variant=None)
+  plain_estimates = next_root_estimates.NextRootEstimates(plain, plain.trace())
+  next_root_estimates.solve_with_estimates(plain, plain_estimates, 4)
+  whole = compiled_resolver.CompiledResolver.whole_game(tree, keys, player)
+  scratch = subgame_layout.whole_tree_scratch(tree)
+  assert whole.view.solver._values is scratch.values  # pylint: disable=protected-access
+  for _ in range(4):
+    whole.iterate(1)
+    for view in views:
+      view.run(1)
+  np.testing.assert_array_equal(whole.view.average_slots(), plain.average_slots())
+  for name in ("reach_sum", "opponent_reach_sum", "value_sum", "weight_sum"):
+    np.testing.assert_array_equal(getattr(whole.estimates, name),
+                                  getattr(plain_estimates, name))
   for view, expected in zip(views, alone):
     np.testing.assert_array_equal(view.average_slots(), expected)
 

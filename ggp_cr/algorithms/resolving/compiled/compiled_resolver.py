@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ggp_cr.algorithms import contracts
+from ggp_cr.algorithms.cfr import cfr
 from ggp_cr.algorithms.resolving import move_budget
 from ggp_cr.algorithms.resolving import protocol
 from ggp_cr.algorithms.resolving.compiled import copied_view
@@ -36,10 +37,14 @@ CannotResolve = protocol.CannotResolve
 COPY_NODES_LIMIT = 50_000
 
 
+# The flat_tree.per_tree name of `state_keys`.
+STATE_KEYS = "state_keys"
+
+
 def state_keys(tree, cache_dir=None):
   """StateKeys of `tree`, memoised in this process for the last 4 trees."""
   return flat_tree.per_tree(
-      "state_keys", tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
+      STATE_KEYS, tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
       keep=4)
 
 
@@ -140,6 +145,11 @@ class CompiledResolver(protocol.AnytimeRun):
     subgame_layout.prepare(tree)
     subgame_trace.trace_steps(tree, player)  # the later subgames' setup budgets
     solver = view_solvers.view_solver(config, seed)
+    if solver is None:  # CFR+, its passes on the in-place subgames' scratch arrays
+      scratch = subgame_layout.whole_tree_scratch(tree)
+
+      def solver(view):
+        return cfr.CFRPlusSolver(view.tree, scratch=scratch)
     return cls(copied_view.GadgetView(tree, state_keys, player, [0], [1.0],
                                        variant=None, solver=solver), use_cbr,
                config=config)

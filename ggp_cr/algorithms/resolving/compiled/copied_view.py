@@ -136,6 +136,15 @@ def _infoset_tables(player, parent, infoset, action_index, infoset_player,
   return parent_slot, first_node
 
 
+def _internal_positions(tree):
+  """Per node, the number of internal nodes before it and itself, minus 1 (its
+  breadth-first internal position if internal), int32 while that fits."""
+  dtype = np.int32 if tree.num_nodes < 2**31 else np.int64
+  positions = np.cumsum(tree.node_num_children > 0, dtype=dtype)
+  positions -= 1
+  return positions
+
+
 class _ViewKeys(collections.abc.Sequence):
   """The view's infoset keys, made only when asked for (as the pyspiel gadget's)."""
 
@@ -455,9 +464,13 @@ class GadgetView:
     return self.source[local_nodes]
 
   def positions(self, nodes):
-    """Internal positions (CFR's reach rows, breadth-first) of local internal nodes."""
+    """Internal positions (CFR's reach rows, breadth-first) of local internal nodes
+    (the whole game's: one array per tree, shared by its views and their copies)."""
+    if self.variant is None:
+      return flat_tree.per_tree("internal_positions", self.tree,
+                                _internal_positions)[nodes]
     if getattr(self, "_position", None) is None:
-      self._position = np.cumsum(self.tree.node_num_children > 0) - 1
+      self._position = _internal_positions(self.tree)
     return self._position[nodes]
 
   def value_nodes(self, nodes):

@@ -148,6 +148,28 @@ def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent
 
 
 @numba.njit(cache=True)
+def _tree_leaves(roots, child_begin, node_num_children, node_utility, values):
+  """values[z] = player 0's utility at each terminal z below `roots` (what
+  _gadget_leaves overwrote), the same walk."""
+  for j in range(len(roots)):
+    a = child_begin[roots[j]]
+    b = child_begin[roots[j] + 1]
+    while b > a:
+      for n in range(a, b):
+        if node_num_children[n] == 0:
+          values[n] = node_utility[n]
+      a, b = child_begin[a], child_begin[b]
+
+
+# _TreeTables.owner while the value array's terminals hold the tree's utilities (a
+# whole-tree solver's pass, `claim`).
+_WHOLE_TREE = "the whole tree's utilities"
+# In-place subgames whose payoffs `claim` restores one by one; after more, it copies
+# all of the tree's utilities back.
+_MAX_RESTORED = 64
+
+
+@numba.njit(cache=True)
 def _infosets(up_lo, up_hi, up_infoset, up_position, num_infosets):
   """The subgame's information sets (in order of first post-order node), a mask
   over all of the tree's, and per information set found the internal position of
@@ -311,6 +333,10 @@ class _TreeTables:
     self.reach = np.zeros((max(self.walk.num_internal, 1), 3))
     self.values = np.zeros(tree.num_nodes)
     self.owner = None
+    # The roots of the in-place subgames whose gadget payoffs were written into
+    # `values` since it last held the tree's utilities (None: unknown, `claim`
+    # copies them all).
+    self.payoffs_below = None
     # The CFR+ solver whose last iteration pass the reach array holds (None: another
     # pass wrote it since), so that its next pass redoes one player's column.
     self.reach_owner = None
@@ -343,9 +369,41 @@ class _TreeTables:
     use the same arrays."""
     return self
 
+  def wrote_payoffs(self, roots):
+    """Records that an in-place subgame at `roots` wrote its gadget payoffs into
+    `values` (SubgameStructure._own_values)."""
+    if self.payoffs_below is not None:
+      self.payoffs_below.append(roots)
+      if len(self.payoffs_below) > _MAX_RESTORED:
+        self.payoffs_below = None
+
+  def claim(self):
+    """Before a pass of the whole-tree CFR solver that uses `reach` and `values` as
+    its scratch (cfr.GeneralCFRSolver's `scratch`, `whole_tree_scratch`): the
+    terminals get the tree's utilities back where in-place subgames wrote their
+    gadget payoffs, and no in-place solver's reach is left."""
+    if self.owner is not _WHOLE_TREE:
+      if self.payoffs_below is None:
+        np.copyto(self.values, self.walk.utility)
+      else:
+        tree = self.tree
+        for roots in self.payoffs_below:
+          _tree_leaves(roots, self.child_begin, tree.node_num_children,
+                       self.walk.utility, self.values)
+      self.payoffs_below = []
+      self.owner = _WHOLE_TREE
+    self.reach_owner = None
+
 
 def _tree_tables(tree):
   return flat_tree.per_tree("in_place_tables", tree, _TreeTables)
+
+
+def whole_tree_scratch(tree):
+  """The scratch arrays (cfr.GeneralCFRSolver's `scratch`) that the whole-game
+  CFR+ solve shares with every SubgameView of `tree` (and every copy of itself):
+  its own were 26 B a history (docs/reproductions.md, IIGoofspiel{7})."""
+  return _tree_tables(tree)
 
 
 def prepare(tree):
@@ -358,7 +416,7 @@ def prepare(tree):
     tables.values.fill(0.0)
     tables.reach.fill(0.0)
     # A solver's reach and gadget payoffs, if one ran before, are gone.
-    tables.owner = tables.reach_owner = None
+    tables.owner = tables.reach_owner = tables.payoffs_below = None
     tables.touched = True
 
 
@@ -454,6 +512,7 @@ class SubgameStructure:
                      tree.node_utility, view.opponent, tree.utility_sum,
                      np.asarray(view.scale, dtype=np.float64),
                      np.asarray(view.shift, dtype=np.float64), tables.values)
+      tables.wrote_payoffs(self._roots)
       tables.owner = self
 
   def _traverse(self, update_player, strategy, weight, regrets, cumulative):
