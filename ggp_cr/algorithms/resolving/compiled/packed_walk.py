@@ -85,7 +85,7 @@ def _fill(roots, first, node_lo, node_hi, pos_lo, local_node_lo, local_pos_lo,
           l_up_position, l_up_first_child, l_up_num_children, l_up_player,
           l_up_slot_offset, l_chance_prob, l_values):
   """The packed arrays: per local node its chance probability and (terminals)
-  player 0's gadget payoff (subgame_layout._gadget_leaves' values); per local
+  player 0's gadget payoff (subgame_layout._write_leaves' gadget values); per local
   internal position after the roots its top-down entries; the bottom-up entries in
   the whole post-order of the roots' subtrees, root by root (subgame_layout's
   order), with local nodes and positions."""

@@ -132,32 +132,23 @@ def _root_segments(roots, post_index, internal_below):
 
 
 @numba.njit(cache=True)
-def _gadget_leaves(roots, child_begin, node_num_children, node_utility, opponent,
-                   utility_sum, scale, shift, values):
-  """values[z] = player 0's gadget payoff at each terminal z of the subgame, as the
-  copying view lays it out (o's: scale_j·u_o − shift_j below root j)."""
+def _write_leaves(roots, child_begin, node_num_children, node_utility, values, gadget,
+                  opponent, utility_sum, scale, shift):
+  """values[z] at each terminal z of the subgame below `roots`, as the copying view
+  lays it out: with `gadget`, player 0's gadget payoff (o's: scale_j·u_o − shift_j
+  below root j); without, player 0's utility in the tree (what the payoffs
+  overwrote; opponent, utility_sum, scale and shift unread)."""
   for j in range(len(roots)):
     a = child_begin[roots[j]]
     b = child_begin[roots[j] + 1]
     while b > a:
       for n in range(a, b):
         if node_num_children[n] == 0:
-          values[n] = gadget_prefix.gadget_payoff(node_utility[n], j, opponent,
-                                                 utility_sum, scale, shift)
-      a, b = child_begin[a], child_begin[b]
-
-
-@numba.njit(cache=True)
-def _tree_leaves(roots, child_begin, node_num_children, node_utility, values):
-  """values[z] = player 0's utility at each terminal z below `roots` (what
-  _gadget_leaves overwrote), the same walk."""
-  for j in range(len(roots)):
-    a = child_begin[roots[j]]
-    b = child_begin[roots[j] + 1]
-    while b > a:
-      for n in range(a, b):
-        if node_num_children[n] == 0:
-          values[n] = node_utility[n]
+          if gadget:
+            values[n] = gadget_prefix.gadget_payoff(node_utility[n], j, opponent,
+                                                   utility_sum, scale, shift)
+          else:
+            values[n] = node_utility[n]
       a, b = child_begin[a], child_begin[b]
 
 
@@ -167,6 +158,8 @@ _WHOLE_TREE = "the whole tree's utilities"
 # In-place subgames whose payoffs `claim` restores one by one; after more, it copies
 # all of the tree's utilities back.
 _MAX_RESTORED = 64
+# _write_leaves' unread scale and shift when it restores the tree's utilities.
+_NO_SCALE = np.zeros(0)
 
 
 @numba.njit(cache=True)
@@ -388,8 +381,9 @@ class _TreeTables:
       else:
         tree = self.tree
         for roots in self.payoffs_below:
-          _tree_leaves(roots, self.child_begin, tree.node_num_children,
-                       self.walk.utility, self.values)
+          _write_leaves(roots, self.child_begin, tree.node_num_children,
+                        self.walk.utility, self.values, False, 0, 0.0, _NO_SCALE,
+                        _NO_SCALE)
       self.payoffs_below = []
       self.owner = _WHOLE_TREE
     self.reach_owner = None
@@ -508,10 +502,10 @@ class SubgameStructure:
     if tables.owner is not self:
       view = self._view
       tree = view.whole
-      _gadget_leaves(self._roots, tables.child_begin, tree.node_num_children,
-                     tree.node_utility, view.opponent, tree.utility_sum,
-                     np.asarray(view.scale, dtype=np.float64),
-                     np.asarray(view.shift, dtype=np.float64), tables.values)
+      _write_leaves(self._roots, tables.child_begin, tree.node_num_children,
+                    tree.node_utility, tables.values, True, view.opponent,
+                    tree.utility_sum, np.asarray(view.scale, dtype=np.float64),
+                    np.asarray(view.shift, dtype=np.float64))
       tables.wrote_payoffs(self._roots)
       tables.owner = self
 
