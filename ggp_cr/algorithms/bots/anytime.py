@@ -55,6 +55,18 @@ _PREFAULT_BLOCK_BYTES = 8 << 20
 _PREFAULTED = [0]
 
 
+def _mallopt(*settings):
+  """Sets glibc's allocator parameters, (parameter, value) pairs in order, stopping at
+  the first refused; returns whether all applied (False off glibc)."""
+  if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    return False
+  try:
+    libc = ctypes.CDLL("libc.so.6")
+    return all(bool(libc.mallopt(parameter, value)) for parameter, value in settings)
+  except (OSError, AttributeError):
+    return False
+
+
 def return_freed_memory():
   """The opposite of keep_freed_memory, for processes whose decisions are not timed
   (examples/cr_exploitability: iteration budgets only): asks glibc's allocator (if
@@ -66,13 +78,7 @@ def return_freed_memory():
   applied first; returns whether it applied."""
   if _KEPT:
     return False
-  applied = False
-  if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-    try:
-      applied = bool(ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD,
-                                                      _RETURNED_THRESHOLD))
-    except (OSError, AttributeError):
-      applied = False
+  applied = _mallopt((_M_MMAP_THRESHOLD, _RETURNED_THRESHOLD))
   _KEPT.append(False)
   return applied
 
@@ -86,14 +92,8 @@ def keep_freed_memory():
   off glibc)."""
   if _KEPT:
     return _KEPT[0]
-  applied = False
-  if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-    try:
-      libc = ctypes.CDLL("libc.so.6")
-      applied = bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) and
-                     libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
-    except (OSError, AttributeError):
-      applied = False
+  applied = _mallopt((_M_MMAP_THRESHOLD, _MMAP_THRESHOLD),
+                     (_M_TRIM_THRESHOLD, _NEVER_TRIM))
   _KEPT.append(applied)
   return applied
 
