@@ -69,18 +69,24 @@ def test_subgame_view_equals_the_copying_view(game_string, variant):
   assert compared > 0
 
 
+def _views_and_alone(subgames, rng, iterations):
+  """In-place views of `subgames` (one tree's), and each one's average strategy
+  after `iterations` solved alone."""
+  views, alone = [], []
+  for tree, keys, player, roots, trunk in subgames:
+    w, _, cbv = _inputs(tree, keys, player, roots, trunk, rng)
+    views.append(in_place_view.SubgameView(tree, keys, player, roots, w, cbv))
+    single = in_place_view.SubgameView(tree, keys, player, roots, w, cbv)
+    single.run(iterations)
+    alone.append(single.average_slots())
+  return views, alone
+
+
 def test_views_of_one_tree_can_be_solved_in_turns():
   """Views share the tree's scratch arrays: interleaved iterations give what each
   view gives alone."""
   subgames = list(_subgames("python_leduc(max_raises=1,cards_per_suit=3)", 2))
-  rng = np.random.default_rng(2)
-  views, alone = [], []
-  for tree, keys, player, roots, trunk in subgames[:2]:
-    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-    views.append(in_place_view.SubgameView(tree, keys, player, roots, w, cbv))
-    single = in_place_view.SubgameView(tree, keys, player, roots, w, cbv)
-    single.run(6)
-    alone.append(single.average_slots())
+  views, alone = _views_and_alone(subgames[:2], np.random.default_rng(2), 6)
   for _ in range(6):
     for view in views:
       view.run(1)
@@ -97,14 +103,7 @@ def test_the_whole_game_solve_shares_the_views_scratch(monkeypatch, max_restored
   monkeypatch.setattr(subgame_layout, "_MAX_RESTORED", max_restored)
   subgames = list(_subgames("python_leduc(max_raises=1,cards_per_suit=3)", 2))
   tree, keys, player = subgames[0][:3]
-  rng = np.random.default_rng(3)
-  views, alone = [], []
-  for _, _, _, roots, trunk in subgames[:2]:
-    w, opponent_reach, cbv = _inputs(tree, keys, player, roots, trunk, rng)
-    views.append(in_place_view.SubgameView(tree, keys, player, roots, w, cbv))
-    single = in_place_view.SubgameView(tree, keys, player, roots, w, cbv)
-    single.run(4)
-    alone.append(single.average_slots())
+  views, alone = _views_and_alone(subgames[:2], np.random.default_rng(3), 4)
   plain = copied_view.GadgetView(tree, keys, player, [0], [1.0], variant=None)
   plain_estimates = next_root_estimates.NextRootEstimates(plain, plain.trace())
   next_root_estimates.solve_with_estimates(plain, plain_estimates, 4)
