@@ -116,7 +116,7 @@ def driver_setup(game):
 @numba.njit(cache=True)
 def fill(num_nodes):
   """The node and infoset arrays, breadth-first, each node expanded by `children`,
-  and the keys as bytes."""
+  one information set per group of decision siblings, and the keys as bytes."""
   nodes = native_extraction.node_arrays(num_nodes)
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = nodes

@@ -64,7 +64,8 @@ def _count(params, root_state, limit):
 @numba.njit(cache=True)
 def _fill(num_nodes, params, root_state, names, name_lengths):
   """The node and infoset arrays, breadth-first, each node expanded by `children`,
-  and the keys as bytes."""
+  a player's information set found from its previous own slot (a slot -> next
+  information set table), and the keys as bytes."""
   nodes = native_extraction.node_arrays(num_nodes)
   (player, infoset, parent, first_child, num_children, action_index, utility,
    depth) = nodes
