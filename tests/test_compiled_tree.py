@@ -326,6 +326,19 @@ def test_constant_sum_game():
   assert set(tree.node_utility[terminal].tolist()) == {-1.0, 1.0}
 
 
+def test_forget_keeps_what_was_memoised_as_lasting():
+  """flat_tree.forget drops a tree's per_tree values but those memoised as lasting
+  (expensive to rebuild), and those too when asked."""
+  tree = compiled_tree.compile_game("kuhn_poker")
+  assert flat_tree.per_tree("test_plain", tree, lambda t: 1) == 1
+  assert flat_tree.per_tree("test_lasting", tree, lambda t: 2, lasting=True) == 2
+  flat_tree.forget(tree)
+  assert flat_tree.derived("test_plain", tree) is None
+  assert flat_tree.derived("test_lasting", tree) == 2
+  flat_tree.forget(tree, keep_lasting=False)
+  assert flat_tree.derived("test_lasting", tree) is None
+
+
 @pytest.mark.parametrize("size,span", [(0, 10), (1, 1), (7, 1000), (5000, 20000),
                                         (50, 10**9)])
 def test_unique_ids_equals_numpy_unique(size, span):

@@ -75,7 +75,9 @@ def test_native_counts_stop_just_past_their_cap():
   monster = pyspiel.load_game("python_princess_monster(max_turns=30,rows=4,cols=4)")
   params, root_state, _, _ = native_princess_monster.driver_setup(monster)
   assert 500 < native_princess_monster._count(params, root_state, 500) <= 501  # pylint: disable=protected-access
-  assert 300 < native_latent_ttt._count(300) <= 301  # pylint: disable=protected-access
+  params, root_state, root_player, cells = native_latent_ttt.driver_setup(None)
+  assert 300 < native_driver.count(native_driver.LATENT_TTT, root_state, root_player,
+                                   params, cells, 10, 300) <= 301
 
 
 def _no_fill(monkeypatch):

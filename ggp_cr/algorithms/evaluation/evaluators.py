@@ -58,7 +58,6 @@ from ggp_cr.algorithms.config import limits
 from ggp_cr.algorithms.config import registry
 from ggp_cr.algorithms.evaluation import first_action
 from ggp_cr.algorithms.evaluation import matches
-from ggp_cr.algorithms.resolving.compiled import compiled_resolver
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import flat_tree
 
@@ -313,9 +312,9 @@ def traversing_evaluation(game, player, budget=limits.Budget(), seed=0, progress
   evaluation.mean_move_seconds = traversal.move_seconds / max(evaluation.decisions, 1)
   evaluation.infosets_defined = tree.num_infosets
   # The bots' tables of the tree (whole-tree walk, in-place subgames' arrays, trace
-  # counts: 112 B a history) go before the best response too; the state keys stay
-  # for the next evaluation (docs/reproductions.md, IIGoofspiel{7}).
-  flat_tree.forget(tree, keep=(compiled_resolver.STATE_KEYS,))
+  # counts: 112 B a history) go before the best response too; what is expensive to
+  # rebuild stays for the next evaluation (docs/reproductions.md, IIGoofspiel{7}).
+  flat_tree.forget(tree)
   return _finish(evaluation, tree, slots, start)
 
 

@@ -33,30 +33,31 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 # The one memo of what is derived from a tree object (traversal layouts, continual
 # resolving's state keys, in-place tables and trace steps): {name: {id(tree): (tree,
-# value)}}, the last few trees per name (`per_tree`). Process-wide on purpose: trees
-# are shared by every solver and bot of a process (compiled_tree.cached_tree).
+# value, lasting)}}, the last few trees per name (`per_tree`). Process-wide on purpose:
+# trees are shared by every solver and bot of a process (compiled_tree.cached_tree).
 _DERIVED = {}
 
 
-def per_tree(name, tree, build, keep=2):
+def per_tree(name, tree, build, keep=2, lasting=False):
   """`build(tree)`, memoised under `name` for the last `keep` tree objects used
-  (keyed by identity: another tree of the same game gets its own)."""
+  (keyed by identity: another tree of the same game gets its own). `lasting`: the
+  value is expensive to rebuild, so `forget` keeps it."""
   store = _DERIVED.setdefault(name, {})
   entry = store.pop(id(tree), None)
   if entry is None or entry[0] is not tree:
-    entry = (tree, build(tree))
+    entry = (tree, build(tree), lasting)
   store[id(tree)] = entry
   while len(store) > keep:
     store.pop(next(iter(store)))
   return entry[1]
 
 
-def forget(tree, keep=()):
-  """Drops what `per_tree` holds for `tree`, except under the names in `keep`
-  (built again when asked for)."""
-  for name, store in _DERIVED.items():
+def forget(tree, keep_lasting=True):
+  """Drops what `per_tree` holds for `tree` (built again when asked for), but the
+  values memoised as `lasting` unless not `keep_lasting`."""
+  for store in _DERIVED.values():
     entry = store.get(id(tree))
-    if name not in keep and entry is not None and entry[0] is tree:
+    if entry is not None and entry[0] is tree and not (keep_lasting and entry[2]):
       del store[id(tree)]
 
 

@@ -1,6 +1,6 @@
-"""The breadth-first driver shared by the native extractors of games with chance, and
-the game rules native_next_decisions walks (python_princess_monster's and
-python_latent_ttt's too).
+"""The breadth-first driver shared by the native extractors of games with chance (its
+count by python_latent_ttt's too), and the game rules native_next_decisions walks
+(python_princess_monster's and python_latent_ttt's too).
 
 Spec README.md, architecture principle 2; see native_extraction.py. A game supplies
 `children(state, player, params, out_state, out_player, out_utility, out_prob,
@@ -26,10 +26,14 @@ LEDUC, II_GOOFSPIEL, PRINCESS_MONSTER, LATENT_TTT = 0, 1, 2, 3
 _IDENTITY = types.UniTuple(types.int64, 3)  # (player, previous own slot, seen)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def expand(game, state, player, params, out_state, out_player, out_utility, out_prob,
            out_action):
-  """The game's `children` of a node (the game by its number here)."""
+  """The game's `children` of a node (the game by its number here; inlined, latent
+  TTT's first: docs/algorithms/tree.md)."""
+  if game == LATENT_TTT:
+    return native_latent_ttt.children(state, player, params, out_state, out_player,
+                                      out_utility, out_prob, out_action)
   if game == LEDUC:
     return native_leduc.children(state, player, params, out_state, out_player,
                                  out_utility, out_prob, out_action)
@@ -37,9 +41,6 @@ def expand(game, state, player, params, out_state, out_player, out_utility, out_
     return native_princess_monster.children(state, player, params, out_state,
                                             out_player, out_utility, out_prob,
                                             out_action)
-  if game == LATENT_TTT:
-    return native_latent_ttt.children(state, player, params, out_state, out_player,
-                                      out_utility, out_prob, out_action)
   return native_ii_goofspiel.children(state, player, params, out_state, out_player,
                                       out_utility, out_prob, out_action)
 
@@ -169,11 +170,11 @@ def fill(game, num_nodes, root_state, root_player, params, max_children, keep_st
         state[child] = out_state[i]
       parent[child], action_index[child], depth[child] = node, i, depth[node] + 1
     free += count
+  infosets = native_extraction.trimmed_infosets(
+      (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot, inf_node),
+      num_inf, slot)
   return ((player, infoset, parent, first_child, num_children, action_index, utility,
-           depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
-           inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
-           inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy()),
-          chance_prob, inf_seen[:num_inf].copy())
+           depth) + infosets, chance_prob, inf_seen[:num_inf].copy())
 
 
 @numba.njit(cache=True)

@@ -28,9 +28,9 @@ _STATE_KEYS = {}
 # The module of each game's extractor, imported (and so registered) on first use, so
 # that this module imports none of them: imports run from the game modules to here.
 _GAME_MODULES = {
-    "python_ii_goofspiel": "native_chance_games",
-    "python_latent_ttt": "native_latent_ttt",
-    "python_leduc": "native_chance_games",
+    "python_ii_goofspiel": "native_driver_games",
+    "python_latent_ttt": "native_driver_games",
+    "python_leduc": "native_driver_games",
     "python_princess_monster": "native_princess_monster",
     "python_rps": "native_rps",
 }
@@ -164,6 +164,17 @@ def infoset_arrays(num_infosets, num_slots):
   return (np.empty(num_infosets, np.int8), np.empty(num_infosets, np.int16),
           np.empty(num_infosets, np.int32), np.empty(num_slots, np.int32),
           np.empty(num_infosets, np.int32), np.empty(num_infosets, np.int32))
+
+
+@numba.njit(cache=True)
+def trimmed_infosets(infosets, num_infosets, num_slots):
+  """Copies of the six infoset arrays (as infoset_arrays orders them) cut to their
+  first `num_infosets` entries, infoset_actions to `num_slots`."""
+  (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
+   inf_node) = infosets
+  return (inf_player[:num_infosets].copy(), inf_num_actions[:num_infosets].copy(),
+          inf_offset[:num_infosets].copy(), inf_actions[:num_slots].copy(),
+          inf_parent_slot[:num_infosets].copy(), inf_node[:num_infosets].copy())
 
 
 @numba.njit(cache=True)

@@ -1,5 +1,5 @@
 """Native rules and keys of python_ii_goofspiel ([S] §3.2.2) that native_driver.py walks,
-from ggp_cr/games/ii_goofspiel.py (native_chance_games.py registers the extraction).
+from ggp_cr/games/ii_goofspiel.py (native_driver_games.py registers the extraction).
 
 A node's state packs both hands, the prizes not shown, the current prize, player 0's
 pending bid, the last turn's result from player 0's view and the score (one int64).
@@ -200,7 +200,7 @@ def _setup(game):
 
 def driver_setup(game):
   """The driver's params, root state, root player and most children of a node
-  (native_chance_games, native_next_decisions)."""
+  (native_driver_games, native_next_decisions)."""
   params, root_state, root_player = _setup(game)
   return params, root_state, root_player, game.num_cards
 

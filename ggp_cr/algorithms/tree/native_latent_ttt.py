@@ -1,6 +1,7 @@
-"""Native extraction of python_latent_ttt ([S] §3.2.4): the rules of
+"""Native rules, fill and keys of python_latent_ttt ([S] §3.2.4): the rules of
 ggp_cr/games/latent_ttt.py written once, as the `children` that native_driver.py walks
-and that the extraction's count and fill call.
+(the extraction's count) and `fill` calls (native_driver_games.py registers the
+extraction).
 
 A state packs the two views of the game's state class and the cell each player saw
 revealed at its last move (its `seen`). A player's information state is its own moves
@@ -13,12 +14,11 @@ import numba
 import numpy as np
 
 from ggp_cr.algorithms.tree import native_extraction
-from ggp_cr.algorithms.tree import tree_limits
 from ggp_cr.games import latent_ttt
 
 _CELLS = 9
 _ALL = (1 << _CELLS) - 1
-_TERMINAL = -4
+_TERMINAL = native_extraction.TERMINAL
 _HAS_LINE = np.array(latent_ttt._HAS_LINE, dtype=np.bool_)  # pylint: disable=protected-access
 _POPCOUNT = np.array([bin(m).count("1") for m in range(1 << _CELLS)], dtype=np.int64)
 _KEY_BYTES = 3 + 4 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protected-access
@@ -27,7 +27,6 @@ _KEY_BYTES = 3 + 4 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protect
 _VIEW_BITS = 26
 _VIEW_MASK = (1 << _VIEW_BITS) - 1
 _REVEALED = 2 * _VIEW_BITS
-_MOST_MOVES = 2 * latent_ttt._MAX_MOVES_PER_PLAYER  # pylint: disable=protected-access
 
 
 @numba.njit(cache=True, inline="always")
@@ -115,43 +114,17 @@ def driver_setup(game):
 
 
 @numba.njit(cache=True)
-def _count(limit):
-  """Histories, by a depth-first walk of `children` that stops once it passes
-  `limit`."""
-  params = np.zeros(1, np.int64)
-  state = np.zeros((_MOST_MOVES + 1, _CELLS), np.int64)
-  player = np.zeros((_MOST_MOVES + 1, _CELLS), np.int64)
-  utility, prob, action = np.zeros(_CELLS), np.zeros(_CELLS), np.zeros(_CELLS, np.int64)
-  num = np.zeros(_MOST_MOVES + 1, np.int64)
-  position = np.zeros(_MOST_MOVES + 1, np.int64)
-  num[0] = children(0, 0, params, state[0], player[0], utility, prob, action)
-  num_nodes, top = 1 + num[0], 0
-  while top >= 0 and num_nodes <= limit:
-    i = position[top]
-    if i == num[top]:
-      top -= 1
-      continue
-    position[top] = i + 1
-    if player[top, i] == _TERMINAL:
-      continue
-    num[top + 1] = children(state[top, i], player[top, i], params, state[top + 1],
-                            player[top + 1], utility, prob, action)
-    num_nodes += num[top + 1]
-    top += 1
-    position[top] = 0
-  return num_nodes
-
-
-@numba.njit(cache=True)
-def _fill(num_nodes):
+def fill(num_nodes):
   """The node and infoset arrays, breadth-first, each node expanded by `children`,
-  and the keys as bytes."""
+  one information set per group of decision siblings, and the keys as bytes."""
+  nodes = native_extraction.node_arrays(num_nodes)
   (player, infoset, parent, first_child, num_children, action_index, utility,
-   depth) = native_extraction.node_arrays(num_nodes)
+   depth) = nodes
   state = np.empty(num_nodes, np.int64)
   # Infoset arrays sized for the worst case (a slot per child), trimmed at the end.
+  infosets = native_extraction.infoset_arrays(num_nodes, num_nodes)
   (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
-   inf_node) = native_extraction.infoset_arrays(num_nodes, num_nodes)
+   inf_node) = infosets
   params = np.zeros(1, np.int64)
   out_state, out_player = np.empty(_CELLS, np.int64), np.empty(_CELLS, np.int64)
   out_utility, out_prob = np.empty(_CELLS), np.empty(_CELLS)
@@ -185,10 +158,8 @@ def _fill(num_nodes):
         parent, first_child, num_children, action_index, depth)
   keys, length = _write_keys(inf_player[:num_inf], inf_node, parent, depth, infoset,
                              action_index, inf_offset, inf_actions)
-  return (player, infoset, parent, first_child, num_children, action_index, utility,
-          depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
-          inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
-          inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy(), keys, length)
+  return (nodes + native_extraction.trimmed_infosets(infosets, num_inf, slot)
+          + (keys, length))
 
 
 @numba.njit(cache=True)
@@ -242,17 +213,9 @@ def _other_keys(player, first_child, num_children, infoset, num_infosets):
   return other, extra_player[:num_extra].copy(), extra_node[:num_extra].copy()
 
 
-@native_extraction.register("python_latent_ttt")
-def extract(game, max_nodes=None):
-  """The CompiledTree of python_latent_ttt (no parameters); TreeTooLarge past
-  `max_nodes` histories, before the tree is allocated."""
-  num_nodes = tree_limits.checked_count(game, _count, max_nodes)
-  return native_extraction.tree_from_filled(game, _fill(num_nodes))
-
-
-@native_extraction.register_state_keys("python_latent_ttt")
 def state_keys(tree):
-  """The non-acting player's keys and extra strings (native_extraction.state_keys)."""
+  """The non-acting player's keys and extra strings (native_extraction.state_keys;
+  native_driver_games.py registers them)."""
   other, extra_player, extra_node = _other_keys(
       tree.node_player, tree.node_first_child, tree.node_num_children,
       tree.node_infoset, tree.num_infosets)

@@ -1,5 +1,5 @@
 """Native rules and keys of python_leduc ([S] §3.2) that native_driver.py walks, from
-ggp_cr/games/leduc.py (native_chance_games.py registers the extraction).
+ggp_cr/games/leduc.py (native_driver_games.py registers the extraction).
 
 A node's state packs the three cards, both players' chips and the raises of the
 current round into one int64. A player's information set is fixed by its own previous
@@ -186,7 +186,7 @@ def _setup(game):
 
 def driver_setup(game):
   """The driver's params, root state, root player and most children of a node
-  (native_chance_games, native_next_decisions)."""
+  (native_driver_games, native_next_decisions)."""
   params, root_state, max_children = _setup(game)
   return params, root_state, _CHANCE, max_children
 

@@ -64,13 +64,16 @@ def _count(params, root_state, limit):
 @numba.njit(cache=True)
 def _fill(num_nodes, params, root_state, names, name_lengths):
   """The node and infoset arrays, breadth-first, each node expanded by `children`,
-  and the keys as bytes."""
+  a player's information set found from its previous own slot (a slot -> next
+  information set table), and the keys as bytes."""
+  nodes = native_extraction.node_arrays(num_nodes)
   (player, infoset, parent, first_child, num_children, action_index, utility,
-   depth) = native_extraction.node_arrays(num_nodes)
+   depth) = nodes
   state = np.empty(num_nodes, np.int64)
-  # Infoset arrays sized for the worst case, trimmed by the caller.
+  # Infoset arrays sized for the worst case, trimmed at the end.
+  infosets = native_extraction.infoset_arrays(num_nodes, num_nodes)
   (inf_player, inf_num_actions, inf_offset, inf_actions, inf_parent_slot,
-   inf_node) = native_extraction.infoset_arrays(num_nodes, num_nodes)
+   inf_node) = infosets
   next_infoset = np.full(num_nodes, -1, np.int32)  # own slot -> next own infoset
   first_infoset = np.full(2, -1, np.int32)
   out_state = np.empty(_MOST_CHILDREN, np.int64)
@@ -113,10 +116,8 @@ def _fill(num_nodes, params, root_state, names, name_lengths):
   keys, length = _write_keys(inf_player[:num_inf], inf_node[:num_inf], parent, depth,
                              infoset, action_index, inf_offset, inf_actions, names,
                              name_lengths, params[0])
-  return (player, infoset, parent, first_child, num_children, action_index, utility,
-          depth, inf_player[:num_inf].copy(), inf_num_actions[:num_inf].copy(),
-          inf_offset[:num_inf].copy(), inf_actions[:slot].copy(),
-          inf_parent_slot[:num_inf].copy(), inf_node[:num_inf].copy(), keys, length)
+  return (nodes + native_extraction.trimmed_infosets(infosets, num_inf, slot)
+          + (keys, length))
 
 
 @numba.njit(cache=True)

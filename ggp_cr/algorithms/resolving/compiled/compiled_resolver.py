@@ -37,15 +37,12 @@ CannotResolve = protocol.CannotResolve
 COPY_NODES_LIMIT = 50_000
 
 
-# The flat_tree.per_tree name of `state_keys`.
-STATE_KEYS = "state_keys"
-
-
 def state_keys(tree, cache_dir=None):
-  """StateKeys of `tree`, memoised in this process for the last 4 trees."""
+  """StateKeys of `tree`, memoised in this process for the last 4 trees (lasting:
+  flat_tree.forget keeps them)."""
   return flat_tree.per_tree(
-      STATE_KEYS, tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
-      keep=4)
+      "state_keys", tree, lambda t: subgame_trace.StateKeys.build(t, cache_dir),
+      keep=4, lasting=True)
 
 
 def subgame_view(tree, keys, player, root_nodes, w, cbv, variant, opponent_reach,

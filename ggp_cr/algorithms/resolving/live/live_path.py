@@ -16,39 +16,25 @@ from ggp_cr.algorithms.resolving.live import live_resolver
 from ggp_cr.algorithms.resolving.live import live_problem
 from ggp_cr.algorithms.resolving.live import own_trace
 
-# Share of a decision's time budget after which tracing the next turns below the
-# bot's own decisions (own_trace.OwnTrace) gives up resolving at this decision
-# (the gadget is built by move_budget.BUILD_SHARE) ...
+# What each share, factor and pace was set from: docs/algorithms/resolving.md,
+# "`live/live_path`, `live/own_trace`: the live path's shares and rates".
+# Share of a decision's budget by which OwnTrace must have found the next subgame.
 OWN_TRACE_SHARE = 0.45
-# ... and after which a walk from the histories of the bot's last information set
-# gives up finding those of this one (for the next decision's walk to start at).
+# Share after which a walk from the last information set's histories gives up.
 OWN_TRACE_LATE_SHARE = 0.9
-# Share of the first decision's budget (pre-play and move) after which finding the
-# histories of the bot's information set gives up (0.09 s of CPU for
-# python_leduc(cards_per_suit=100)'s first seat, 10,101 histories walked); the whole
-# game's trace then runs to TRACE_SHARE.
+# Share of the first decision's budget (pre-play and move) to find its histories.
 FIRST_STARTS_SHARE = 0.3
-# The full-width solvers' (cfr+, dl_cfr+) tree on timed moves: the solved game down
-# to the bot's next turn in another subgame (subgame_tree.depth_limited_tree).
+# The bot's turns below the subgame in a full-width solver's (cfr+, dl_cfr+) tree.
 NEXT_TURNS = 1
-# A subgame's trace is not started when predicted to take this many times the time
-# it has (the move's iterations get that time; OwnTrace serves the next decision).
+# A trace predicted at this many times the time it has is not started.
 TRACE_SKIP_FACTOR = 2.0
-# An OwnTrace's sample (roots it pays for before BUILD_SHARE) assumes this many
-# times the seconds a root of the last OwnTrace and gadget build over at least
-# PACE_MIN_ROOTS roots (python_ii_goofspiel(num_cards=13): 50 µs a root, quiet
-# machine), or own_trace.SAMPLED_SECONDS_PER_TARGET before one.
+# A sample's pace: this many times the last OwnTrace and build's seconds a root ...
 PACE_MARGIN = 1.5
+# ... measured over at least this many roots.
 PACE_MIN_ROOTS = 100
-# A record's "subgame_kind" when the subgame's roots are a sample of those of the
-# bot's information set (own_trace.OwnTrace's `sample`, or a subgame below one):
-# an approximate resolve, counted apart from exact ones.
+# A record's "subgame_kind" when the roots are a sample of the information set's.
 SAMPLED_KIND = "sampled roots"
-# After an OwnTrace from starts was cut (not resumed), the next walk, a turn deeper,
-# starts at a seeded uniform sample of this share of those starts (at least one;
-# again after each cut), so that one cut trace does not leave the bot in the old
-# subgame for the rest of the match (docs/algorithms/resolving.md, "Recovery after
-# a cut walk", gives the measurements behind the share).
+# Share of a cut walk's starts the next walk, a turn deeper, starts at.
 CUT_STARTS_SHARE = 1.0 / 16
 
 
@@ -271,8 +257,7 @@ class LivePath:
     started when the last complete one below a gadget (seconds per root) predicts
     it would take more than TRACE_SKIP_FACTOR times what is left before
     TRACE_SHARE, or, with a sampling solver, when the last
-    one was cut and at its pace it would not end in the time left (a trace cut at
-    the 0.6 share left 0.2 s IIGS(8) moves 75 ms of iterations)."""
+    one was cut and at its pace it would not end in the time left."""
     deadline = move.deadline(move_budget.TRACE_SHARE)
     skipped = False
     per_root = self._trace_seconds_per_root

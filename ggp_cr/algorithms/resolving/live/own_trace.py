@@ -16,24 +16,16 @@ from ggp_cr.algorithms.tree import native_next_decisions
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 
-# OwnTrace's native walk (native_next_decisions) gives up, as out of time, when it
-# finds more histories than the time left pays for at this rate (the arrays and
-# groups of the histories found; about 0.1 µs a history walked natively), and
-# beyond this many in any case (64 bytes a history found).
+# The rates OwnTrace's walks are priced at (what each was set from:
+# docs/algorithms/resolving.md, "`live/live_path`, `live/own_trace`: the live path's
+# shares and rates"). The native walk (native_next_decisions): seconds a history it
+# finds ...
 NATIVE_SECONDS_PER_HISTORY = 5e-7
+# ... and the most histories it finds.
 _NATIVE_MOST_HISTORIES = 1 << 22
-# ... and when the histories the walk on pyspiel states will pass (its starts, the
-# turns the bot played, those of the bot's new information set) would take longer
-# than the time left at this rate (replayed, 11-29 µs of CPU a history of the new
-# information set on python_ii_goofspiel(num_cards=13), docs/algorithms/resolving.md;
-# a sample's measured pace where lower, OwnTrace._target_rate).
+# The walk on pyspiel states: seconds a history it passes (OwnTrace._target_rate).
 NATIVE_SECONDS_PER_TARGET = 2e-5
-# With a sample (OwnTrace's `sample`), the histories of `target` the native walk
-# found are sampled down to those that the time to the sample's end pays for at
-# this rate: the walk on pyspiel states to each and the next subgame's build over
-# its root (about 23 and 25 µs a history on python_ii_goofspiel(num_cards=13) at
-# 994 roots, quiet machine; 81 and 92 µs beside busy processes, where the build's
-# own deadline refuses what does not fit; docs/algorithms/resolving.md).
+# A sample (OwnTrace's `sample`): seconds a history of `target`, walk and build.
 SAMPLED_SECONDS_PER_TARGET = 1e-4
 
 
@@ -41,7 +33,7 @@ def _group_rows(*columns):
   """np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
   return_inverse=True)[1:] of integer columns: the same groups in the same
   (lexicographic) order, by one int64 key of the columns' ranks rather than a sort
-  of rows (90 ms at 20,000 histories on python_ii_goofspiel(num_cards=13))."""
+  of rows (docs/algorithms/resolving.md)."""
   key = np.zeros(len(columns[0]), np.int64)
   first = np.zeros(min(1, len(key)), np.int64)
   for column in columns:

@@ -1,9 +1,11 @@
-"""The native extractors and state keys of the games that native_driver.py walks
-(python_leduc, python_ii_goofspiel): each game's rules and keys run through the driver.
+"""The native extractors and state keys of the games counted by native_driver.py
+(python_leduc, python_ii_goofspiel: their rules and keys run through the driver;
+python_latent_ttt: its count, then its own fill and keys).
 
 Spec README.md, architecture principle 2; see native_extraction.py. Imports run one way:
 the games' modules (their numba `children` and `seen`) <- native_driver.py (which
-dispatches to them by number) <- this module, which native_extraction.py loads for both.
+dispatches to them by number) <- this module, which native_extraction.py loads for all
+three.
 """
 
 import numpy as np
@@ -11,6 +13,7 @@ import numpy as np
 from ggp_cr.algorithms.tree import native_driver
 from ggp_cr.algorithms.tree import native_extraction
 from ggp_cr.algorithms.tree import native_ii_goofspiel
+from ggp_cr.algorithms.tree import native_latent_ttt
 from ggp_cr.algorithms.tree import native_leduc
 from ggp_cr.algorithms.tree import tree_limits
 
@@ -78,3 +81,19 @@ def ii_goofspiel_state_keys(tree):
       np.concatenate([tree.infoset_parent_slot, extra[1]]),
       np.concatenate([inf_seen, extra[2]]), tree.infoset_action_offset,
       tree.infoset_actions, tree.num_infosets)
+
+
+@native_extraction.register("python_latent_ttt")
+def extract_latent_ttt(game, max_nodes=None):
+  """The CompiledTree of python_latent_ttt (no parameters); TreeTooLarge past
+  `max_nodes` histories, before the tree is allocated."""
+  params, root_state, root_player, max_children = native_latent_ttt.driver_setup(game)
+  num_nodes = tree_limits.checked_count(
+      game, lambda cap: native_driver.count(native_driver.LATENT_TTT, root_state,
+                                            root_player, params, max_children,
+                                            game.max_game_length(), cap),
+      max_nodes)
+  return native_extraction.tree_from_filled(game, native_latent_ttt.fill(num_nodes))
+
+
+native_extraction.register_state_keys("python_latent_ttt")(native_latent_ttt.state_keys)
