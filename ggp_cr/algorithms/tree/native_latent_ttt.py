@@ -1,7 +1,8 @@
 """Native rules, fill and keys of python_latent_ttt ([S] §3.2.4): the rules of
-ggp_cr/games/latent_ttt.py written once, as the `children` that native_driver.py walks
-(the extraction's count) and `fill` calls (native_driver_games.py registers the
-extraction).
+ggp_cr/games/latent_ttt.py written once, as the `children` that native_driver.py walks.
+
+The extraction's count walks them through native_driver.py and `fill` calls them;
+native_driver_games.py registers the extraction.
 
 A state packs the two views of the game's state class and the cell each player saw
 revealed at its last move (its `seen`). A player's information state is its own moves
