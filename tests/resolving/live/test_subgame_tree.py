@@ -290,3 +290,37 @@ def test_native_leaves_are_the_gadgets_uniform_values(game_string):
                                                  atol=1e-9)
       valued += leaves.sum()
   assert valued > 10
+
+
+@pytest.mark.parametrize("game_string", NATIVE_GAMES)
+def test_a_trace_given_the_cut_histories_states_finds_the_same_next_turns(
+    game_string):
+  """live_trace.Trace on a depth-limited tree, given the states its walk made at the
+  cut histories (leaf_states), takes them and records the same next roots, paths,
+  decisions, chance, nodes, keys, found histories and map as when it makes them."""
+  from ggp_cr.algorithms.resolving.live import live_trace  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game(game_string)
+  taken = 0
+  for player in (0, 1):
+    for problem in _problems(game, player):
+      made = {}
+      problem.compiled = subgame_tree.depth_limited_tree(problem, turns=1,
+                                                         leaf_states=made)
+      tree = problem.compiled
+      assert all(tree.node_player[node] == -4 and tree.node_num_children[node] == 0
+                 for node in made)
+      given = [problem.original_state(state) for state in made.values()]
+      theirs = live_trace.Trace(problem, tree)
+      mine = live_trace.Trace(problem, tree, made=made)
+      assert mine.complete and theirs.complete
+      for name in ("root_of", "actions", "steps", "chance", "nodes", "opponent_keys",
+                   "histories"):
+        assert getattr(mine, name) == getattr(theirs, name), name
+      assert [s.history() for s in mine.states] == [s.history() for s in theirs.states]
+      assert sorted(mine.found) == sorted(theirs.found)
+      for key, entries in theirs.found.items():
+        assert ([(s.history(), *rest) for s, *rest in mine.found[key]] ==
+                [(s.history(), *rest) for s, *rest in entries])
+        assert mine.subgame_map.roots(key) == theirs.subgame_map.roots(key)
+      taken += sum(any(s is g for g in given) for s in mine.states)
+  assert taken > 0

@@ -64,7 +64,7 @@ def native_playout_values(problem, histories, roots, playouts, seed):
 
 
 def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
-                       max_nodes=None, native=None):
+                       max_nodes=None, native=None, leaf_states=None):
   """The compiled tree of `problem.game` (live_problem.Problem: the whole game or a
   gadget) cut at the bot's `turns`-th next turn in another subgame (None: not cut,
   the game's own compiled tree), each cut history a leaf worth the mean of
@@ -73,8 +73,10 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
 
   The playouts run natively (`native_playout_values`) if `native`, by default where
   native_playouts supports the original game; else on pyspiel states
-  (`playout_value`). Raises live_trace.OutOfTime once time.perf_counter() passes
-  `deadline`, and generic_extraction.TreeTooLarge past `max_nodes` histories.
+  (`playout_value`). A dict `leaf_states`, if given, receives {node: state} of
+  the cut histories (the states the walk made: a trace takes them, live_trace.Trace).
+  Raises live_trace.OutOfTime once time.perf_counter() passes `deadline`, and
+  generic_extraction.TreeTooLarge past `max_nodes` histories.
   """
   if turns is not None and turns < 1:
     raise ValueError(f"turns must be a positive number of next turns or None, got "
@@ -90,6 +92,7 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
   tracks, players, passed = [], [], []
   # Natively: per cut history, its preorder node, original history and root.
   cut_nodes, cut_histories, cut_roots = [], [], []
+  made = {}  # {preorder node: state} of the cut histories, for `leaf_states`
 
   def leaf(state, parent):
     if deadline is not None and time.perf_counter() > deadline:
@@ -103,6 +106,8 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     value = None
     if track == recall.END and not state.is_terminal():
       count += 1
+      if turns is not None and count >= turns and leaf_states is not None:
+        made[len(tracks)] = state
       if turns is not None and count >= turns and native:
         cut_nodes.append(len(tracks))
         cut_histories.append(problem.original_state(state).history())
@@ -130,5 +135,8 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     for node, value in zip(cut_nodes, native_playout_values(
         problem, cut_histories, cut_roots, playouts, seed).tolist()):
       utilities[node] = value
+  if made:
+    new_index = generic_extraction.breadth_first_order(walked[7])[1]
+    leaf_states.update((int(new_index[node]), state) for node, state in made.items())
   return generic_extraction.renumber_breadth_first(game, game_string, utility_sum,
                                                    *walked)
