@@ -61,7 +61,7 @@ class Resolver(protocol.AnytimeRun):
     # the path): every subgame below is then built on sampled roots.
     self.sampled_roots = False
     tree = None if config.sampling else problem.tree()
-    self.trace = live_trace.Trace(problem, tree, deadline, self._leaf_states)
+    self.trace = live_trace.Trace(problem, tree, deadline, made=self._leaf_states)
     self._leaf_states = None
     if not self.trace.complete and not config.sampling and turns is not None:
       # VR-MCCFR's estimates by history give the next decision its inputs
