@@ -33,6 +33,7 @@ from ggp_cr.algorithms.resolving.subgames import subgame_trace
 from ggp_cr.algorithms.sampling import outcome_sampling
 from ggp_cr.algorithms.tree import compiled_tree
 from ggp_cr.algorithms.tree import native_next_decisions
+from ggp_cr.algorithms.tree import native_playouts
 
 # The sampling solvers' defaults: the thesis's VR-MCCFR candidate ([S] §5.1.2).
 _THESIS = presets.THESIS_VR_MCCFR
@@ -107,6 +108,7 @@ def warm_up_process():
     compiled_resolver.state_keys(tree).subtree_nodes  # pylint: disable=expression-not-assigned
     if native_next_decisions.supports(tree.game):  # the live path's native walk
       native_next_decisions.warm_up(tree.game)
+      native_playouts.warm_up(tree.game)  # and its depth-limited trees' playouts
   for path in ("compiled", "live"):
     for solver in ("vr_mccfr", "cfr+"):
       players.warm_up_on_kuhn(lambda game, path=path, solver=solver: (

@@ -197,6 +197,16 @@ def recall_message(game_string, player, key, infoset_actions, infoset_parent_slo
           f"{player}'s information state {key!r} disagree: {what}.")
 
 
+def breadth_first_order(depths):
+  """The preorder nodes in breadth-first order and each one's breadth-first number,
+  from the preorder depths (a stable sort by depth)."""
+  order = np.argsort(np.frombuffer(depths, dtype=np.int16), kind="stable").astype(
+      np.int32)
+  new_index = np.empty(len(order), dtype=np.int32)
+  new_index[order] = np.arange(len(order), dtype=np.int32)
+  return order, new_index
+
+
 def renumber_breadth_first(game, game_string, utility_sum, parents, action_indices,
                             players, infosets, num_children, chance_probs, utilities,
                             depths, keys, infoset_player, infoset_offset,
@@ -207,10 +217,8 @@ def renumber_breadth_first(game, game_string, utility_sum, parents, action_indic
   node's children contiguous and in order.
   """
   depth = np.frombuffer(depths, dtype=np.int16)
-  order = np.argsort(depth, kind="stable").astype(np.int32)
+  order, new_index = breadth_first_order(depths)
   num_nodes = len(order)
-  new_index = np.empty(num_nodes, dtype=np.int32)
-  new_index[order] = np.arange(num_nodes, dtype=np.int32)
   del depths
 
   def take(buffer, dtype):

@@ -35,8 +35,21 @@ def supports(game):
   return entry is not None and entry[1].supports(game)
 
 
+def driver(game):
+  """native_driver's game number, params, root state, root player and most children
+  of a node of `game` (a game `supports` takes)."""
+  if not supports(game):
+    raise ValueError(f"No native walk of {game}: it covers "
+                     f"{', '.join(sorted(_GAMES))} within their native extractors' "
+                     "parameters.")
+  number, module = _GAMES[game.get_type().short_name]
+  params, root_state, root_player, max_children = module.driver_setup(game)
+  return number, params, np.int64(root_state), np.int64(root_player), np.int64(
+      max_children)
+
+
 @numba.njit(cache=True)
-def _replay(game, root_state, root_player, params, history, length, out_state,
+def replay(game, root_state, root_player, params, history, length, out_state,
             out_player, out_utility, out_prob, out_action):
   """The native (state, player) of the history `history[:length]` from the root."""
   state, player = root_state, root_player
@@ -82,7 +95,7 @@ def _walk(game, root_state, root_player, params, max_children, max_below, player
   for k in range(len(lengths)):
     if found > limit:
       break
-    state[0], node_player[0] = _replay(
+    state[0], node_player[0] = replay(
         game, root_state, root_player, params, histories[k], lengths[k], child_state[0],
         child_player[0], utility, child_prob[0], actions[:max_children])
     num[0] = native_driver.expand(game, state[0], node_player[0], params,
@@ -170,14 +183,9 @@ def next_decisions(game, player, rows, lengths, own_rows, limit=1 << 62, max_bel
   actions, and their paths from the start (an int32 array, -1 padded); None if
   more than `limit` are found. Raises ValueError for a game without a native
   walk, or past `max_below` moves below a start."""
-  if not supports(game):
-    raise ValueError(f"No native walk of {game}: it covers "
-                     f"{', '.join(sorted(_GAMES))} within their native extractors' "
-                     "parameters.")
-  number, module = _GAMES[game.get_type().short_name]
-  params, root_state, root_player, max_children = module.driver_setup(game)
+  number, params, root_state, root_player, max_children = driver(game)
   starts, path_lengths, seen, paths = _walk(
-      number, root_state, np.int64(root_player), params, np.int64(max_children),
+      number, root_state, root_player, params, max_children,
       np.int64(max_below), np.int64(player), rows, lengths,
       np.asarray(own_rows, np.int64), np.int64(limit))
   if len(starts) > limit:

@@ -192,8 +192,8 @@ def test_inputs_from_an_own_trace_equal_the_full_traces():
 class _Cut(live_trace.Trace):
   """A full trace cut (as one past its deadline)."""
 
-  def __init__(self, problem, tree=None, deadline=None):
-    super().__init__(problem, tree, time.perf_counter() - 1.0)
+  def __init__(self, problem, tree=None, deadline=None, made=None):
+    super().__init__(problem, tree, time.perf_counter() - 1.0, made)
 
 
 def _cut_bot_against_lowest(monkeypatch, seat, plies):

@@ -35,6 +35,7 @@ class Resolver(protocol.AnytimeRun):
     # was asked for).
     self.tree_fallback = None
     self.tree_seconds = None  # the depth-limited tree's build time, if built
+    self._leaf_states = None  # its cut histories' states, for the trace
     if not config.sampling and turns is not None:
       config = self._depth_limited(turns, seed, deadline)
       self.config = config
@@ -60,7 +61,8 @@ class Resolver(protocol.AnytimeRun):
     # the path): every subgame below is then built on sampled roots.
     self.sampled_roots = False
     tree = None if config.sampling else problem.tree()
-    self.trace = live_trace.Trace(problem, tree, deadline)
+    self.trace = live_trace.Trace(problem, tree, deadline, made=self._leaf_states)
+    self._leaf_states = None
     if not self.trace.complete and not config.sampling and turns is not None:
       # VR-MCCFR's estimates by history give the next decision its inputs
       # (own_trace.OwnTrace); the full-width solvers' need the trace.
@@ -82,10 +84,12 @@ class Resolver(protocol.AnytimeRun):
     sampling settings) and `tree_fallback` says why. Returns the config used."""
     config = self.config
     start = time.perf_counter()
+    leaf_states = {}
     try:
       self.problem.compiled = subgame_tree.depth_limited_tree(
           self.problem, turns, config.playouts, seed, deadline,
-          tree_limits.nodes_limit(False))
+          tree_limits.nodes_limit(False), leaf_states=leaf_states)
+      self._leaf_states = leaf_states
       self.tree_seconds = time.perf_counter() - start
       return config
     except live_trace.OutOfTime:

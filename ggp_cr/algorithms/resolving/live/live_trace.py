@@ -145,12 +145,17 @@ class Trace:
   It keeps r's state (`root_state` copies it rather than replaying r) and, per
   information state of the bot at its next turns, the histories s found there with
   their paths (`found`, {key: [(state, root id, j, actions, steps, chance)]}): the
-  starts of an OwnTrace at the bot's next decision (`starts_below`).
+  starts of an OwnTrace at the bot's next decision (`starts_below`). `made`
+  ({node of `tree`: the solved game's state there}, subgame_tree's leaf_states)
+  gives histories already made: the walk takes them instead of making them.
   """
 
-  def __init__(self, problem, tree=None, deadline=None):
+  _made = None
+
+  def __init__(self, problem, tree=None, deadline=None, made=None):
     self.problem = problem
     self.tree = tree
+    self._made = made
     self.deadline = deadline
     self.complete = True
     self.current_root_nodes = {}
@@ -158,6 +163,7 @@ class Trace:
     self._clear()
     self.seconds = 0.0
     self._run()
+    self._made = None  # (those not taken: a cut walk's)
     if tree is not None and problem.prefix == 0:
       self.current_root_nodes[0] = 0
 
@@ -277,6 +283,8 @@ class Trace:
              getattr(type(state), "information_states_after", None))
     if after is not None:
       child = DeferredChild(state, action, player, after(state, action))
+    elif self._made and child_node in self._made:
+      child = self._made.pop(child_node)
     else:
       child = state.child(action)
     if child.is_terminal():

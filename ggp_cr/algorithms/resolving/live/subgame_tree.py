@@ -4,6 +4,8 @@ turns, for games too large to compile ([S] §3.3.2, App. A.5).
 `depth_limited_tree` lays the whole game or a gadget out as a flat_tree.CompiledTree
 whose histories at the bot's `turns`-th next turn in another subgame are leaves
 valued by random playouts, so the compiled solvers and the trace run on it unchanged.
+In the games with a native state encoding the playouts run natively
+(tree/native_playouts), in one call after the walk.
 """
 
 import time
@@ -11,8 +13,10 @@ import time
 import numpy as np
 
 from ggp_cr.algorithms.resolving import recall
+from ggp_cr.algorithms.resolving.gadget import prefix as gadget_prefix
 from ggp_cr.algorithms.resolving.live import live_trace
 from ggp_cr.algorithms.tree import generic_extraction
+from ggp_cr.algorithms.tree import native_playouts
 
 
 def playout_returns(state, playouts, rng):
@@ -45,14 +49,32 @@ def playout_value(problem, state, playouts, rng):
   return float(opponent_value if problem.opponent == 0 else -opponent_value)
 
 
+def native_playout_values(problem, histories, roots, playouts, seed):
+  """`playout_value` of many histories of the solved game at once, played out
+  natively (native_playouts.mean_returns) from their original game's `histories`
+  below roots `roots` (problem.root_index)."""
+  returns = native_playouts.mean_returns(problem.original, histories, playouts, seed)
+  if problem.gadget is None:
+    return returns
+  opponent_returns = returns if problem.opponent == 0 else -returns
+  scale, shift = (np.asarray(payoffs)[roots]
+                  for payoffs in problem.gadget.root_payoffs())
+  opponent_value = gadget_prefix.opponent_payoff(opponent_returns, scale, shift)
+  return opponent_value if problem.opponent == 0 else -opponent_value
+
+
 def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
-                       max_nodes=None):
+                       max_nodes=None, native=None, leaf_states=None):
   """The compiled tree of `problem.game` (live_problem.Problem: the whole game or a
   gadget) cut at the bot's `turns`-th next turn in another subgame (None: not cut,
   the game's own compiled tree), each cut history a leaf worth the mean of
   `playouts` random playouts (seeded by `seed`). Only histories at or below a next
   turn are cut, so every next root a trace finds is in the tree ([S] App. A.5).
 
+  The playouts run natively (`native_playout_values`) if `native`, by default where
+  native_playouts supports the original game; else on pyspiel states
+  (`playout_value`). A dict `leaf_states`, if given, receives {node: state} of
+  the cut histories (the states the walk made: a trace takes them, live_trace.Trace).
   Raises live_trace.OutOfTime once time.perf_counter() passes `deadline`, and
   generic_extraction.TreeTooLarge past `max_nodes` histories.
   """
@@ -63,9 +85,14 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     raise ValueError(f"playouts must be at least 1, got {playouts!r}.")
   game = problem.game
   player = problem.player
+  if native is None:
+    native = native_playouts.supports(problem.original)
   rng = np.random.default_rng(seed)
   # Per history in preorder: tracking state, acting player, next turns passed.
   tracks, players, passed = [], [], []
+  # Natively: per cut history, its preorder node, original history and root.
+  cut_nodes, cut_histories, cut_roots = [], [], []
+  made = {}  # {preorder node: state} of the cut histories, for `leaf_states`
 
   def leaf(state, parent):
     if deadline is not None and time.perf_counter() > deadline:
@@ -79,7 +106,14 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     value = None
     if track == recall.END and not state.is_terminal():
       count += 1
-      if turns is not None and count >= turns:
+      if turns is not None and count >= turns and leaf_states is not None:
+        made[len(tracks)] = state
+      if turns is not None and count >= turns and native:
+        cut_nodes.append(len(tracks))
+        cut_histories.append(problem.original_state(state).history())
+        cut_roots.append(problem.root_index(state))
+        value = 0.0  # (valued after the walk)
+      elif turns is not None and count >= turns:
         value = playout_value(problem, state, playouts, rng)
       else:
         track = recall.CURRENT  # the next turn starts a subgame of its own
@@ -96,5 +130,13 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
       max_nodes=max_nodes, estimate=False, leaf=leaf)
   for column in (tracks, players, passed):  # freed before the renumbering
     column.clear()
+  if cut_nodes:
+    utilities = walked[6]
+    for node, value in zip(cut_nodes, native_playout_values(
+        problem, cut_histories, cut_roots, playouts, seed).tolist()):
+      utilities[node] = value
+  if made:
+    new_index = generic_extraction.breadth_first_order(walked[7])[1]
+    leaf_states.update((int(new_index[node]), state) for node, state in made.items())
   return generic_extraction.renumber_breadth_first(game, game_string, utility_sum,
                                                    *walked)
