@@ -5,7 +5,7 @@ python_latent_ttt (native_next_decisions.supports).
 `mean_returns` replays each history natively and plays it out `playouts` times,
 chance by its probabilities and every player uniformly over its legal actions,
 seeded; subgame_tree.playout_returns on pyspiel states is the reference
-(tests/resolving/live/test_native_playouts.py).
+(tests/resolving/live/test_subgame_tree.py).
 """
 
 import numba
