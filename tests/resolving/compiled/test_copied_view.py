@@ -1,6 +1,8 @@
 """Gadget views on the compiled tree equal the pyspiel gadgets solved by our CFR+
 ([S] §1.4.2; [H] §G-I)."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -333,3 +335,48 @@ def test_the_whole_game_locates_next_roots_without_a_climb(game_string):
     np.testing.assert_array_equal(local, climbed)
     np.testing.assert_array_equal(j, np.zeros(len(local)))
   assert located  # a player has next turns
+
+
+@pytest.mark.parametrize("variant", gadget_game.VARIANTS)
+@pytest.mark.parametrize("game_string", GAMES)
+def test_local_infosets_equal_a_whole_tree_map(game_string, variant):
+  """local_infoset_of (a sorted lookup of the view's own infosets) gives, at every
+  whole-tree infoset, what the map of the whole tree's size that a view held gave:
+  the local id of each infoset in infoset_source, -1 elsewhere."""
+  rng = np.random.default_rng(0)
+  for arguments in _gadget_arguments(game_string, variant, rng):
+    tree = arguments[0]
+    view = copied_view.GadgetView(*arguments)
+    source = view.infoset_source
+    dense = np.full(tree.num_infosets, -1, dtype=np.int64)
+    dense[source[source >= 0]] = np.flatnonzero(source >= 0)
+    assert [view.local_infoset_of(i) for i in range(tree.num_infosets)] == \
+        dense.tolist()
+    assert len(source) == view.tree.num_infosets  # the view's size, not the tree's
+
+
+@pytest.mark.parametrize("game_string", GAMES)
+def test_copies_of_the_whole_game_view_share_its_maps(game_string):
+  """The whole game's view holds no identity map of its own: its slot_source,
+  infoset_source, source and local_root are read-only identities (zeros) of the
+  tree, one per tree, which its deep copies (a bot's clone) share; a copy of its
+  solver continues bit for bit as the original."""
+  tree = compiled_tree.cached_tree(pyspiel.load_game(game_string))
+  keys = subgame_trace.StateKeys.build(tree)
+  view = copied_view.GadgetView(tree, keys, 0, [0], [1.0], variant=None)
+  view.run(3)
+  other = copy.deepcopy(view, {id(tree): tree, id(keys): keys})
+  expected = {"slot_source": np.arange(tree.num_infoset_actions),
+              "infoset_source": np.arange(tree.num_infosets),
+              "source": np.arange(tree.num_nodes),
+              "local_root": np.zeros(tree.num_nodes)}
+  for name, identity in expected.items():
+    array = getattr(view, name)
+    np.testing.assert_array_equal(array, identity)
+    assert not array.flags.writeable
+    assert getattr(other, name) is array
+  assert [view.local_infoset_of(i) for i in range(tree.num_infosets)] == list(
+      range(tree.num_infosets))
+  view.run(5)
+  other.run(5)
+  np.testing.assert_array_equal(other.average_slots(), view.average_slots())

@@ -51,7 +51,7 @@ def test_subgame_view_equals_the_copying_view(game_string, variant):
                                rtol=0, atol=1e-9)
     np.testing.assert_allclose(view.combine(trunk), copy.combine(trunk), rtol=0,
                                atol=1e-9)
-    for infoset in np.flatnonzero(copy.local_infoset >= 0).tolist():
+    for infoset in copy.infoset_source[copy.infoset_source >= 0].tolist():
       np.testing.assert_allclose(view.average_at(infoset), copy.average_at(infoset),
                                  rtol=0, atol=1e-9)
     assert view.gadget_value() == pytest.approx(copy.gadget_value(), abs=1e-9)

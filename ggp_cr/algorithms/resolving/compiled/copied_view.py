@@ -36,8 +36,9 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
   len(prefix_player), root copies at `copies`) as given, then each copied root's
   subtree breadth-first, terminal utilities as player 0's gadget payoffs (o's:
   scale·u_o − shift per root). Local infosets get ids in order of first node, after
-  the gadget's `num_gadget`. Returns the node arrays, source, root_of, the local id of
-  each whole-tree infoset and the whole-tree infoset of each local one."""
+  the gadget's `num_gadget`. Returns the node arrays, source, root_of and the
+  whole-tree infoset of each local infoset (an array of the view's size: the map of
+  whole-tree infosets to local ids lives only while the view is laid out)."""
   num_prefix = len(prefix_player)
   size = num_prefix
   for j in range(len(roots)):
@@ -69,7 +70,7 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
     source[copies[j]] = roots[j]
     root_of[copies[j]] = j
   infoset_map = np.full(num_whole_infosets, -1, dtype=np.int32)
-  infoset_source = np.empty(num_whole_infosets + num_gadget, dtype=np.int64)
+  infoset_source = np.empty(min(num_whole_infosets, size) + num_gadget, dtype=np.int64)
   infoset_source[:num_gadget] = -1
   infoset_count = num_gadget
   end = num_prefix
@@ -106,8 +107,8 @@ def _lay_out(node_player, node_infoset, node_first_child, node_num_children,
       chance_prob[child] = node_chance_prob[first + a] if p == _CHANCE else 1.0
     end += count
   return (player, parent, first_child, num_children, action_index, chance_prob,
-          utility, depth, infoset, source, root_of, infoset_map,
-          infoset_source[:infoset_count])
+          utility, depth, infoset, source, root_of,
+          infoset_source[:infoset_count].copy())
 
 
 @numba.njit(cache=True)
@@ -134,6 +135,17 @@ def _infoset_tables(player, parent, infoset, action_index, infoset_player,
       child = q
       q = parent[q]
   return parent_slot, first_node
+
+
+def _whole_game_map(name, tree, make):
+  """The whole game's view's map `name` of `tree` (`make(tree)`, an identity or
+  zeros): one read-only array per tree, shared by its views and their copies (a
+  bot's clones; docs/reproductions.md, IIGoofspiel{7})."""
+  def build(t):
+    array = make(t)
+    array.flags.writeable = False
+    return array
+  return flat_tree.per_tree("whole_game_" + name, tree, build)
 
 
 def _internal_positions(tree):
@@ -196,7 +208,7 @@ class GadgetView:
   root with positive gadget probability), `active_roots` (their indices into
   root_nodes), `source` (whole-tree node of each local node, -1 in the prefix),
   `infoset_source` (whole-tree infoset of each local infoset, -1 for the gadget's),
-  `local_infoset` (the local infoset of each whole-tree infoset, -1 if outside).
+  `slot_source` (likewise per slot); `local_infoset_of` maps back.
   """
 
   def __init__(self, tree, state_keys, player, root_nodes, w, opponent_values=None,
@@ -239,13 +251,11 @@ class GadgetView:
       if num_roots != 1 or self.root_nodes[0] != 0:
         raise ValueError("The whole game (variant None) has the single root 0.")
       self.tree = tree
-      # The identity and zeros: made only if read (`source`, `local_root`).
+      # Identities and zeros, one per tree (_whole_game_map), made only if read.
       self._source = self._local_root = None
-      self.slot_source = np.arange(tree.num_infoset_actions)
+      self._slot_source = self._infoset_source = None
       self.root_copies = np.zeros(1, dtype=np.int64)
       self.active_roots = np.zeros(1, dtype=np.int64)
-      self.infoset_source = np.arange(tree.num_infosets)
-      self.local_infoset = np.arange(tree.num_infosets, dtype=np.int32)
       self.scale = np.ones(1)
       self.shift = np.zeros(1)
     else:
@@ -362,7 +372,7 @@ class GadgetView:
       extra_actions = [np.arange(c)]
     num_gadget = len(extra_actions)
     (player, parent, first_child, num_children, action_index, chance_prob, utility,
-     depth, infoset, source, root_of, infoset_map, infoset_source) = _lay_out(
+     depth, infoset, source, root_of, infoset_source) = _lay_out(
          tree.node_player, tree.node_infoset, tree.node_first_child,
          tree.node_num_children, tree.node_chance_prob, tree.node_utility,
          self.state_keys.subtree_nodes, player, parent, first_child, num_children,
@@ -382,10 +392,10 @@ class GadgetView:
     inner_slot = slot_infoset >= num_gadget
     actions = np.empty(len(slot_infoset), dtype=np.int32)
     actions[~inner_slot] = tree.num_distinct_actions + within[~inner_slot]
-    self.slot_source = np.where(
+    self._slot_source = np.where(
         inner_slot, tree.infoset_action_offset[infoset_source[slot_infoset]] + within,
         -1)
-    actions[inner_slot] = tree.infoset_actions[self.slot_source[inner_slot]]
+    actions[inner_slot] = tree.infoset_actions[self._slot_source[inner_slot]]
     infoset_player = np.concatenate((np.full(num_gadget, self.opponent),
                                      tree.infoset_player[inner])).astype(np.int8)
     parent_slot, first_node = _infoset_tables(player, parent, infoset, action_index,
@@ -401,8 +411,11 @@ class GadgetView:
         "infoset_action_offset": offset, "infoset_actions": actions,
         "infoset_parent_slot": parent_slot, "infoset_node": first_node,
         "slot_infoset": slot_infoset}
-    self.infoset_source = infoset_source
-    self.local_infoset = infoset_map
+    self._infoset_source = infoset_source
+    # local_infoset_of's lookup: the view's whole-tree infosets sorted, their local ids.
+    order = np.argsort(inner, kind="stable")
+    self._sorted_infosets = inner[order]
+    self._sorted_local = order + num_gadget
     self._source = source
     self._local_root = root_of
     self.root_copies = copies.astype(np.int64)
@@ -414,16 +427,42 @@ class GadgetView:
   @property
   def source(self):
     """The whole-tree node of each local node (-1 in the prefix)."""
-    if self._source is None:  # the whole game's: made once asked
-      self._source = np.arange(self.whole.num_nodes)
+    if self._source is None:
+      return _whole_game_map("source", self.whole, lambda t: np.arange(t.num_nodes))
     return self._source
 
   @property
   def local_root(self):
     """The index into root_nodes of each local node's root (-1 in the prefix)."""
-    if self._local_root is None:  # the whole game's: made once asked
-      self._local_root = np.zeros(self.whole.num_nodes, dtype=np.int32)
+    if self._local_root is None:
+      return _whole_game_map("local_root", self.whole,
+                             lambda t: np.zeros(t.num_nodes, dtype=np.int32))
     return self._local_root
+
+  @property
+  def slot_source(self):
+    """The whole-tree slot of each local slot (-1 for the gadget's)."""
+    if self._slot_source is None:
+      return _whole_game_map("slot_source", self.whole,
+                             lambda t: np.arange(t.num_infoset_actions))
+    return self._slot_source
+
+  @property
+  def infoset_source(self):
+    """The whole-tree infoset of each local infoset (-1 for the gadget's)."""
+    if self._infoset_source is None:
+      return _whole_game_map("infoset_source", self.whole,
+                             lambda t: np.arange(t.num_infosets))
+    return self._infoset_source
+
+  def local_infoset_of(self, infoset):
+    """The local infoset of whole-tree infoset `infoset` (-1 if outside the view)."""
+    if self.variant is None:
+      return int(infoset)
+    at = int(np.searchsorted(self._sorted_infosets, infoset))
+    if at < len(self._sorted_infosets) and self._sorted_infosets[at] == infoset:
+      return int(self._sorted_local[at])
+    return -1
 
   def trace(self, state_keys=None):
     """The subgame_trace.SubgameTrace of p below the gadget's roots."""
@@ -506,7 +545,7 @@ class GadgetView:
     """The average strategy at whole-tree infoset `infoset` (uniform if outside the
     view or never reached), over its actions in the tree's order."""
     count = int(self.whole.infoset_num_actions[infoset])
-    local = int(self.local_infoset[infoset])
+    local = self.local_infoset_of(infoset)
     if local < 0:
       return np.full(count, 1.0 / count)
     offset = int(self.tree.infoset_action_offset[local])

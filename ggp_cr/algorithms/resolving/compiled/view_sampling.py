@@ -227,7 +227,7 @@ class ViewSampler:
   def average_sums(self, tree, infoset):
     """{action: average-strategy sum} at whole-tree infoset `infoset` (empty outside
     the view; contracts.SumsSolver)."""
-    local = int(self.view.local_infoset[infoset])
+    local = self.view.local_infoset_of(infoset)
     if local < 0:
       return {}
     return self.solver.average_sums(self.view.tree, local)

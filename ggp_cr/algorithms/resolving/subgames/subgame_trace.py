@@ -294,50 +294,46 @@ def _walk_roots(node_player, node_first_child, node_num_children, node_chance_pr
 
 @numba.njit(cache=True)
 def _trace_steps(node_player, node_first_child, node_num_children, node_chance_prob,
-                 player):
+                 player, max_depth):
   """Per node x: the nodes _walk_roots walks from the single root x and the next turns
-  it finds there, by one bottom-up pass over the breadth-first tree with both counts
-  below each internal node per tracking state (FIRST, CURRENT, AFTER_ROOT), kept per
-  internal position (a leaf is walked alone)."""
-  n = len(node_player)
-  position = np.empty(n, dtype=np.int64)
-  internal = 0
-  for node in range(n):
-    position[node] = internal
-    if node_num_children[node] > 0:
-      internal += 1
-  walked_below = np.ones((internal, 3), dtype=np.int32)
-  found_below = np.zeros((internal, 3), dtype=np.int32)
-  steps = np.empty((2, n), dtype=np.int32)
-  for node in range(n - 1, -1, -1):
-    acting = node_player[node]
-    count = node_num_children[node]
-    start = CURRENT if acting == player else FIRST
-    if count == 0:
-      steps[0, node] = 1
-      steps[1, node] = 0
+  it finds there, by one depth-first pass (children in order) that keeps both counts
+  per tracking state (FIRST, CURRENT, AFTER_ROOT) for the nodes on the current path
+  only, adding a node's to its parent's when its last child is done (a bottom-up
+  pass kept them for every internal node: docs/reproductions.md, IIGoofspiel{7})."""
+  steps = np.empty((2, len(node_player)), dtype=np.int32)
+  path = np.empty(max_depth + 1, dtype=np.int64)
+  next_child = np.empty(max_depth + 1, dtype=np.int64)
+  walked = np.empty((max_depth + 1, 3), dtype=np.int64)
+  found = np.empty((max_depth + 1, 3), dtype=np.int64)
+  top = 0
+  path[0], next_child[0] = 0, 0
+  walked[0, :], found[0, :] = 1, 0
+  while True:
+    node = path[top]
+    if next_child[top] < node_num_children[node]:
+      child = node_first_child[node] + next_child[top]
+      next_child[top] += 1
+      top += 1
+      path[top], next_child[top] = child, 0
+      walked[top, :], found[top, :] = 1, 0
       continue
-    k = position[node]
-    first = node_first_child[node]
+    start = CURRENT if node_player[node] == player else FIRST
+    steps[0, node] = walked[top, start]
+    steps[1, node] = found[top, start]
+    top -= 1
+    if top < 0:
+      return steps
+    acting = node_player[path[top]]
+    child_player = node_player[node]
+    if not _walked(acting, child_player, node_chance_prob, node):
+      continue
     for track in range(3):
-      walked, found = 1, 0
-      for child in range(first, first + count):
-        child_player = node_player[child]
-        if not _walked(acting, child_player, node_chance_prob, child):
-          continue
-        child_track, _ = _advance(track, acting, child_player, player)
-        if child_track == END:
-          found += 1
-        elif node_num_children[child] > 0:
-          walked += walked_below[position[child], child_track]
-          found += found_below[position[child], child_track]
-        else:
-          walked += 1
-      walked_below[k, track] = walked
-      found_below[k, track] = found
-    steps[0, node] = walked_below[k, start]
-    steps[1, node] = found_below[k, start]
-  return steps
+      child_track, _ = _advance(track, acting, child_player, player)
+      if child_track == END:
+        found[top, track] += 1
+      else:
+        walked[top, track] += walked[top + 1, child_track]
+        found[top, track] += found[top + 1, child_track]
 
 
 @numba.njit(cache=True)
@@ -366,7 +362,7 @@ def trace_steps(tree, player):
   if player not in per_player:
     per_player[player] = _trace_steps(tree.node_player, tree.node_first_child,
                                       tree.node_num_children, tree.node_chance_prob,
-                                      int(player))
+                                      int(player), tree.max_depth)
   return per_player[player]
 
 
