@@ -210,14 +210,16 @@ def breadth_first_order(depths):
 def renumber_breadth_first(game, game_string, utility_sum, parents, action_indices,
                             players, infosets, num_children, chance_probs, utilities,
                             depths, keys, infoset_player, infoset_offset,
-                            infoset_parent_slot, infoset_actions):
+                            infoset_parent_slot, infoset_actions, numbering=None):
   """Depth-first (preorder) arrays -> the breadth-first flat_tree.CompiledTree.
 
   A stable sort of the preorder by depth is the breadth-first order with each
-  node's children contiguous and in order.
+  node's children contiguous and in order (`numbering`: breadth_first_order's
+  result if the caller has it already).
   """
   depth = np.frombuffer(depths, dtype=np.int16)
-  order, new_index = breadth_first_order(depths)
+  order, new_index = (breadth_first_order(depths) if numbering is None
+                      else numbering)
   num_nodes = len(order)
   del depths
 

@@ -135,8 +135,10 @@ def depth_limited_tree(problem, turns=1, playouts=1, seed=0, deadline=None,
     for node, value in zip(cut_nodes, native_playout_values(
         problem, cut_histories, cut_roots, playouts, seed).tolist()):
       utilities[node] = value
+  numbering = None
   if made:
-    new_index = generic_extraction.breadth_first_order(walked[7])[1]
-    leaf_states.update((int(new_index[node]), state) for node, state in made.items())
+    numbering = generic_extraction.breadth_first_order(walked[7])
+    leaf_states.update((int(numbering[1][node]), state)
+                       for node, state in made.items())
   return generic_extraction.renumber_breadth_first(game, game_string, utility_sum,
-                                                   *walked)
+                                                   *walked, numbering=numbering)
